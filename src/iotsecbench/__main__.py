@@ -1,0 +1,5 @@
+"""``python -m iotsecbench`` runs the command-line interface."""
+
+from iotsecbench.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""Emitter and receiver programs, each run as its own process by the runner."""

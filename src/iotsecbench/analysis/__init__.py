@@ -1,0 +1,1 @@
+"""Statistics: pure functions over arrays and frames; no files, processes or global RNG."""

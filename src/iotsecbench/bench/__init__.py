@@ -1,0 +1,1 @@
+"""Focused microbenchmarks (crypto, handshakes)."""

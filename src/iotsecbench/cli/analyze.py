@@ -1,0 +1,7 @@
+"""`iotsecbench analyze` (being built)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the subcommand to the app."""

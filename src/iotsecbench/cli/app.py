@@ -1,0 +1,63 @@
+"""The ``iotsecbench`` command: builds the Typer app from one module per subcommand.
+
+Each subcommand module exposes ``register(app)``; the order of ``SUBCOMMANDS`` is the order a
+user meets them in a workflow (run → analyze → report → export), as ``--help`` lists them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from iotsecbench.errors import UserError
+
+SUBCOMMANDS = ("run", "analyze", "export", "schemes", "doctor")
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="iotsecbench",
+        help=(
+            "Measure what securing IoT messages costs: plain MQTT vs TLS vs application-layer "
+            "encryption on a real mosquitto broker, with dependence-aware statistics."
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"iotsecbench.cli.{name}").register(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors end in one line and their exit code; bugs keep tracebacks."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args.remove("--debug")
+    try:
+        build_app()(args=args, standalone_mode=False)
+    except UserError as error:
+        if debug:
+            raise
+        print(f"iotsecbench: error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        print("iotsecbench: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except Exception as error:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(error, click.exceptions.Abort):
+            print("iotsecbench: interrupted", file=sys.stderr)
+            sys.exit(130)
+        if isinstance(error, click.ClickException):
+            print(f"iotsecbench: error: {error.format_message()}", file=sys.stderr)
+            sys.exit(2)
+        raise

@@ -1,0 +1,1 @@
+"""Device energy model: device profiles with sourced numbers, activity -> current, battery life."""

@@ -1,0 +1,1 @@
+"""The testbed: mosquitto broker process, PKI, (later) network namespaces and CPU constraints."""

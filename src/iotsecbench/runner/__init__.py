@@ -1,0 +1,1 @@
+"""Runs experiments: plans, executors, agent supervision, progress."""

@@ -1,0 +1,4 @@
+"""Security configurations: TLS profiles, payload schemes, key establishment, properties.
+
+Never touches the network.
+"""

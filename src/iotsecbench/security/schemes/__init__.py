@@ -1,0 +1,1 @@
+"""Payload schemes: one module per family, all built on ``base.PayloadScheme``."""

@@ -1,0 +1,1 @@
+"""Experiment specifications: pydantic models, TOML loading, presets and matrix expansion."""

@@ -1,0 +1,1 @@
+"""Results store: versioned schema, DuckDB store, run lifecycle, Parquet export."""
