@@ -1,0 +1,139 @@
+"""Pydantic models of an experiment: every default lives here (one place, layered overrides).
+
+An experiment is a matrix of *cells* (configuration × payload size × message rate × QoS),
+each run ``repetitions`` times. Names of configurations are checked against the security
+registry by the runner before anything starts (``spec`` imports nothing from the project).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# MQTT's Remaining Length field tops out at 268,435,455 bytes (MQTT 3.1.1 §2.2.3); the
+# topic and packet identifier share that budget, so payloads stay a little below it.
+MQTT_MAX_PAYLOAD_BYTES = 268_435_455 - 1024
+# Each message carries its sequence number and creation time (8 + 8 bytes) inside the
+# protected payload, so a payload cannot be smaller than that header.
+MESSAGE_HEADER_BYTES = 16
+
+
+class StrictModel(BaseModel):
+    """Base for spec models: misspelled keys are errors, values are frozen after validation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BrokerSettings(StrictModel):
+    """Knobs of the embedded mosquitto broker. mosquitto 2.0.11 accepts nonsense such as
+    ``max_inflight_messages -5`` and runs (RELIABILITY.md #5), so they are validated here."""
+
+    max_inflight_messages: int = Field(20, ge=0, le=65535)  # 0 = unlimited (mosquitto)
+    max_queued_messages: int = Field(1000, ge=0, le=10_000_000)  # 0 = unlimited
+    message_size_limit: int = Field(0, ge=0, le=268_435_455)  # bytes; 0 = MQTT maximum
+
+
+class TlsSettings(StrictModel):
+    """Options of the TLS transports (``tls1.2``, ``tls1.3``)."""
+
+    certificate: Literal["rsa2048", "rsa3072", "ecdsa-p256"] = "rsa2048"  # server key type
+    ciphers: str | None = None  # OpenSSL cipher string for TLS 1.2 (None: library default)
+
+
+class CellFilter(StrictModel):
+    """A partial cell used by ``include``/``exclude``: unset fields match anything."""
+
+    configuration: str | None = None
+    payload_bytes: int | None = None
+    rate_hz: float | None = None
+    qos: int | None = None
+
+
+class ExperimentSpec(StrictModel):
+    """A whole experiment: the factors, their levels, and how often each cell runs."""
+
+    name: str = "default"
+    description: str = ""
+    configurations: list[str] = Field(
+        default_factory=lambda: ["plain", "tls1.2", "ecdh-p256-aes128-cbc", "ecdh-p256-aes128-gcm"],
+        min_length=1,
+    )
+    payload_bytes: list[int] = Field(default_factory=lambda: [256], min_length=1)
+    rate_hz: list[float] = Field(default_factory=lambda: [10.0], min_length=1)
+    qos: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    duration_s: float = Field(20.0, gt=0, le=24 * 3600)  # publishing time per run
+    repetitions: int = Field(2, ge=1, le=10_000)
+    device: str = "esp32-wroom-32"  # device profile for the energy model
+    seed: int = 0  # run order and payload filler; recorded with the results
+    include: list[CellFilter] = Field(default_factory=list)  # extra cells (fully specified)
+    exclude: list[CellFilter] = Field(default_factory=list)  # cells to drop
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+    connect_timeout_s: float = Field(10.0, gt=0, le=600)
+    drain_s: float = Field(2.0, ge=0, le=600)  # receiver waits this long for stragglers
+
+    @field_validator("configurations")
+    @classmethod
+    def _configurations_unique(cls, names: list[str]) -> list[str]:
+        cleaned = [name.strip() for name in names]
+        if any(not name for name in cleaned):
+            raise ValueError("configuration names must not be empty")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError(f"configurations are listed twice: {cleaned}")
+        return cleaned
+
+    @field_validator("payload_bytes")
+    @classmethod
+    def _payload_sizes(cls, sizes: list[int]) -> list[int]:
+        for size in sizes:
+            if size < MESSAGE_HEADER_BYTES:
+                raise ValueError(
+                    f"payload size {size} B is too small: each message carries its sequence "
+                    f"number and creation time, so use at least {MESSAGE_HEADER_BYTES} B"
+                )
+            if size > MQTT_MAX_PAYLOAD_BYTES:
+                raise ValueError(
+                    f"payload size {size} B exceeds what one MQTT message can carry "
+                    f"({MQTT_MAX_PAYLOAD_BYTES} B)"
+                )
+        return sizes
+
+    @field_validator("rate_hz")
+    @classmethod
+    def _rates(cls, rates: list[float]) -> list[float]:
+        for rate in rates:
+            if not 0 < rate <= 10_000:
+                raise ValueError(f"message rate {rate} Hz must be in (0, 10000]")
+        return rates
+
+    @field_validator("qos")
+    @classmethod
+    def _qos_levels(cls, levels: list[int]) -> list[int]:
+        for level in levels:
+            if level not in (0, 1, 2):
+                raise ValueError(f"QoS {level} does not exist: use 0, 1 or 2")
+        return levels
+
+    @model_validator(mode="after")
+    def _payload_fits_broker(self) -> ExperimentSpec:
+        limit = self.broker.message_size_limit
+        if limit and max(self.payload_bytes) > limit:
+            # The broker would drop oversize messages silently (RELIABILITY.md #3).
+            raise ValueError(
+                f"payload size {max(self.payload_bytes)} B exceeds broker.message_size_limit "
+                f"{limit} B (the broker would drop such messages silently)"
+            )
+        return self
+
+    def config_hash(self) -> str:
+        """Hash of everything that shapes a measurement.
+
+        ``repetitions`` is left out so that ``--resume --reps N`` can extend an experiment;
+        ``name`` and ``description`` are labels, not factors.
+        """
+        shaping = self.model_dump(mode="json", exclude={"repetitions", "name", "description"})
+        canonical = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
