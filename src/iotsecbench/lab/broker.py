@@ -1,0 +1,257 @@
+"""The embedded mosquitto broker: generated config, free loopback ports, auth and ACLs,
+readiness check, log in the run directory, clean stop.
+
+mosquitto cannot report an OS-chosen port, so a free port is found by binding port 0 and
+releasing it; if another process takes it in between, the start is retried (mosquitto then
+logs ``Address already in use``). Every run gets fresh random credentials and an ACL that
+lets the emitter write and the receiver read only their run's topics (RELIABILITY.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, PortBusyError
+from iotsecbench.lab.files import private_directory
+from iotsecbench.lab.processes import Supervised, describe_exit
+from iotsecbench.spec.models import BrokerSettings
+
+MOSQUITTO_HINT = (
+    "install the Debian package 'mosquitto' (apt-get install mosquitto) "
+    "or set IOTSB_MOSQUITTO to the binary"
+)
+
+
+def find_binary(name: str, env_var: str) -> str:
+    """Path of a program from ``$env_var`` or ``PATH``; ``MissingBinaryError`` naming the fix."""
+    override = os.environ.get(env_var)
+    if override:
+        if shutil.which(override):
+            return shutil.which(override)  # type: ignore[return-value]
+        raise MissingBinaryError(f"{env_var}={override} is not an executable program")
+    found = shutil.which(name)
+    if not found:
+        raise MissingBinaryError(f"{name} not found on PATH: {MOSQUITTO_HINT}")
+    return found
+
+
+def mosquitto_binary() -> str:
+    return find_binary("mosquitto", "IOTSB_MOSQUITTO")
+
+
+def mosquitto_version(binary: str | None = None) -> str:
+    """Version string printed by ``mosquitto -h`` (e.g. '2.0.11')."""
+    completed = subprocess.run(
+        [binary or mosquitto_binary(), "-h"], capture_output=True, text=True, timeout=10
+    )
+    match = re.search(r"mosquitto version (\S+)", completed.stdout + completed.stderr)
+    return match.group(1) if match else "unknown"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class BrokerUser:
+    """A per-run account: name, random password, and the topics it may read and write."""
+
+    name: str
+    password: str = field(repr=False)
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+    @classmethod
+    def random(cls, role: str, read: Sequence[str], write: Sequence[str]) -> BrokerUser:
+        return cls(
+            f"{role}-{secrets.token_hex(4)}", secrets.token_urlsafe(18), tuple(read), tuple(write)
+        )
+
+
+@dataclass(frozen=True)
+class Listener:
+    """What a client needs to reach the broker."""
+
+    host: str
+    port: int
+    tls: bool
+
+
+class MosquittoBroker:
+    """A mosquitto process for one run. Use as a context manager; ``listener`` is set inside.
+
+    ``tls_lines`` are the listener options of a TLS listener (from
+    ``security.tls.mosquitto_listener_lines``); ``None`` opens a plain listener.
+    """
+
+    READY_TIMEOUT_S = 10.0
+    START_ATTEMPTS = 3
+
+    def __init__(
+        self,
+        directory: Path,
+        users: Sequence[BrokerUser],
+        *,
+        tls_lines: Sequence[str] | None = None,
+        settings: BrokerSettings | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.directory = private_directory(directory)
+        self.users = list(users)
+        self.tls_lines = list(tls_lines) if tls_lines is not None else None
+        self.settings = settings or BrokerSettings()
+        self.host = host
+        self.binary = mosquitto_binary()
+        self.listener: Listener | None = None
+        self._process: Supervised | None = None
+        self.log_path = self.directory / "mosquitto.log"
+        self.config_path = self.directory / "mosquitto.conf"
+
+    # -- configuration -----------------------------------------------------------------
+    def _write_auth_files(self) -> tuple[Path, Path]:
+        password_file = self.directory / "passwords"
+        acl_file = self.directory / "acl"
+        password_file.unlink(missing_ok=True)
+        passwd = find_binary("mosquitto_passwd", "IOTSB_MOSQUITTO_PASSWD")
+        for index, user in enumerate(self.users):
+            flags = ["-c", "-b"] if index == 0 else ["-b"]
+            # The password travels as an argument: visible to local `ps` for milliseconds
+            # only, for a throw-away account on a loopback-only broker.
+            result = subprocess.run(
+                [passwd, *flags, str(password_file), user.name, user.password],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            if result.returncode != 0:
+                raise EnvironmentProblem(
+                    f"mosquitto_passwd failed: {(result.stderr or result.stdout).strip()}"
+                )
+        os.chmod(password_file, 0o600)
+        lines: list[str] = []
+        for user in self.users:
+            lines.append(f"user {user.name}")
+            lines += [f"topic read {topic}" for topic in user.read]
+            lines += [f"topic write {topic}" for topic in user.write]
+            lines.append("")
+        acl_file.write_text("\n".join(lines))
+        os.chmod(acl_file, 0o600)
+        return password_file, acl_file
+
+    def _config_text(self, port: int, password_file: Path, acl_file: Path) -> str:
+        lines = []
+        if os.geteuid() == 0:
+            # As root, mosquitto drops to user 'mosquitto', which cannot read this 0700
+            # run directory; stay the invoking user instead (the broker listens on loopback).
+            lines.append("user root")
+        settings = self.settings
+        lines += [
+            "per_listener_settings false",
+            "allow_anonymous false",
+            f"password_file {password_file}",
+            f"acl_file {acl_file}",
+            "persistence false",
+            f"log_dest file {self.log_path}",
+            "log_type error",
+            "log_type warning",
+            "log_type notice",
+            "log_type information",
+            "log_timestamp_format %Y-%m-%dT%H:%M:%S",
+            "connection_messages true",
+            f"max_inflight_messages {settings.max_inflight_messages}",
+            f"max_queued_messages {settings.max_queued_messages}",
+        ]
+        if settings.message_size_limit:
+            lines.append(f"message_size_limit {settings.message_size_limit}")
+        lines.append(f"listener {port} {self.host}")
+        if self.tls_lines is not None:
+            lines += self.tls_lines
+        return "\n".join(lines) + "\n"
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> Listener:
+        password_file, acl_file = self._write_auth_files()
+        last_problem = ""
+        for _attempt in range(self.START_ATTEMPTS):
+            port = free_port(self.host)
+            self.config_path.write_text(self._config_text(port, password_file, acl_file))
+            self.log_path.unlink(missing_ok=True)
+            process = Supervised(
+                [self.binary, "-c", str(self.config_path)],
+                stderr_path=self.directory / "mosquitto.stderr",
+            ).__enter__()
+            problem = self._wait_ready(process, port)
+            if problem is None:
+                self._process = process
+                self.listener = Listener(self.host, port, self.tls_lines is not None)
+                return self.listener
+            process.stop()
+            last_problem = problem
+            if "Address already in use" not in problem:
+                break
+        if "Address already in use" in last_problem:
+            raise PortBusyError(f"mosquitto could not bind a free port: {last_problem}")
+        raise EnvironmentProblem(
+            f"mosquitto did not start: {last_problem} "
+            f"(config {self.config_path}, log {self.log_path})"
+        )
+
+    def _problem_text(self) -> str:
+        texts = []
+        for path in (self.directory / "mosquitto.stderr", self.log_path):
+            if path.exists():
+                texts += [
+                    line
+                    for line in path.read_text(errors="replace").splitlines()
+                    if "Error" in line or "error" in line
+                ]
+        return texts[-1].split(": ", 1)[-1] if texts else ""
+
+    def _wait_ready(self, process: Supervised, port: int) -> str | None:
+        deadline = time.monotonic() + self.READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                return (
+                    f"{self._problem_text() or 'no error logged'} "
+                    f"(mosquitto {describe_exit(process.poll())})"
+                )
+            try:
+                with socket.create_connection((self.host, port), timeout=0.2):
+                    return None
+            except OSError:
+                time.sleep(0.02)
+        return f"not accepting connections on {self.host}:{port} after {self.READY_TIMEOUT_S} s"
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def exit_description(self) -> str:
+        assert self._process is not None
+        return describe_exit(self._process.poll())
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+            self._process = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def __enter__(self) -> MosquittoBroker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
