@@ -1,0 +1,408 @@
+"""The payload-scheme protocol: wire framing, sequence counters, replay window, error mapping.
+
+``PayloadScheme`` is a template method (STYLE.md lesson 7). The base class owns everything
+that must be identical across schemes and is easy to get wrong once per scheme:
+
+* the versioned wire header ``version(1) | scheme_id(1) [| seq(8)]`` and its parsing,
+* the per-direction sequence counter and the refusal to ever reuse a (key, nonce) pair,
+* the receiver's 64-entry sliding replay window (RFC 4303 §3.4.3),
+* mapping every backend failure (pyca ``InvalidTag``, pycryptodome ``ValueError("MAC check
+  failed")``, PyNaCl ``CryptoError``, ...) onto one ``AuthenticationError`` and every
+  unparsable input onto ``MalformedMessageError``, so the receiver loop never depends on the
+  backend and never sees ``IndexError``/``ValueError``.
+
+A variant declares its attributes and implements only the cipher step: ``_cipher_state``
+(key schedule, once per sealer/opener), ``_seal_body`` and ``_open_body``. The byte layout is
+documented in ``docs/wire-format.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+
+from iotsecbench.security.properties import Provenance, SecurityProperties
+
+WIRE_VERSION = 1  # first byte of every framed message; bump on any layout change
+DIRECTIONS = ("e2r", "r2e")  # emitter→receiver, receiver→emitter
+SESSION_ID_BYTES = 8
+SEQ_BYTES = 8
+MAX_SEQ = 2 ** (8 * SEQ_BYTES) - 1
+REPLAY_WINDOW_SIZE = 64  # RFC 4303 §3.4.3 default window
+
+
+class SchemeError(Exception):
+    """Base of every failure a payload scheme or key exchange reports."""
+
+
+class AuthenticationError(SchemeError):
+    """Tag/MAC mismatch, wrong key, wrong direction, or a header not from this scheme."""
+
+
+class MalformedMessageError(SchemeError):
+    """The message cannot be parsed: too short, impossible length, bad padding, bad encoding."""
+
+
+class ReplayError(SchemeError):
+    """The sequence number was already accepted, or is older than the replay window."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason  # "duplicate" or "too-old": receivers count them separately
+
+
+class NonceExhaustedError(SchemeError):
+    """The sender's counter would wrap: sealing another message would reuse a nonce. Rekey."""
+
+
+@dataclass(frozen=True)
+class DirectionKeys:
+    """Key material for one direction of one session. ``repr`` never shows key bytes."""
+
+    enc_key: bytes = field(repr=False)  # cipher key
+    mac_key: bytes = field(repr=False)  # MAC key for encrypt-then-MAC schemes (unused by AEADs)
+    nonce_prefix: bytes = field(repr=False)  # fixed part of counter nonces
+    session_id: bytes  # 8 bytes, public: authenticated (not sent) in every message
+    direction: str  # "e2r" or "r2e", authenticated (not sent) in every message
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        for name in ("enc_key", "mac_key", "nonce_prefix", "session_id"):
+            if not isinstance(getattr(self, name), bytes):
+                raise TypeError(f"DirectionKeys.{name} must be bytes")
+        if len(self.session_id) != SESSION_ID_BYTES:
+            raise ValueError(f"session_id must be {SESSION_ID_BYTES} bytes")
+
+    def __repr__(self) -> str:
+        # Lengths only: enough to debug a mismatch, nothing an attacker can use.
+        return (
+            f"DirectionKeys(direction={self.direction!r}, session_id={self.session_id.hex()}, "
+            f"enc_key=<{len(self.enc_key)} bytes>, mac_key=<{len(self.mac_key)} bytes>, "
+            f"nonce_prefix=<{len(self.nonce_prefix)} bytes>)"
+        )
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class OpenedMessage:
+    """A message that passed every check the scheme can make."""
+
+    plaintext: bytes
+    seq: int | None  # authenticated sequence number, None when the scheme has none
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Per-message context handed to a variant's cipher step."""
+
+    keys: DirectionKeys | None
+    header: bytes  # version | scheme_id [| seq], exactly as on the wire
+    seq: int | None
+    explicit_nonce: bytes  # random IV/nonce carried on the wire, b"" for counter schemes
+
+    @property
+    def aad(self) -> bytes:
+        """Associated data: the wire header plus the (untransmitted) session id and direction.
+
+        Binding session and direction here makes a message from another session, or a
+        reflected message from the other direction, fail authentication (RELIABILITY §5).
+        All three parts have fixed lengths, so the concatenation is unambiguous.
+        """
+        if self.keys is None:
+            return self.header
+        return self.header + self.keys.session_id + self.keys.direction.encode("ascii")
+
+    def counter_nonce(self, size: int) -> bytes:
+        """``nonce_prefix || seq`` (big-endian), ``size`` bytes in all."""
+        if self.keys is None or self.seq is None:
+            raise SchemeError("counter nonces need keys and a sequence number")
+        counter_bytes = size - len(self.keys.nonce_prefix)
+        if counter_bytes < SEQ_BYTES:
+            # A shorter counter could wrap before seq does and repeat a nonce.
+            raise SchemeError(f"a {size}-byte nonce has no room for a 64-bit counter")
+        return self.keys.nonce_prefix + self.seq.to_bytes(counter_bytes, "big")
+
+
+def _is_authentication_failure(error: Exception) -> bool:
+    """Whether a backend exception means "tag did not verify" rather than "cannot parse"."""
+    if isinstance(error, InvalidTag | InvalidSignature):
+        return True
+    # PyNaCl's CryptoError, matched by name so this module does not import PyNaCl.
+    if type(error).__name__ in {"CryptoError", "BadSignatureError"}:
+        return True
+    # pycryptodome reports tag failures only as ValueError with these messages.
+    message = str(error)
+    return isinstance(error, ValueError) and (
+        "MAC check failed" in message or "verification failed" in message.lower()
+    )
+
+
+class ReplayWindow:
+    """Sliding anti-replay bitmap of RFC 4303 §3.4.3 (64 entries).
+
+    Bit ``i`` of the bitmap says whether ``highest - i`` was accepted. ``check`` runs before
+    authentication (cheap rejection); ``accept`` only after, so a forged message can never
+    move the window.
+    """
+
+    def __init__(self, size: int = REPLAY_WINDOW_SIZE) -> None:
+        self.size = size
+        self._mask = (1 << size) - 1
+        self._highest: int | None = None
+        self._bitmap = 0
+
+    @property
+    def highest(self) -> int | None:
+        """Highest sequence number accepted so far."""
+        return self._highest
+
+    def check(self, seq: int) -> None:
+        """Raise ReplayError if ``seq`` must be rejected; change nothing."""
+        if self._highest is None or seq > self._highest:
+            return
+        offset = self._highest - seq
+        if offset >= self.size:
+            raise ReplayError(
+                f"sequence {seq} is older than the replay window (highest {self._highest})",
+                reason="too-old",
+            )
+        if (self._bitmap >> offset) & 1:
+            raise ReplayError(f"sequence {seq} was already accepted", reason="duplicate")
+
+    def accept(self, seq: int) -> None:
+        """Mark ``seq`` as seen (call only after the message authenticated)."""
+        self.check(seq)
+        if self._highest is None:
+            self._highest, self._bitmap = seq, 1
+        elif seq > self._highest:
+            shift = seq - self._highest
+            self._bitmap = ((self._bitmap << shift) | 1) & self._mask if shift < self.size else 1
+            self._highest = seq
+        else:
+            self._bitmap |= 1 << (self._highest - seq)
+
+
+class Sealer:
+    """Seals messages for one direction. Not thread-safe: one sealer per sending thread."""
+
+    def __init__(self, scheme: PayloadScheme, keys: DirectionKeys | None, first_seq: int) -> None:
+        self._scheme = scheme
+        self._keys = keys
+        self._state = scheme._cipher_state(keys) if keys is not None else None
+        if not 0 <= first_seq <= MAX_SEQ + 1:
+            raise ValueError(f"first_seq must be in 0..2**64, got {first_seq}")
+        self._next_seq = first_seq
+
+    @property
+    def next_seq(self) -> int:
+        """Sequence number the next sealed message will carry."""
+        return self._next_seq
+
+    def seal(self, plaintext: bytes) -> bytes:
+        """Frame and protect one message."""
+        scheme = self._scheme
+        plaintext = bytes(plaintext)
+        if not scheme.framed:
+            return scheme._seal_body(self._state, _UNFRAMED, plaintext)
+        seq = None
+        header = bytes((WIRE_VERSION, scheme.scheme_id))
+        if scheme.sequenced:
+            if self._next_seq > MAX_SEQ:
+                raise NonceExhaustedError(
+                    f"{scheme.name}: sequence counter exhausted after 2**64 messages; "
+                    "refusing to reuse a nonce (start a new key exchange)"
+                )
+            seq = self._next_seq
+            # Advance before encrypting: even if the cipher step fails, this seq is burnt.
+            self._next_seq += 1
+            header += seq.to_bytes(SEQ_BYTES, "big")
+        explicit_nonce = os.urandom(scheme.explicit_nonce_bytes)
+        frame = Frame(self._keys, header, seq, explicit_nonce)
+        return header + explicit_nonce + scheme._seal_body(self._state, frame, plaintext)
+
+
+class Opener:
+    """Opens messages of one direction and keeps that direction's replay window."""
+
+    def __init__(self, scheme: PayloadScheme, keys: DirectionKeys | None) -> None:
+        self._scheme = scheme
+        self._keys = keys
+        self._state = scheme._cipher_state(keys) if keys is not None else None
+        self._window = ReplayWindow() if scheme.sequenced else None
+
+    @property
+    def replay_window(self) -> ReplayWindow | None:
+        """The receiver's replay window (None for schemes without sequence numbers)."""
+        return self._window
+
+    def open(self, message: bytes) -> OpenedMessage:
+        """Check and decrypt one message; raise a SchemeError subclass on any failure."""
+        scheme = self._scheme
+        try:
+            message = bytes(message)
+        except TypeError as error:
+            raise MalformedMessageError(f"{scheme.name}: message is not bytes") from error
+        if not scheme.framed:
+            return OpenedMessage(self._run(scheme._open_body, _UNFRAMED, message), None)
+
+        header_bytes = scheme.header_bytes
+        prefix_bytes = header_bytes + scheme.explicit_nonce_bytes
+        if len(message) < prefix_bytes + scheme.min_body_bytes:
+            raise MalformedMessageError(
+                f"{scheme.name}: message of {len(message)} bytes is shorter than the minimum "
+                f"{prefix_bytes + scheme.min_body_bytes}"
+            )
+        # A version or scheme id other than ours means the message was not made by this
+        # scheme's sealer with these keys: the same verdict as a wrong key (RELIABILITY #13).
+        if message[0] != WIRE_VERSION:
+            raise AuthenticationError(
+                f"{scheme.name}: wire version {message[0]} is not {WIRE_VERSION}"
+            )
+        if message[1] != scheme.scheme_id:
+            raise AuthenticationError(
+                f"{scheme.name}: scheme id {message[1]} is not {scheme.scheme_id}"
+            )
+        seq = None
+        if scheme.sequenced:
+            seq = int.from_bytes(message[2:header_bytes], "big")
+            assert self._window is not None
+            self._window.check(seq)  # cheap rejection before any cryptography
+        body = message[prefix_bytes:]
+        problem = scheme._body_length_problem(len(body))
+        if problem:
+            raise MalformedMessageError(f"{scheme.name}: {problem}")
+        frame = Frame(self._keys, message[:header_bytes], seq, message[header_bytes:prefix_bytes])
+        plaintext = self._run(scheme._open_body, frame, body)
+        if self._window is not None and seq is not None:
+            self._window.accept(seq)
+        return OpenedMessage(plaintext, seq)
+
+    def _run(self, step: Any, frame: Frame, body: bytes) -> bytes:
+        """Run a variant's open step, mapping backend exceptions onto the SchemeError family."""
+        try:
+            return step(self._state, frame, body)
+        except SchemeError:
+            raise
+        except Exception as error:
+            if _is_authentication_failure(error):
+                raise AuthenticationError(f"{self._scheme.name}: authentication failed") from error
+            if isinstance(error, ValueError | TypeError | IndexError | OverflowError):
+                raise MalformedMessageError(
+                    f"{self._scheme.name}: cannot decode message ({type(error).__name__})"
+                ) from error
+            raise
+
+
+_UNFRAMED = Frame(keys=None, header=b"", seq=None, explicit_nonce=b"")
+
+
+class PayloadScheme(ABC):
+    """An application-layer payload protection scheme (template method).
+
+    Subclasses set the class attributes and implement ``_cipher_state``, ``_seal_body`` and
+    ``_open_body``; optionally ``_body_length_problem`` and ``_body_expansion_bytes`` when
+    the ciphertext is not ``plaintext + tag_bytes`` long.
+    """
+
+    name: ClassVar[str]
+    scheme_id: ClassVar[int]  # second wire byte; unique per scheme, never reused
+    key_establishment: ClassVar[str | None]  # "ecdh-p256" or None
+    properties: ClassVar[SecurityProperties]
+    provenance: ClassVar[Provenance]
+    bulk_primitive: ClassVar[str | None]  # energy vocabulary name, e.g. "aes-gcm"
+
+    framed: ClassVar[bool] = True  # False only for the identity scheme: no header at all
+    sequenced: ClassVar[bool] = True  # header carries seq; replay window on the receiver
+    explicit_nonce_bytes: ClassVar[int] = 0  # random IV/nonce sent after the header
+    tag_bytes: ClassVar[int] = 0  # appended by the cipher step
+    enc_key_bytes: ClassVar[int] = 16  # what key establishment derives for this scheme
+    mac_key_bytes: ClassVar[int] = 32
+    nonce_prefix_bytes: ClassVar[int] = 4
+
+    @property
+    def header_bytes(self) -> int:
+        """Length of ``version | scheme_id [| seq]``."""
+        if not self.framed:
+            return 0
+        return 2 + (SEQ_BYTES if self.sequenced else 0)
+
+    @property
+    def min_body_bytes(self) -> int:
+        """Shortest body (after header and explicit nonce) that can possibly be valid."""
+        return self.tag_bytes
+
+    def sealer(self, keys: DirectionKeys | None, *, first_seq: int = 0) -> Sealer:
+        """A sealer for one direction. ``first_seq`` exists for tests of counter exhaustion."""
+        return Sealer(self, self._checked_keys(keys), first_seq)
+
+    def opener(self, keys: DirectionKeys | None) -> Opener:
+        """An opener (with its own replay window) for one direction."""
+        return Opener(self, self._checked_keys(keys))
+
+    def seal_operations(self, plaintext_bytes: int) -> list[tuple[str, int]]:
+        """Energy-model operations for sealing one message of ``plaintext_bytes``."""
+        if self.bulk_primitive is None:
+            return []
+        return [(self.bulk_primitive, self._bulk_bytes(plaintext_bytes))]
+
+    def open_operations(self, plaintext_bytes: int) -> list[tuple[str, int]]:
+        """Energy-model operations for opening one message of ``plaintext_bytes``."""
+        return self.seal_operations(plaintext_bytes)
+
+    def expected_overhead_bytes(self, plaintext_bytes: int) -> int:
+        """Wire bytes minus plaintext bytes for one message."""
+        return (
+            self.header_bytes
+            + self.explicit_nonce_bytes
+            + self._body_expansion_bytes(plaintext_bytes)
+        )
+
+    def __repr__(self) -> str:
+        return f"<PayloadScheme {self.name} id={self.scheme_id}>"
+
+    # --- hooks for variants -------------------------------------------------------------
+
+    def _body_expansion_bytes(self, plaintext_bytes: int) -> int:
+        """Body length minus plaintext length (tag, padding)."""
+        return self.tag_bytes
+
+    def _bulk_bytes(self, plaintext_bytes: int) -> int:
+        """Bytes the bulk primitive processes for one message (default: the plaintext)."""
+        return plaintext_bytes
+
+    def _body_length_problem(self, body_bytes: int) -> str | None:
+        """Why a body of this length cannot be valid, or None."""
+        return None
+
+    @abstractmethod
+    def _cipher_state(self, keys: DirectionKeys) -> Any:
+        """Per-direction cipher object (key schedule), built once per sealer/opener."""
+
+    @abstractmethod
+    def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
+        """Ciphertext (and tag) for ``plaintext``; the base adds header and explicit nonce."""
+
+    @abstractmethod
+    def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
+        """Plaintext of ``body``; raise the backend's exception or a SchemeError on failure."""
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _checked_keys(self, keys: DirectionKeys | None) -> DirectionKeys | None:
+        if self.key_establishment is None:
+            return keys
+        if not isinstance(keys, DirectionKeys):
+            raise TypeError(f"scheme {self.name} needs DirectionKeys from key establishment")
+        if len(keys.enc_key) != self.enc_key_bytes:
+            raise ValueError(f"scheme {self.name} needs a {self.enc_key_bytes}-byte enc_key")
+        if len(keys.nonce_prefix) != self.nonce_prefix_bytes:
+            raise ValueError(
+                f"scheme {self.name} needs a {self.nonce_prefix_bytes}-byte nonce_prefix"
+            )
+        return keys
