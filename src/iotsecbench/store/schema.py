@@ -1,0 +1,367 @@
+"""The results schema: every table and column, defined once, with its unit and meaning.
+
+These definitions drive the DuckDB DDL, the validation of rows handed to the store, the
+Parquet export metadata and ``docs/results-format.md``. Change a table here, bump
+``SCHEMA_VERSION``, add a line to the history below and a ``migrate_to_N`` step in
+``store/migrations.py``.
+
+Schema version history (newest last; the ``meta`` table of every results DB records its version):
+
+version 1: first released layout — tables meta, experiments, runs, events, messages, samples,
+           handshakes, operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+# SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "VARCHAR": pa.string(),
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "DOUBLE": pa.float64(),
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its SQL type, unit (or "-" when unitless) and a one-line meaning."""
+
+    name: str
+    sql_type: str
+    unit: str
+    description: str
+    # Allowed values for enumerated VARCHAR columns; None means any value.
+    allowed: tuple[str, ...] | None = None
+    # NOT NULL in the DDL and checked before writing.
+    required: bool = False
+
+    def __post_init__(self) -> None:
+        if self.sql_type not in ARROW_TYPES:
+            raise ValueError(f"column {self.name}: unsupported SQL type {self.sql_type!r}")
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return ARROW_TYPES[self.sql_type]
+
+    @property
+    def is_json(self) -> bool:
+        """JSON documents are stored as text; the writer serialises dicts and lists."""
+        return self.name.endswith("_json")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: ordered columns, optional primary key, and the natural reading order."""
+
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+    primary_key: str | None = None
+    # Rows are returned in this order by the readers so results are deterministic.
+    order_by: tuple[str, ...] = field(default_factory=tuple)
+    # Per-run tables hold rows keyed by run_id and are replaced as a whole by write_run.
+    per_run: bool = True
+
+    @property
+    def column_names(self) -> list[str]:
+        return [column.name for column in self.columns]
+
+    def column(self, name: str) -> Column:
+        for column in self.columns:
+            if column.name == name:
+                return column
+        raise KeyError(name)
+
+    def ddl(self) -> str:
+        """CREATE TABLE statement generated from the column definitions."""
+        lines = []
+        for column in self.columns:
+            line = f"    {column.name} {column.sql_type}"
+            if column.name == self.primary_key:
+                line += " PRIMARY KEY"
+            elif column.required:
+                line += " NOT NULL"
+            lines.append(line)
+        return f"CREATE TABLE {self.name} (\n" + ",\n".join(lines) + "\n)"
+
+    def arrow_schema(self, schema_version: int = SCHEMA_VERSION) -> pa.Schema:
+        """Arrow schema with units and descriptions as field metadata (kept in Parquet)."""
+        fields = [
+            pa.field(
+                column.name,
+                column.arrow_type,
+                nullable=not column.required,
+                metadata={"unit": column.unit, "description": column.description},
+            )
+            for column in self.columns
+        ]
+        return pa.schema(fields, metadata={"iotsecbench_schema_version": str(schema_version)})
+
+
+def _run_id() -> Column:
+    return Column("run_id", "VARCHAR", "-", "run this row belongs to (runs.run_id)", required=True)
+
+
+def _agent() -> Column:
+    return Column("agent", "VARCHAR", "-", "process that measured it: 'emitter' or 'receiver'")
+
+
+MONOTONIC = "ns (monotonic)"
+MONOTONIC_NOTE = "time.monotonic_ns of the host; subtract runs.t0_ns for the run's time axis"
+
+META = Table(
+    name="meta",
+    description="Facts about the results database itself, one key per row.",
+    columns=(
+        Column("key", "VARCHAR", "-", "'schema_version', 'created_utc' or 'created_by'"),
+        Column("value", "VARCHAR", "-", "the value as text (schema_version is an integer)"),
+    ),
+    primary_key="key",
+    order_by=("key",),
+    per_run=False,
+)
+
+EXPERIMENTS = Table(
+    name="experiments",
+    description="One row per experiment (one experiment per results directory).",
+    columns=(
+        Column("experiment_id", "VARCHAR", "-", "unique id of the experiment"),
+        Column("name", "VARCHAR", "-", "experiment name from the specification"),
+        Column("created_utc", "VARCHAR", "ISO 8601 UTC", "when the experiment was first started"),
+        Column("spec_json", "VARCHAR", "JSON", "the full, resolved experiment specification"),
+        Column(
+            "config_hash",
+            "VARCHAR",
+            "-",
+            "hash of the specification's measurement-relevant part; resume requires it unchanged",
+        ),
+        Column("seed", "BIGINT", "-", "seed of every random choice (run order, payload bytes)"),
+        Column("host_json", "VARCHAR", "JSON", "host facts: OS, kernel, CPU model, cores, memory"),
+        Column(
+            "versions_json",
+            "VARCHAR",
+            "JSON",
+            "versions of iotsecbench, Python, OpenSSL, mosquitto and libraries",
+        ),
+    ),
+    primary_key="experiment_id",
+    order_by=("created_utc", "experiment_id"),
+    per_run=False,
+)
+
+RUNS = Table(
+    name="runs",
+    description="One row per run (one cell × one repetition), written when the run ends.",
+    columns=(
+        Column("run_id", "VARCHAR", "-", "unique id of the run; names its run directory"),
+        Column("experiment_id", "VARCHAR", "-", "experiment it belongs to", required=True),
+        Column("cell_id", "VARCHAR", "-", "id of the matrix cell (same for every repetition)"),
+        Column(
+            "cell_label",
+            "VARCHAR",
+            "-",
+            "human label unique per cell, e.g. 'tls1.2' or 'tls1.2 · 1024 B · 10 Hz · QoS1'",
+        ),
+        Column("configuration", "VARCHAR", "-", "security configuration name, e.g. 'tls1.3'"),
+        Column("transport", "VARCHAR", "-", "'plain', 'tls1.2' or 'tls1.3'"),
+        Column("scheme", "VARCHAR", "-", "payload scheme name, 'none' without one"),
+        Column("payload_bytes", "INTEGER", "bytes", "application payload size per message"),
+        Column("rate_hz", "DOUBLE", "Hz", "target publish rate"),
+        Column("qos", "INTEGER", "-", "MQTT quality of service level (0, 1 or 2)"),
+        Column("duration_s", "DOUBLE", "s", "planned measurement duration"),
+        Column("device", "VARCHAR", "-", "device energy profile used to model current"),
+        Column("repetition", "INTEGER", "-", "repetition number of this cell, from 0"),
+        Column("run_order", "INTEGER", "-", "position in the experiment's interleaved run order"),
+        Column(
+            "status",
+            "VARCHAR",
+            "-",
+            "'ok', 'failed' or 'interrupted'",
+            allowed=("ok", "failed", "interrupted"),
+            required=True,
+        ),
+        Column("error", "VARCHAR", "-", "one-line reason when status is not 'ok', else NULL"),
+        Column("started_utc", "VARCHAR", "ISO 8601 UTC", "wall-clock start of the run"),
+        Column("ended_utc", "VARCHAR", "ISO 8601 UTC", "wall-clock end of the run"),
+        Column("t0_ns", "BIGINT", MONOTONIC, "origin of the run's time axis (monotonic clock)"),
+        Column("broker_version", "VARCHAR", "-", "mosquitto version string"),
+        Column("tls_version", "VARCHAR", "-", "negotiated TLS version, NULL without TLS"),
+        Column("tls_cipher", "VARCHAR", "-", "negotiated TLS cipher suite"),
+        Column("tls_group", "VARCHAR", "-", "negotiated key-exchange group, e.g. 'x25519'"),
+        Column("tls_signature", "VARCHAR", "-", "negotiated signature algorithm"),
+        Column("messages_sent", "BIGINT", "messages", "messages the emitter published"),
+        Column("messages_received", "BIGINT", "messages", "messages the receiver got from MQTT"),
+        Column(
+            "messages_delivered",
+            "BIGINT",
+            "messages",
+            "messages that passed the scheme's checks and reached the application",
+        ),
+        Column("messages_lost", "BIGINT", "messages", "sent but never received"),
+        Column("duplicates", "BIGINT", "messages", "extra copies received (QoS redeliveries)"),
+        Column("auth_failures", "BIGINT", "messages", "rejected: tag/MAC or key mismatch"),
+        Column("malformed", "BIGINT", "messages", "rejected: too short or bad framing"),
+        Column("replays_rejected", "BIGINT", "messages", "rejected by the replay window"),
+        Column("peak_rss_emitter_bytes", "BIGINT", "bytes", "peak resident memory, emitter"),
+        Column("peak_rss_receiver_bytes", "BIGINT", "bytes", "peak resident memory, receiver"),
+        Column(
+            "security_json",
+            "VARCHAR",
+            "JSON",
+            "security properties of the configuration (SecurityProperties.to_dict)",
+        ),
+        Column(
+            "provenance_json",
+            "VARCHAR",
+            "JSON",
+            "crypto implementation provenance: library, version, native",
+        ),
+        Column("energy_model_version", "VARCHAR", "-", "version of the device current model"),
+        Column(
+            "run_dir",
+            "VARCHAR",
+            "path",
+            "run directory relative to the results directory (POSIX separators)",
+        ),
+        Column("details_json", "VARCHAR", "JSON", "anything else the runner recorded"),
+    ),
+    primary_key="run_id",
+    order_by=("run_order", "run_id"),
+    per_run=False,
+)
+
+EVENTS = Table(
+    name="events",
+    description="Timestamped lifecycle events of each agent (connected, subscribed, stopping…).",
+    columns=(
+        _run_id(),
+        _agent(),
+        Column("t_ns", "BIGINT", MONOTONIC, f"when it happened; {MONOTONIC_NOTE}"),
+        Column("kind", "VARCHAR", "-", "event kind, e.g. 'connected', 'first_message'"),
+        Column("detail_json", "VARCHAR", "JSON", "event details"),
+    ),
+    order_by=("run_id", "t_ns", "agent"),
+)
+
+MESSAGES = Table(
+    name="messages",
+    description="One row per message sequence number, with its timestamps along the path.",
+    columns=(
+        _run_id(),
+        Column("seq", "BIGINT", "-", "message sequence number within the run, from 0"),
+        Column("payload_bytes", "INTEGER", "bytes", "application payload size"),
+        Column("wire_bytes", "INTEGER", "bytes", "MQTT payload size after sealing"),
+        Column("t_created_ns", "BIGINT", MONOTONIC, "payload created by the emitter"),
+        Column("t_sealed_ns", "BIGINT", MONOTONIC, "payload sealed by the scheme"),
+        Column("t_published_ns", "BIGINT", MONOTONIC, "handed to the MQTT client"),
+        Column("t_arrived_ns", "BIGINT", MONOTONIC, "arrived at the receiver's MQTT callback"),
+        Column(
+            "t_delivered_ns",
+            "BIGINT",
+            MONOTONIC,
+            "opened and handed to the application; NULL when not delivered",
+        ),
+        Column("seal_cpu_ns", "BIGINT", "ns (thread CPU)", "CPU time spent sealing"),
+        Column("open_cpu_ns", "BIGINT", "ns (thread CPU)", "CPU time spent opening"),
+        Column(
+            "status",
+            "VARCHAR",
+            "-",
+            "'delivered', 'lost' or 'rejected'",
+            allowed=("delivered", "lost", "rejected"),
+        ),
+        Column("duplicates", "INTEGER", "messages", "extra copies of this seq received"),
+    ),
+    order_by=("run_id", "seq"),
+)
+
+SAMPLES = Table(
+    name="samples",
+    description=(
+        "Periodic (10 Hz) samples of each agent's counters, with the modelled device current "
+        "for the window ending at t_ns."
+    ),
+    columns=(
+        _run_id(),
+        _agent(),
+        Column("t_ns", "BIGINT", MONOTONIC, f"sample time; {MONOTONIC_NOTE}"),
+        Column("cpu_ns", "BIGINT", "ns (process CPU)", "cumulative process CPU time"),
+        Column("rss_bytes", "BIGINT", "bytes", "resident memory"),
+        Column("tcp_bytes_sent", "BIGINT", "bytes", "cumulative TCP bytes sent (TCP_INFO)"),
+        Column("tcp_bytes_acked", "BIGINT", "bytes", "cumulative TCP bytes acknowledged"),
+        Column("tcp_bytes_received", "BIGINT", "bytes", "cumulative TCP bytes received"),
+        Column("tcp_segs_out", "BIGINT", "segments", "cumulative TCP segments sent"),
+        Column("tcp_segs_in", "BIGINT", "segments", "cumulative TCP segments received"),
+        Column("tcp_retrans", "BIGINT", "segments", "cumulative TCP retransmissions"),
+        Column(
+            "current_ma",
+            "DOUBLE",
+            "mA (modelled)",
+            "modelled mean device current over the window ending at t_ns — not measured",
+        ),
+        Column(
+            "cpu_fraction", "DOUBLE", "fraction", "modelled share of the window with the CPU busy"
+        ),
+        Column("tx_fraction", "DOUBLE", "fraction", "modelled share of the window transmitting"),
+        Column("rx_fraction", "DOUBLE", "fraction", "modelled share of the window receiving"),
+    ),
+    order_by=("run_id", "agent", "t_ns"),
+)
+
+HANDSHAKES = Table(
+    name="handshakes",
+    description="Connection set-up phases of each agent, with wall and CPU time.",
+    columns=(
+        _run_id(),
+        _agent(),
+        Column(
+            "phase",
+            "VARCHAR",
+            "-",
+            "'tcp_connect', 'tls_handshake', 'mqtt_connect' or 'key_exchange'",
+            allowed=("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange"),
+        ),
+        Column("t_start_ns", "BIGINT", MONOTONIC, "phase start"),
+        Column("t_end_ns", "BIGINT", MONOTONIC, "phase end"),
+        Column("wall_ns", "BIGINT", "ns", "elapsed wall time of the phase"),
+        Column("cpu_ns", "BIGINT", "ns (thread CPU)", "CPU time the agent spent in the phase"),
+        Column("detail_json", "VARCHAR", "JSON", "phase details, e.g. negotiated parameters"),
+    ),
+    order_by=("run_id", "agent", "t_start_ns"),
+)
+
+OPERATIONS = Table(
+    name="operations",
+    description="Every cryptographic or protocol operation an agent performed (energy input).",
+    columns=(
+        _run_id(),
+        _agent(),
+        Column("t_ns", "BIGINT", MONOTONIC, "when the operation was performed"),
+        Column("primitive", "VARCHAR", "-", "primitive name, e.g. 'aes-gcm', 'ecdh-p256-derive'"),
+        Column(
+            "amount",
+            "BIGINT",
+            "bytes or count",
+            "bytes for bulk primitives, operation count for the others (docs/internals.md)",
+        ),
+    ),
+    order_by=("run_id", "agent", "t_ns"),
+)
+
+# Creation order; readers and exporters walk tables in this order.
+TABLES: dict[str, Table] = {
+    table.name: table
+    for table in (META, EXPERIMENTS, RUNS, EVENTS, MESSAGES, SAMPLES, HANDSHAKES, OPERATIONS)
+}
+
+# Tables whose rows write_run replaces as a whole for one run.
+PER_RUN_TABLES: tuple[str, ...] = tuple(name for name, table in TABLES.items() if table.per_run)
+
+# Tables exported to Parquet and readable with read.table (meta is internal).
+DATA_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name != "meta")
