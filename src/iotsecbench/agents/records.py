@@ -1,0 +1,58 @@
+"""The agents' output: one JSON object per line, each with a ``type``.
+
+Types: ``sample``, ``message``, ``handshake``, ``operation``, ``event``, ``negotiated``,
+``counters``, ``error``. Lines are written from several threads (main, MQTT network loop,
+sampler) under one lock and flushed at every sample, so a crashed agent leaves everything
+up to its last 100 ms on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class RecordWriter:
+    """Thread-safe JSON-lines writer."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle = open(path, "w", encoding="utf-8", buffering=1 << 16)  # noqa: SIM115
+        self._lock = threading.Lock()
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        line = json.dumps({"type": record_type, **fields}, separators=(",", ":"))
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.write(line + "\n")
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+                self._handle.close()
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of an agent file; a torn last line (agent killed mid-write) is
+    skipped, since everything before it is intact."""
+    records = []
+    if not path.exists():
+        return records
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.endswith("\n"):
+                break
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return records

@@ -1,0 +1,268 @@
+"""What both agents share: the instrumented MQTT client, the timed connection, the 10 Hz
+sampler and the records it all produces (DESIGN.md, measurement contract).
+
+Handshake phases are timed inside paho's own socket set-up by overriding its two socket
+hooks, so the phases are exactly what paho does: ``tcp_connect`` (socket connect),
+``tls_handshake`` (``do_handshake``), then ``mqtt_connect`` from the ready socket to CONNACK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import signal
+import socket
+import ssl
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from iotsecbench.agents.config import AgentConfig
+from iotsecbench.agents.records import RecordWriter
+from iotsecbench.measure.clock import now_ns
+from iotsecbench.measure.cpu import process_cpu_ns, thread_cpu_ns
+from iotsecbench.measure.memory import peak_rss_bytes
+from iotsecbench.measure.sampler import Sampler
+from iotsecbench.security import resolve_configuration
+from iotsecbench.security.tls import (
+    HandshakeObserver,
+    TlsProfile,
+    client_context,
+    verify_negotiated,
+)
+
+
+class AgentFailure(Exception):
+    """Ends an agent with an ``error`` record and exit code 1."""
+
+
+class InstrumentedClient(mqtt.Client):
+    """paho's client with each connection phase timed (wall and thread CPU)."""
+
+    def __init__(self, session: AgentSession, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._session = session
+        self.socket_ready_ns: int | None = None
+
+    def _create_socket_connection(self) -> socket.socket:
+        with self._session.phase("tcp_connect"):
+            return super()._create_socket_connection()
+
+    def _ssl_wrap_socket(self, tcp_sock: socket.socket) -> ssl.SSLSocket:
+        with self._session.phase("tls_handshake"):
+            return super()._ssl_wrap_socket(tcp_sock)
+
+    def _create_socket(self) -> Any:
+        sock = super()._create_socket()
+        self.socket_ready_ns = now_ns()
+        return sock
+
+
+class _Phase:
+    """Times a block in wall and thread-CPU nanoseconds and records it as a handshake phase."""
+
+    def __init__(self, writer: RecordWriter, name: str, detail: dict[str, Any] | None) -> None:
+        self._writer, self._name, self.detail = writer, name, dict(detail or {})
+
+    def __enter__(self) -> _Phase:
+        self._t0, self._c0 = now_ns(), thread_cpu_ns()
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        t1, c1 = now_ns(), thread_cpu_ns()
+        if exc_type is None:
+            self._writer.write(
+                "handshake",
+                phase=self._name,
+                t_start_ns=self._t0,
+                t_end_ns=t1,
+                wall_ns=t1 - self._t0,
+                cpu_ns=c1 - self._c0,
+                detail=self.detail,
+            )
+
+
+class AgentSession:
+    """One agent's connection and probes. Use as a context manager around the agent's work."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.security = resolve_configuration(config.configuration)
+        self.scheme = self.security.scheme
+        self.writer = RecordWriter(Path(config.output))
+        self.client: InstrumentedClient | None = None
+        self.connected = threading.Event()
+        self.disconnected = threading.Event()
+        self._connack: Any = None
+        self._subacks: queue.Queue[int] = queue.Queue()
+        self.tls_observer: HandshakeObserver | None = None
+        self.negotiated: Any = None
+        self.sampler = Sampler(self._socket, self._on_sample)
+
+    # -- records -------------------------------------------------------------------------
+    def _socket(self) -> socket.socket | None:
+        return self.client.socket() if self.client is not None else None  # type: ignore[return-value]
+
+    def _on_sample(self, sample: Any) -> None:
+        self.writer.write("sample", **sample.to_dict())
+        self.writer.flush()
+
+    def event(self, kind: str, **detail: Any) -> None:
+        self.writer.write("event", t_ns=now_ns(), kind=kind, detail=detail)
+
+    def operations(self, t_ns: int, operations: Iterable[tuple[str, int]]) -> None:
+        for primitive, amount in operations:
+            self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
+
+    def phase(self, name: str, detail: dict[str, Any] | None = None) -> _Phase:
+        return _Phase(self.writer, name, detail)
+
+    # -- connection ----------------------------------------------------------------------
+    def topic(self, suffix: str) -> str:
+        return f"{self.config.topic_prefix}/{suffix}"
+
+    def connect(self) -> None:
+        config = self.config
+        client = InstrumentedClient(
+            self,
+            callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+            client_id=config.client_id,
+            protocol=mqtt.MQTTv311,
+        )
+        client.username_pw_set(config.username, config.password)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_subscribe = self._on_subscribe
+        if config.tls is not None:
+            profile = TlsProfile(**config.tls.profile)
+            context = client_context(
+                profile,
+                Path(config.tls.ca_file),
+                config.tls.client_cert and Path(config.tls.client_cert),
+                config.tls.client_key and Path(config.tls.client_key),
+            )
+            self.tls_observer = HandshakeObserver()
+            self.tls_observer.install(context)
+            client.tls_set_context(context)
+        client.connect_timeout = config.connect_timeout_s
+        self.client = client
+        cpu_start = process_cpu_ns()
+        try:
+            client.connect(config.host, config.port, keepalive=60)
+        except (OSError, ssl.SSLError) as error:
+            raise AgentFailure(f"cannot connect to {config.host}:{config.port}: {error}") from None
+        client.loop_start()
+        if not self.connected.wait(config.connect_timeout_s):
+            raise AgentFailure(f"no CONNACK within {config.connect_timeout_s} s")
+        t_connack, reason = self._connack
+        if reason.is_failure:
+            raise AgentFailure(f"broker refused the connection: {reason}")
+        ready = client.socket_ready_ns or t_connack
+        self.writer.write(
+            "handshake",
+            phase="mqtt_connect",
+            t_start_ns=ready,
+            t_end_ns=t_connack,
+            wall_ns=t_connack - ready,
+            cpu_ns=process_cpu_ns() - cpu_start,
+            detail={"cpu_scope": "process, whole connect() to CONNACK"},
+        )
+        self.operations(ready, [("mqtt-packet", 2)])  # CONNECT + CONNACK
+        if self.tls_observer is not None:
+            self._record_tls(t_connack)
+
+    def _record_tls(self, t_ns: int) -> None:
+        assert self.client is not None and self.tls_observer is not None
+        negotiated = self.tls_observer.negotiated(self.client.socket())
+        self.negotiated = negotiated
+        self.writer.write("negotiated", **negotiated.to_dict())
+        profile = TlsProfile(**self.config.tls.profile)  # type: ignore[union-attr]
+        try:
+            verify_negotiated(profile, negotiated)
+        except ValueError as error:
+            raise AgentFailure(f"TLS negotiated something else than requested: {error}") from None
+        from iotsecbench.security.tls import handshake_operations
+
+        self.operations(t_ns, handshake_operations(negotiated, profile.certificate))
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
+        self._connack = (now_ns(), reason)
+        self.connected.set()
+
+    def _on_disconnect(
+        self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any
+    ) -> None:
+        self.event("disconnected", reason=str(reason))
+        self.disconnected.set()
+
+    def _on_subscribe(self, client: Any, userdata: Any, mid: int, reasons: Any, props: Any) -> None:
+        self._subacks.put(mid)
+
+    def subscribe(self, topics: list[tuple[str, int]]) -> None:
+        """Subscribe and wait for the SUBACK, so nothing published afterwards is missed."""
+        assert self.client is not None
+        result, mid = self.client.subscribe(topics)
+        if result != mqtt.MQTT_ERR_SUCCESS:
+            raise AgentFailure(f"subscribe failed: {mqtt.error_string(result)}")
+        while True:
+            try:
+                if self._subacks.get(timeout=self.config.connect_timeout_s) == mid:
+                    break
+            except queue.Empty:
+                raise AgentFailure("no SUBACK from the broker") from None
+        self.operations(now_ns(), [("mqtt-packet", 2)])
+
+    def add_handler(self, suffix: str, handler: Callable[[Any, Any, Any], None]) -> None:
+        assert self.client is not None
+        self.client.message_callback_add(self.topic(suffix), handler)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def __enter__(self) -> AgentSession:
+        self.event("agent_start", role=self.config.role, configuration=self.config.configuration)
+        self.sampler.start()
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.client is not None:
+            try:
+                self.client.disconnect()
+                self.client.loop_stop()
+            except Exception as error:
+                self.event("disconnect_failed", error=str(error))
+        self.sampler.stop()
+        self.writer.write("counters", name="peak_rss_bytes", value=peak_rss_bytes())
+        if exc is not None:
+            self.writer.write("error", t_ns=now_ns(), message=str(exc) or type(exc).__name__)
+        self.event("agent_end")
+        self.writer.close()
+
+
+def run_agent(role: str, body: Callable[[AgentSession], None], argv: list[str] | None) -> None:
+    """Parse ``--config``, run ``body`` inside a session, exit 0 on success and 1 on failure."""
+    parser = argparse.ArgumentParser(prog=f"python -m iotsecbench.agents.{role}")
+    parser.add_argument("--config", type=Path, required=True, help="agent config (JSON)")
+    args = parser.parse_args(argv)
+    config = AgentConfig.from_file(args.config)
+
+    def _terminate(signum: int, frame: Any) -> None:
+        raise AgentFailure(f"terminated by signal {signum}")
+
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        with AgentSession(config) as session:
+            body(session)
+    except AgentFailure as failure:
+        print(f"{role}: {failure}", file=sys.stderr)
+        sys.exit(1)
+
+
+def describe(config: AgentConfig) -> dict[str, Any]:
+    """The non-secret part of a config, for events."""
+    data = asdict(config)
+    data.pop("password", None)
+    return data

@@ -1,0 +1,209 @@
+"""Turning the agents' JSON-lines records into rows of the results tables, with the modelled
+device current added to every sample (labelled *modelled*, never mixed with measurements)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from iotsecbench.energy.model import Operation, model_current
+from iotsecbench.energy.profile import DeviceProfile
+
+AGENTS = ("emitter", "receiver")
+
+
+def _by_type(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        grouped[record.get("type", "?")].append(record)
+    return grouped
+
+
+def counters(records: list[dict[str, Any]]) -> dict[str, int]:
+    return {r["name"]: int(r["value"]) for r in records if r.get("type") == "counters"}
+
+
+def first_error(records: list[dict[str, Any]]) -> str | None:
+    errors = [r["message"] for r in records if r.get("type") == "error"]
+    return errors[0] if errors else None
+
+
+def _samples_with_current(
+    run_id: str,
+    agent: str,
+    samples: list[dict[str, Any]],
+    operations: list[dict[str, Any]],
+    device: DeviceProfile,
+) -> tuple[list[dict[str, Any]], list[str], str | None]:
+    if not samples:
+        return [], [], None
+    samples = sorted(samples, key=lambda s: s["t_ns"])
+    column = {
+        name: np.array([s[name] for s in samples], dtype=np.int64)
+        for name in ("t_ns", "tcp_bytes_sent", "tcp_bytes_received", "tcp_segs_out", "tcp_segs_in")
+    }
+    modelled = model_current(
+        device,
+        column["t_ns"],
+        column["tcp_bytes_sent"],
+        column["tcp_bytes_received"],
+        column["tcp_segs_out"],
+        column["tcp_segs_in"],
+        [Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations],
+    )
+    rows = []
+    for index, sample in enumerate(samples):
+        row = {
+            key: sample[key]
+            for key in (
+                "t_ns",
+                "cpu_ns",
+                "rss_bytes",
+                "tcp_bytes_sent",
+                "tcp_bytes_acked",
+                "tcp_bytes_received",
+                "tcp_segs_out",
+                "tcp_segs_in",
+                "tcp_retrans",
+            )
+        }
+        row.update(
+            run_id=run_id,
+            agent=agent,
+            current_ma=float(modelled.current_ma[index]),
+            cpu_fraction=float(modelled.cpu_fraction[index]),
+            tx_fraction=float(modelled.tx_fraction[index]),
+            rx_fraction=float(modelled.rx_fraction[index]),
+        )
+        rows.append(row)
+    return rows, list(modelled.unmodelled_primitives), modelled.model_version
+
+
+def _messages(
+    run_id: str, sent: list[dict[str, Any]], received: list[dict[str, Any]], payload_bytes: int
+) -> list[dict[str, Any]]:
+    arrivals = {r["seq"]: r for r in received}
+    rows = []
+    for message in sent:
+        arrival = arrivals.pop(message["seq"], None)
+        rows.append(
+            {
+                "run_id": run_id,
+                "seq": message["seq"],
+                "payload_bytes": message["payload_bytes"],
+                "wire_bytes": message["wire_bytes"],
+                "t_created_ns": message["t_created_ns"],
+                "t_sealed_ns": message["t_sealed_ns"],
+                "t_published_ns": message["t_published_ns"],
+                "t_arrived_ns": arrival and arrival["t_arrived_ns"],
+                "t_delivered_ns": arrival and arrival["t_delivered_ns"],
+                "seal_cpu_ns": message["seal_cpu_ns"],
+                "open_cpu_ns": arrival and arrival["open_cpu_ns"],
+                "status": "delivered" if arrival else "lost",
+                "duplicates": 0,
+            }
+        )
+    for arrival in arrivals.values():  # delivered but the emitter's record is missing (crash)
+        rows.append(
+            {
+                "run_id": run_id,
+                "seq": arrival["seq"],
+                "payload_bytes": payload_bytes,
+                "wire_bytes": arrival["wire_bytes"],
+                "t_created_ns": arrival["t_created_ns"],
+                "t_arrived_ns": arrival["t_arrived_ns"],
+                "t_delivered_ns": arrival["t_delivered_ns"],
+                "open_cpu_ns": arrival["open_cpu_ns"],
+                "status": "delivered",
+                "duplicates": 0,
+            }
+        )
+    return rows
+
+
+def collect(
+    run_id: str, records: dict[str, list[dict[str, Any]]], payload_bytes: int, device: DeviceProfile
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """Rows for every table from both agents' records, plus the run-level facts they imply."""
+    grouped = {agent: _by_type(records.get(agent, [])) for agent in AGENTS}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "samples": [],
+        "handshakes": [],
+        "events": [],
+        "operations": [],
+    }
+    unmodelled: set[str] = set()
+    model_version = None
+    for agent in AGENTS:
+        kinds = grouped[agent]
+        rows, missing, version = _samples_with_current(
+            run_id, agent, kinds["sample"], kinds["operation"], device
+        )
+        tables["samples"] += rows
+        unmodelled.update(missing)
+        model_version = model_version or version
+        tables["handshakes"] += [
+            {
+                "run_id": run_id,
+                "agent": agent,
+                "phase": h["phase"],
+                "t_start_ns": h["t_start_ns"],
+                "t_end_ns": h["t_end_ns"],
+                "wall_ns": h["wall_ns"],
+                "cpu_ns": h["cpu_ns"],
+                "detail_json": json.dumps(h.get("detail", {})),
+            }
+            for h in kinds["handshake"]
+        ]
+        tables["events"] += [
+            {
+                "run_id": run_id,
+                "agent": agent,
+                "t_ns": e["t_ns"],
+                "kind": e["kind"],
+                "detail_json": json.dumps(e.get("detail", {})),
+            }
+            for e in kinds["event"]
+        ]
+        tables["operations"] += [
+            {
+                "run_id": run_id,
+                "agent": agent,
+                "t_ns": o["t_ns"],
+                "primitive": o["primitive"],
+                "amount": o["amount"],
+            }
+            for o in kinds["operation"]
+        ]
+    tables["messages"] = _messages(
+        run_id, grouped["emitter"]["message"], grouped["receiver"]["message"], payload_bytes
+    )
+    emitter_counts = counters(records.get("emitter", []))
+    receiver_counts = counters(records.get("receiver", []))
+    delivered = sum(1 for m in tables["messages"] if m["status"] == "delivered")
+    sent = emitter_counts.get("messages_sent", len(grouped["emitter"]["message"]))
+    first_samples = [s["t_ns"] for s in tables["samples"]]
+    negotiated = (grouped["emitter"]["negotiated"] or [{}])[0]
+    facts: dict[str, Any] = {
+        "t0_ns": min(first_samples) if first_samples else None,
+        "messages_sent": sent,
+        "messages_received": receiver_counts.get("messages_received"),
+        "messages_delivered": delivered,
+        "messages_lost": max(0, sent - delivered),
+        "duplicates": receiver_counts.get("duplicates"),
+        "auth_failures": receiver_counts.get("auth_failures"),
+        "malformed": receiver_counts.get("malformed"),
+        "replays_rejected": receiver_counts.get("replays_rejected"),
+        "peak_rss_emitter_bytes": emitter_counts.get("peak_rss_bytes"),
+        "peak_rss_receiver_bytes": receiver_counts.get("peak_rss_bytes"),
+        "tls_version": negotiated.get("version"),
+        "tls_cipher": negotiated.get("cipher"),
+        "tls_group": negotiated.get("group"),
+        "tls_signature": negotiated.get("signature_algorithm"),
+        "energy_model_version": model_version,
+        "unmodelled_primitives": sorted(unmodelled),
+    }
+    return facts, tables

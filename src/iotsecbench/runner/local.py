@@ -1,0 +1,373 @@
+"""The local executor: a real mosquitto, real TLS, and the two agents as separate processes.
+
+Per run: broker up (fresh credentials, ACL, TLS listener from the configuration) → receiver
+(waits until it has subscribed and published its key-exchange hello) → emitter → both exit →
+broker down. Every process is supervised: on error, timeout or Ctrl-C all are killed and
+reaped, and whatever the agents wrote stays in the run directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from iotsecbench.agents.config import AgentConfig, TlsClientFiles
+from iotsecbench.agents.records import read_records
+from iotsecbench.errors import SpecError
+from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
+from iotsecbench.lab.files import private_directory, write_secret
+from iotsecbench.lab.pki import CertificateSet, create_certificates
+from iotsecbench.lab.processes import Supervised, describe_exit
+from iotsecbench.runner.collect import collect, first_error
+from iotsecbench.runner.outcome import (
+    ExperimentContext,
+    ProgressCallback,
+    RunInterrupted,
+    RunOutcome,
+)
+from iotsecbench.security import resolve_configuration
+from iotsecbench.security.tls import TlsProfile, mosquitto_listener_lines
+from iotsecbench.spec.matrix import PlannedRun
+
+# Fault injection for the test suite only: IOTSB_TEST_FAULT="emitter:crash-after=5@<run id part>"
+FAULT_VARIABLE = "IOTSB_TEST_FAULT"
+
+
+class RunFailure(Exception):
+    """A run could not complete; the message becomes the run's ``error``."""
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def _fault_for(role: str, run_id: str) -> str | None:
+    fault = os.environ.get(FAULT_VARIABLE, "")
+    target, _, rest = fault.partition(":")
+    action, _, run_part = rest.partition("@")
+    return action if target == role and run_part and run_part in run_id else None
+
+
+def tls_profile_for(context: ExperimentContext, configuration: str) -> TlsProfile | None:
+    profile = resolve_configuration(configuration).tls_profile
+    if profile is None:
+        return None
+    settings = context.spec.tls
+    return dataclasses.replace(
+        profile, certificate=settings.certificate, ciphers=settings.ciphers or profile.ciphers
+    )
+
+
+class LocalExecutor:
+    """Runs each planned run against an embedded (or external) broker on this machine."""
+
+    READY_TIMEOUT_S = 30.0
+
+    def __init__(self) -> None:
+        self._certificates: dict[str, CertificateSet] = {}
+
+    def certificates(self, context: ExperimentContext, key_type: str) -> CertificateSet:
+        if key_type not in self._certificates:
+            self._certificates[key_type] = create_certificates(
+                context.results_dir / "pki", key_type
+            )
+        return self._certificates[key_type]
+
+    # -- one run ---------------------------------------------------------------------------
+    def execute(
+        self, run: PlannedRun, context: ExperimentContext, on_progress: ProgressCallback
+    ) -> RunOutcome:
+        run_dir = private_directory(context.run_dir(run))
+        for stale in ("emitter.jsonl", "receiver.jsonl"):
+            (run_dir / stale).unlink(missing_ok=True)
+        started = utc_now()
+        try:
+            self._run_processes(run, context, run_dir, on_progress)
+        except RunFailure as failure:
+            return self._outcome(run, context, run_dir, "failed", str(failure), started)
+        except KeyboardInterrupt:
+            # The processes are already stopped (the with-blocks); keep what they measured.
+            outcome = self._outcome(
+                run, context, run_dir, "interrupted", "interrupted by the user", started
+            )
+            raise RunInterrupted(outcome) from None
+        return self._outcome(run, context, run_dir, "ok", None, started)
+
+    def _outcome(
+        self,
+        run: PlannedRun,
+        context: ExperimentContext,
+        run_dir: Path,
+        status: str,
+        error: str | None,
+        started: str,
+    ) -> RunOutcome:
+        records = {
+            agent: read_records(run_dir / f"{agent}.jsonl") for agent in ("emitter", "receiver")
+        }
+        facts, tables = collect(run.run_id, records, run.cell.payload_bytes, context.device)
+        security = resolve_configuration(run.cell.configuration)
+        scheme = security.scheme
+        unmodelled = facts.pop("unmodelled_primitives")
+        row = {
+            "run_id": run.run_id,
+            "experiment_id": context.experiment_id,
+            "cell_id": run.cell.cell_id,
+            "cell_label": run.cell.label,
+            "configuration": run.cell.configuration,
+            "transport": security.transport,
+            "scheme": scheme.name,
+            "payload_bytes": run.cell.payload_bytes,
+            "rate_hz": run.cell.rate_hz,
+            "qos": run.cell.qos,
+            "duration_s": context.spec.duration_s,
+            "device": context.device.name,
+            "repetition": run.repetition,
+            "run_order": run.run_order,
+            "status": status,
+            "error": error,
+            "started_utc": started,
+            "ended_utc": utc_now(),
+            "broker_version": context.broker_version,
+            "security_json": json.dumps(security_properties(security)),
+            "provenance_json": json.dumps(dataclasses.asdict(scheme.provenance)),
+            "run_dir": str(run_dir.relative_to(context.results_dir)),
+            "details_json": json.dumps(
+                {"unmodelled_primitives": unmodelled, "broker_url": context.broker_url}
+            ),
+            **facts,
+        }
+        return RunOutcome(row, tables)
+
+    def _broker_target(
+        self, context: ExperimentContext, run: PlannedRun, tls: TlsProfile | None
+    ) -> tuple[str, int, str, str] | None:
+        if context.broker_url is None:
+            return None
+        url = urlparse(context.broker_url)
+        return (
+            url.hostname or "127.0.0.1",
+            url.port or (8883 if tls else 1883),
+            url.username or "",
+            url.password or "",
+        )
+
+    def _run_processes(
+        self,
+        run: PlannedRun,
+        context: ExperimentContext,
+        run_dir: Path,
+        on_progress: ProgressCallback,
+    ) -> None:
+        tls = tls_profile_for(context, run.cell.configuration)
+        prefix = f"iotsb/{run.run_id}-{os.urandom(3).hex()}"
+        emitter_user = BrokerUser.random(
+            "emitter",
+            read=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
+            write=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
+        )
+        receiver_user = BrokerUser.random(
+            "receiver",
+            read=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
+            write=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
+        )
+        tls_files = None
+        tls_lines = None
+        if tls is not None:
+            if context.broker_url is not None:
+                if context.broker_ca_file is None:
+                    raise SpecError("a TLS configuration on an external broker needs --broker-ca")
+                tls_files = TlsClientFiles(dataclasses.asdict(tls), str(context.broker_ca_file))
+            else:
+                certs = self.certificates(context, tls.certificate)
+                tls_lines = mosquitto_listener_lines(
+                    tls, certs.ca_file, certs.server_cert, certs.server_key
+                )
+                tls_files = TlsClientFiles(
+                    dataclasses.asdict(tls),
+                    str(certs.ca_file),
+                    str(certs.client_cert),
+                    str(certs.client_key),
+                )
+        external = self._broker_target(context, run, tls)
+        if external is None:
+            broker = MosquittoBroker(
+                run_dir / "broker",
+                [emitter_user, receiver_user],
+                tls_lines=tls_lines,
+                settings=context.spec.broker,
+            )
+            with broker:
+                assert broker.listener is not None
+                target = (broker.listener.host, broker.listener.port)
+                self._agents(
+                    run,
+                    context,
+                    run_dir,
+                    prefix,
+                    target,
+                    (emitter_user, receiver_user),
+                    tls_files,
+                    on_progress,
+                    broker,
+                )
+                if not broker.alive():
+                    raise RunFailure(f"broker exited ({broker.exit_description()})")
+        else:
+            host, port, user, password = external
+            shared = BrokerUser(user, password)
+            self._agents(
+                run,
+                context,
+                run_dir,
+                prefix,
+                (host, port),
+                (shared, shared),
+                tls_files,
+                on_progress,
+                None,
+            )
+
+    def _agent_config(
+        self,
+        role: str,
+        run: PlannedRun,
+        context: ExperimentContext,
+        run_dir: Path,
+        prefix: str,
+        target: tuple[str, int],
+        user: BrokerUser,
+        tls_files: TlsClientFiles | None,
+    ) -> Path:
+        spec = context.spec
+        config = AgentConfig(
+            role=role,
+            run_id=run.run_id,
+            configuration=run.cell.configuration,
+            host=target[0],
+            port=target[1],
+            username=user.name,
+            password=user.password,
+            client_id=f"iotsb-{role}-{prefix.rsplit('-', 1)[-1]}",
+            topic_prefix=prefix,
+            payload_bytes=run.cell.payload_bytes,
+            rate_hz=run.cell.rate_hz,
+            duration_s=spec.duration_s,
+            qos=run.cell.qos,
+            connect_timeout_s=spec.connect_timeout_s,
+            drain_s=spec.drain_s,
+            seed=spec.seed,
+            output=str(run_dir / f"{role}.jsonl"),
+            tls=tls_files,
+            fault=_fault_for(role, run.run_id),
+        )
+        path = run_dir / f"{role}.config.json"
+        path.unlink(missing_ok=True)
+        write_secret(path, config.to_json().encode())
+        return path
+
+    def _agents(
+        self,
+        run: PlannedRun,
+        context: ExperimentContext,
+        run_dir: Path,
+        prefix: str,
+        target: tuple[str, int],
+        users: tuple[BrokerUser, BrokerUser],
+        tls_files: TlsClientFiles | None,
+        on_progress: ProgressCallback,
+        broker: MosquittoBroker | None,
+    ) -> None:
+        spec = context.spec
+        configs = {
+            role: self._agent_config(role, run, context, run_dir, prefix, target, user, tls_files)
+            for role, user in zip(("emitter", "receiver"), users, strict=True)
+        }
+
+        def argv(role: str) -> list[str]:
+            return [
+                sys.executable,
+                "-m",
+                f"iotsecbench.agents.{role}",
+                "--config",
+                str(configs[role]),
+            ]
+
+        with Supervised(
+            argv("receiver"), stdout=subprocess.PIPE, stderr_path=run_dir / "receiver.stderr"
+        ) as receiver:
+            self._wait_ready(receiver, run_dir)
+            budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
+            with Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter:
+                started = time.monotonic()
+                while emitter.poll() is None:
+                    elapsed = time.monotonic() - started
+                    if elapsed > budget_s:
+                        raise RunFailure(
+                            f"emitter did not finish within {budget_s:.0f} s "
+                            "(watchdog); processes killed"
+                        )
+                    if broker is not None and not broker.alive():
+                        raise RunFailure(f"broker exited ({broker.exit_description()})")
+                    if receiver.poll() is not None:
+                        raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
+                    on_progress(min(0.99, elapsed / max(spec.duration_s, 0.1)))
+                    time.sleep(0.1)
+                if emitter.poll() != 0:
+                    raise RunFailure(self._agent_problem("emitter", emitter, run_dir))
+            if receiver.wait(spec.drain_s + spec.connect_timeout_s + 5) is None:
+                raise RunFailure("receiver did not finish after the end message (watchdog)")
+            if receiver.poll() != 0:
+                raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
+        on_progress(1.0)
+
+    def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
+        assert receiver.process is not None and receiver.process.stdout is not None
+        stream = receiver.process.stdout
+        deadline = time.monotonic() + self.READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([stream], [], [], 0.1)
+            if readable:
+                line = stream.readline()
+                if line.strip() == b"READY":
+                    return
+                if not line:
+                    break
+            if receiver.poll() is not None:
+                break
+        raise RunFailure(self._agent_problem("receiver", receiver, run_dir, before_ready=True))
+
+    @staticmethod
+    def _agent_problem(
+        role: str, agent: Supervised, run_dir: Path, before_ready: bool = False
+    ) -> str:
+        message = first_error(read_records(run_dir / f"{role}.jsonl"))
+        if message is None:
+            stderr = run_dir / f"{role}.stderr"
+            lines = (
+                stderr.read_text(errors="replace").strip().splitlines() if stderr.exists() else []
+            )
+            message = lines[-1] if lines else "no error message"
+        when = " before it was ready" if before_ready else ""
+        return f"{role} failed{when} ({describe_exit(agent.poll())}): {message}"
+
+
+def security_properties(security: Any) -> dict[str, Any]:
+    """The properties of a configuration: the scheme's, plus what the transport adds."""
+    properties = security.scheme.properties.to_dict()
+    properties["transport"] = security.transport
+    if security.transport != "plain":
+        # TLS protects each hop (client–broker), not end to end through the broker.
+        properties["hop_confidentiality"] = True
+        properties["hop_integrity"] = True
+        properties["server_authentication"] = True
+    return properties
