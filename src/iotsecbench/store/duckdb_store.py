@@ -214,11 +214,9 @@ def _check_run_ids(table: schema.Table, data: pa.Table, run_id: str) -> None:
 class ResultsStore:
     """A results directory's DuckDB database, opened for reading or for the single writer."""
 
-    def __init__(
-        self, results_dir: Path, connection: duckdb.DuckDBPyConnection, read_only: bool
-    ) -> None:
-        self.results_dir = Path(results_dir)
-        self.path = database_path(self.results_dir)
+    def __init__(self, path: Path, connection: duckdb.DuckDBPyConnection, read_only: bool) -> None:
+        self.path = Path(path)
+        self.results_dir = self.path.parent
         self.read_only = read_only
         self._connection: duckdb.DuckDBPyConnection | None = connection
 
@@ -233,7 +231,12 @@ class ResultsStore:
         a reader is pointed at a directory without results.
         """
         results_dir = Path(results_dir)
-        path = database_path(results_dir)
+        return cls.open_file(database_path(results_dir), read_only=read_only)
+
+    @classmethod
+    def open_file(cls, path: Path, read_only: bool = False) -> ResultsStore:
+        """Open a results database at an explicit path (``open`` and rebuild use it)."""
+        results_dir = path.parent
         if read_only:
             if not path.is_file():
                 raise SpecError(
@@ -246,7 +249,7 @@ class ResultsStore:
             except OSError as error:
                 raise _environment_error(error, f"creating {results_dir}") from error
             _keep_copy_of_wal(path)
-        connection = _connect(path, read_only)
+        connection = connect(path, read_only)
         try:
             version = _prepare_schema(connection, path, read_only)
         except BaseException:
@@ -255,8 +258,8 @@ class ResultsStore:
         if version < schema.SCHEMA_VERSION:
             connection.close()
             _upgrade_file(path)
-            connection = _connect(path, read_only)
-        return cls(results_dir, connection, read_only)
+            connection = connect(path, read_only)
+        return cls(path, connection, read_only)
 
     def __enter__(self) -> Self:
         return self
@@ -403,6 +406,16 @@ class ResultsStore:
             raise _environment_error(error, f"writing {record_path}") from error
         self._replace_run(connection, run_id, run_data, table_data)
 
+    def restore_experiment(self, data: pa.Table) -> None:
+        """Insert a validated experiment row without touching experiment.json (rebuild)."""
+        self._insert(self._require_writer(), schema.EXPERIMENTS, data, "restoring the experiment")
+
+    def restore_run(
+        self, run_id: str, run_data: pa.Table, table_data: Mapping[str, pa.Table]
+    ) -> None:
+        """Insert a validated run without rewriting its record file (rebuild)."""
+        self._replace_run(self._require_writer(), run_id, run_data, table_data)
+
     def _replace_run(
         self,
         connection: duckdb.DuckDBPyConnection,
@@ -490,7 +503,7 @@ def _keep_copy_of_wal(path: Path) -> None:
         raise _environment_error(error, f"keeping a copy of {wal}") from error
 
 
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + BUSY_WAIT_S
     while True:
         try:
@@ -590,7 +603,7 @@ def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
 
 def _upgrade_file(path: Path) -> None:
     """Upgrade an older database in place, after keeping a copy of the original file."""
-    connection = _connect(path, read_only=False)
+    connection = connect(path, read_only=False)
     try:
         (value,) = connection.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'"

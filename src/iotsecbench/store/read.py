@@ -1,0 +1,111 @@
+"""Reading results back as pandas frames, for the analysis and the report.
+
+Every function opens the database read-only for the duration of one query, so it works
+whenever no writer holds the file (DuckDB lets a writer exclude every other process).
+Frames come back in a deterministic order; integer columns that may hold NULLs use pandas'
+nullable integer dtypes so NULL stays distinguishable from 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iotsecbench.errors import DataError, SpecError
+from iotsecbench.store import schema
+from iotsecbench.store.duckdb_store import ResultsStore
+
+
+def _query(results_dir: Path | str, sql: str, parameters: list[Any] | None = None) -> pd.DataFrame:
+    with ResultsStore.open(results_dir, read_only=True) as store:
+        return store.connection.execute(sql, parameters or []).df()
+
+
+def table(results_dir: Path | str, name: str) -> pd.DataFrame:
+    """Every row of one table (columns in schema order, rows in the table's natural order)."""
+    if name not in schema.DATA_TABLES:
+        raise SpecError(
+            f"unknown results table {name!r}; the tables are {', '.join(schema.DATA_TABLES)}"
+        )
+    definition = schema.TABLES[name]
+    columns = ", ".join(definition.column_names)
+    order = ", ".join(definition.order_by) or columns
+    return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
+
+
+def runs_frame(results_dir: Path | str) -> pd.DataFrame:
+    """The runs table (every status), in run order."""
+    return table(results_dir, "runs")
+
+
+def current_frame(results_dir: Path | str) -> pd.DataFrame:
+    """Modelled device current of every sample of every 'ok' run.
+
+    Columns: configuration (runs.cell_label), device (samples.agent: which process's device),
+    run (runs.repetition), time_s ((samples.t_ns − runs.t0_ns) / 1e9), current_ma (modelled).
+    Samples without a modelled current are left out.
+    """
+    return _query(
+        results_dir,
+        """
+        SELECT r.cell_label AS configuration,
+               s.agent AS device,
+               r.repetition AS run,
+               (s.t_ns - r.t0_ns) / 1e9 AS time_s,
+               s.current_ma AS current_ma
+        FROM samples AS s JOIN runs AS r USING (run_id)
+        WHERE r.status = 'ok' AND s.current_ma IS NOT NULL
+        ORDER BY r.cell_label, s.agent, r.repetition, s.t_ns
+        """,
+    )
+
+
+def latency_frame(results_dir: Path | str) -> pd.DataFrame:
+    """End-to-end latency of every delivered message of every 'ok' run.
+
+    Columns: configuration (runs.cell_label), run (runs.repetition), seq,
+    latency_ms ((t_delivered_ns − t_created_ns) / 1e6).
+    """
+    return _query(
+        results_dir,
+        """
+        SELECT r.cell_label AS configuration,
+               r.repetition AS run,
+               m.seq AS seq,
+               (m.t_delivered_ns - m.t_created_ns) / 1e6 AS latency_ms
+        FROM messages AS m JOIN runs AS r USING (run_id)
+        WHERE r.status = 'ok' AND m.status = 'delivered'
+          AND m.t_delivered_ns IS NOT NULL AND m.t_created_ns IS NOT NULL
+        ORDER BY r.cell_label, r.repetition, m.seq
+        """,
+    )
+
+
+def security_properties(results_dir: Path | str) -> dict[str, dict[str, Any]]:
+    """Security properties per cell label, parsed from runs.security_json.
+
+    Every run of a cell has the same properties; the first run (by run order) that recorded
+    them is used.
+    """
+    frame = _query(
+        results_dir,
+        """
+        SELECT cell_label, security_json FROM runs
+        WHERE security_json IS NOT NULL AND cell_label IS NOT NULL
+        ORDER BY run_order, run_id
+        """,
+    )
+    properties: dict[str, dict[str, Any]] = {}
+    for label, text in zip(frame["cell_label"], frame["security_json"], strict=True):
+        if label in properties:
+            continue
+        try:
+            properties[label] = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DataError(
+                f"runs.security_json of cell {label!r} in {results_dir} is not valid JSON ({error})"
+            ) from error
+    return properties
