@@ -1,0 +1,212 @@
+"""Running a whole experiment: validate everything, open the store, execute the planned runs
+one by one, store each as soon as it ends.
+
+Everything a user can get wrong is checked before the first process starts: configuration
+names, the device profile, the broker URL, mosquitto being installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import platform
+import shutil
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from iotsecbench import __version__
+from iotsecbench.energy.profile import load_profile
+from iotsecbench.errors import Interrupted, SpecError
+from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.lab.files import write_atomic
+from iotsecbench.runner.outcome import (
+    Executor,
+    ExperimentContext,
+    RunInterrupted,
+    RunOutcome,
+)
+from iotsecbench.security import resolve_configuration
+from iotsecbench.spec.matrix import PlannedRun, plan_runs
+from iotsecbench.spec.models import ExperimentSpec
+from iotsecbench.store.duckdb_store import ResultsStore
+
+
+class RunObserver:
+    """Receives progress; the default ignores it. A failing observer never stops a run."""
+
+    def experiment_started(
+        self, runs: list[PlannedRun], skipped: int, spec: ExperimentSpec
+    ) -> None:
+        """Called once, with the runs still to execute."""
+
+    def run_started(self, run: PlannedRun) -> None:
+        """Called before each run."""
+
+    def run_progress(self, run: PlannedRun, fraction: float) -> None:
+        """Called repeatedly while a run executes."""
+
+    def run_finished(self, run: PlannedRun, outcome: RunOutcome) -> None:
+        """Called after each run has been stored."""
+
+    def experiment_finished(self) -> None:
+        """Called once at the end (also after an interruption)."""
+
+
+def _safely(call: Callable[[], None]) -> None:
+    """Call an observer hook; a failing display must not kill the measurement (STYLE 11)."""
+    with contextlib.suppress(Exception):
+        call()
+
+
+@dataclass
+class ExperimentOutcome:
+    """What happened: where the results are, and each executed run's outcome."""
+
+    results_dir: Path
+    experiment_id: str
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def failed(self) -> list[RunOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+
+def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
+    """Every check that needs no process: raises ``SpecError`` naming the fix."""
+    transports = {resolve_configuration(name).transport for name in spec.configurations}
+    load_profile(spec.device)
+    if broker_url is not None:
+        url = urlparse(broker_url)
+        if url.scheme not in ("mqtt", "mqtts") or not url.hostname:
+            raise SpecError(f"--broker {broker_url!r}: use mqtt://host:port or mqtts://host:port")
+        wanted = "plain" if url.scheme == "mqtt" else "tls"
+        wrong = [t for t in transports if (t == "plain") != (wanted == "plain")]
+        if wrong:
+            raise SpecError(
+                f"--broker {url.scheme}:// cannot carry the {', '.join(sorted(wrong))} transport; "
+                "choose configurations that match the broker URL"
+            )
+
+
+def host_facts() -> dict[str, object]:
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "cpu_count": __import__("os").cpu_count(),
+    }
+
+
+def software_versions(broker_version: str) -> dict[str, str]:
+    import ssl
+    from importlib.metadata import version
+
+    versions = {
+        "iotsecbench": __version__,
+        "mosquitto": broker_version,
+        "openssl": ssl.OPENSSL_VERSION,
+    }
+    for package in ("paho-mqtt", "cryptography", "duckdb", "numpy"):
+        versions[package] = version(package)
+    return versions
+
+
+def _set_aside_previous(results_dir: Path) -> Path | None:
+    """``--force-new-run``: move an earlier experiment's files into ``previous-<time>/``."""
+    names = ["results.duckdb", "results.duckdb.wal", "experiment.json", "runs", "analysis.json"]
+    present = [results_dir / n for n in names if (results_dir / n).exists()]
+    if not present:
+        return None
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    aside = results_dir / f"previous-{stamp}"
+    aside.mkdir()
+    for path in present:
+        shutil.move(str(path), aside / path.name)
+    return aside
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    results_dir: Path,
+    executor: Executor,
+    *,
+    resume: bool = False,
+    force_new: bool = False,
+    broker_url: str | None = None,
+    broker_ca_file: Path | None = None,
+    observer: RunObserver | None = None,
+    broker_version: str | None = None,
+) -> ExperimentOutcome:
+    """Plan, execute and store every run of ``spec`` into ``results_dir``."""
+    observer = observer or RunObserver()
+    validate(spec, broker_url)
+    planned = plan_runs(spec)
+    if broker_version is None:
+        broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())
+    results_dir.mkdir(parents=True, exist_ok=True)
+    if force_new:
+        _set_aside_previous(results_dir)
+    experiment_id = f"{spec.name}-{spec.config_hash()}"
+    context = ExperimentContext(
+        spec=spec,
+        results_dir=results_dir,
+        experiment_id=experiment_id,
+        device=load_profile(spec.device),
+        broker_version=broker_version,
+        broker_url=broker_url,
+        broker_ca_file=broker_ca_file,
+    )
+    result = ExperimentOutcome(results_dir, experiment_id)
+    with ResultsStore.open(results_dir) as store:
+        store.ensure_experiment(
+            {
+                "experiment_id": experiment_id,
+                "name": spec.name,
+                "created_utc": datetime.datetime.now(datetime.UTC).isoformat(),
+                "spec_json": spec.model_dump_json(),
+                "config_hash": spec.config_hash(),
+                "seed": spec.seed,
+                "host_json": json.dumps(host_facts()),
+                "versions_json": json.dumps(software_versions(broker_version)),
+            },
+            resume=resume,
+        )
+        write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
+        done = store.completed_run_ids(experiment_id) if resume else set()
+        todo = [run for run in planned if run.run_id not in done]
+        result.skipped = len(planned) - len(todo)
+        _safely(lambda: observer.experiment_started(todo, result.skipped, spec))
+        try:
+            for run in todo:
+                _safely(lambda run=run: observer.run_started(run))
+                try:
+                    outcome = executor.execute(
+                        run,
+                        context,
+                        lambda fraction, run=run: _safely(
+                            lambda: observer.run_progress(run, fraction)
+                        ),
+                    )
+                except RunInterrupted as interrupted:
+                    store.write_run(
+                        interrupted.outcome.run_row,
+                        interrupted.outcome.tables,
+                        context.run_dir(run),
+                    )
+                    result.outcomes.append(interrupted.outcome)
+                    raise Interrupted(
+                        f"interrupted during run {run.run_id}; {len(result.outcomes) - 1} runs "
+                        f"completed and stored in {results_dir} (continue with --resume)"
+                    ) from None
+                store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
+                result.outcomes.append(outcome)
+                _safely(lambda run=run, outcome=outcome: observer.run_finished(run, outcome))
+        finally:
+            _safely(observer.experiment_finished)
+    return result
