@@ -1,0 +1,89 @@
+"""Security configurations: parsing ``TRANSPORT[+SCHEME]`` names into transport + scheme.
+
+This module owns the configuration vocabulary of docs/internals.md: ``plain``, ``tls1.2``,
+``tls1.3``, a bare scheme name (plain transport) and ``tls1.2+<scheme>``/``tls1.3+<scheme>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iotsecbench.errors import SpecError
+from iotsecbench.security.naming import suggest, unknown_name_error
+from iotsecbench.security.schemes import get_scheme, scheme_names
+from iotsecbench.security.schemes.base import PayloadScheme
+from iotsecbench.security.tls import TlsProfile
+
+TRANSPORTS = ("plain", "tls1.2", "tls1.3")
+
+# The study's TLS: self-signed RSA-2048 server certificate, default suites, no resumption.
+DEFAULT_TLS_PROFILES = {
+    "tls1.2": TlsProfile(version="1.2", ciphers=None, certificate="rsa2048"),
+    "tls1.3": TlsProfile(version="1.3", ciphers=None, certificate="rsa2048"),
+}
+
+
+@dataclass(frozen=True)
+class SecurityConfiguration:
+    """One point on the security axis of an experiment."""
+
+    name: str  # canonical name: "plain", "tls1.2", "<scheme>", "tls1.3+<scheme>"
+    transport: str  # "plain", "tls1.2" or "tls1.3"
+    tls_profile: TlsProfile | None  # None for plain transport
+    scheme: PayloadScheme  # the payload scheme ("none" when there is none)
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {TRANSPORTS}, got {self.transport!r}")
+        if (self.tls_profile is None) != (self.transport == "plain"):
+            raise ValueError("a TLS transport needs a TLS profile and plain transport none")
+
+
+def _canonical_name(transport: str, scheme_name: str) -> str:
+    if scheme_name == "none":
+        return transport
+    return scheme_name if transport == "plain" else f"{transport}+{scheme_name}"
+
+
+def configuration_names() -> list[str]:
+    """Every configuration name ``resolve_configuration`` accepts, canonical spellings."""
+    names = []
+    for transport in TRANSPORTS:
+        names.extend(_canonical_name(transport, scheme) for scheme in scheme_names())
+    return names
+
+
+def resolve_configuration(name: str) -> SecurityConfiguration:
+    """Parse a configuration name; ``SpecError`` with a "did you mean" on unknown parts.
+
+    ``plain+<scheme>`` and ``<transport>+none`` are accepted and canonicalised (to ``<scheme>``
+    and ``<transport>``), so one configuration has one name in stored results.
+    """
+    if not isinstance(name, str) or not name:
+        raise SpecError("security configuration name must be a non-empty string")
+    transport, plus, scheme_name = name.partition("+")
+    if not plus:
+        if name in TRANSPORTS:
+            transport, scheme_name = name, "none"
+        elif name in scheme_names():
+            transport, scheme_name = "plain", name
+        else:
+            raise unknown_name_error("security configuration", name, configuration_names())
+    if transport not in TRANSPORTS:
+        match = suggest(transport, TRANSPORTS)
+        hint = (
+            f"did you mean {match}+{scheme_name}?" if match else f"known: {', '.join(TRANSPORTS)}"
+        )
+        raise SpecError(f"unknown transport {transport!r} in {name!r} ({hint})")
+    if scheme_name not in scheme_names():
+        match = suggest(scheme_name, scheme_names())
+        hint = (
+            f"did you mean {transport}+{match}?" if match else f"known: {', '.join(scheme_names())}"
+        )
+        raise SpecError(f"unknown scheme {scheme_name!r} in {name!r} ({hint})")
+    return SecurityConfiguration(
+        name=_canonical_name(transport, scheme_name),
+        transport=transport,
+        tls_profile=DEFAULT_TLS_PROFILES.get(transport),
+        scheme=get_scheme(scheme_name),
+    )
