@@ -327,10 +327,7 @@ class ResultsStore:
             if not experiment_file.exists():
                 # Restore the rebuild source from the database rather than from the new row,
                 # so created_utc and host facts stay those of the original start.
-                stored = connection.execute(
-                    "SELECT * FROM experiments WHERE experiment_id = ?", [stored_id]
-                ).to_arrow_table()
-                self._write_experiment_file(stored.to_pylist()[0])
+                self._write_experiment_file(self.experiment() or {})
             return str(stored_id)
         record_row = data.to_pylist()[0]
         self._write_experiment_file(record_row)
@@ -351,8 +348,10 @@ class ResultsStore:
 
     def experiment(self) -> dict[str, Any] | None:
         """The stored experiment row, or None before ensure_experiment."""
-        rows = self.connection.execute("SELECT * FROM experiments").to_arrow_table().to_pylist()
-        return rows[0] if rows else None
+        cursor = self.connection.execute("SELECT * FROM experiments")
+        names = [description[0] for description in cursor.description]
+        row = cursor.fetchone()
+        return dict(zip(names, row, strict=True)) if row else None
 
     # -- runs --------------------------------------------------------------------------
 
