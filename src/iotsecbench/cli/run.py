@@ -1,7 +1,155 @@
-"""`iotsecbench run` (being built)."""
+"""``iotsecbench run``: execute an experiment and print its summary."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from iotsecbench.errors import SpecError
+
+
+def _int_list(text: str | None, option: str) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SpecError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
+
+
+def _float_list(text: str | None, option: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SpecError(f"{option} takes numbers separated by commas, got {text!r}") from None
+
+
+def run(
+    spec_file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Experiment spec (TOML). Without it, the built-in default experiment runs "
+            "(plain, tls1.2, ecdh-p256-aes128-cbc and its AEAD fix; about 3 minutes)."
+        ),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(help="A built-in experiment instead of a file: default, stability."),
+    ] = None,
+    configs: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated configurations, e.g. plain,tls1.2,ecdh-p256-aes128-gcm "
+            "(see `iotsecbench schemes`)."
+        ),
+    ] = None,
+    duration: Annotated[
+        float | None, typer.Option(help="Publishing time per run, seconds.")
+    ] = None,
+    reps: Annotated[int | None, typer.Option(help="Repetitions of every cell.")] = None,
+    payload: Annotated[
+        str | None, typer.Option(help="Payload size(s) in bytes, comma-separated (≥16).")
+    ] = None,
+    rate: Annotated[
+        str | None, typer.Option(help="Message rate(s) in Hz, comma-separated.")
+    ] = None,
+    qos: Annotated[str | None, typer.Option(help="MQTT QoS level(s) 0,1,2.")] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(help="Device profile for the energy model (default esp32-wroom-32)."),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for run order and payloads.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Results directory (default results/<name>-<time>).")
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(help="Continue an interrupted experiment in --out: completed runs are kept."),
+    ] = False,
+    force_new_run: Annotated[
+        bool,
+        typer.Option(help="Start over in --out; earlier results are moved to previous-<time>/."),
+    ] = False,
+    broker: Annotated[
+        str | None,
+        typer.Option(help="Use an external broker, mqtt://[user:pass@]host:port or mqtts://…"),
+    ] = None,
+    broker_ca: Annotated[
+        Path | None, typer.Option(help="CA certificate to trust for an external mqtts:// broker.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
+    simulate: Annotated[
+        bool, typer.Option(hidden=True, help="Synthetic measurements (tests of the pipeline only).")
+    ] = False,
+) -> None:
+    """Run an experiment on a real mosquitto broker and store every raw measurement.
+
+    Each run starts a fresh broker, a receiver and an emitter process; handshake phases,
+    every message, 10 Hz samples of CPU, TCP bytes and memory are stored in
+    OUT/results.duckdb, one transaction per run. Device current is *modelled* from the
+    measured activity (docs/energy-model.md). Then `iotsecbench analyze OUT`.
+    """
+    from iotsecbench.report.summary import summarise
+    from iotsecbench.report.terminal import summary_tables, warning_lines
+    from iotsecbench.runner.experiment import run_experiment
+    from iotsecbench.runner.local import LocalExecutor
+    from iotsecbench.runner.progress import RichProgress
+    from iotsecbench.spec.load import load_spec
+
+    overrides = {
+        "configurations": configs.split(",") if configs is not None else None,
+        "duration_s": duration,
+        "repetitions": reps,
+        "payload_bytes": _int_list(payload, "--payload"),
+        "rate_hz": _float_list(rate, "--rate"),
+        "qos": _int_list(qos, "--qos"),
+        "device": device,
+        "seed": seed,
+    }
+    spec = load_spec(spec_file, preset, overrides)
+    if out is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        out = Path("results") / f"{spec.name}-{stamp}"
+    if simulate:
+        from iotsecbench.runner.simulated import SimulatedExecutor
+
+        executor = SimulatedExecutor()
+    else:
+        executor = LocalExecutor()
+    console = Console(stderr=True)
+    outcome = run_experiment(
+        spec,
+        out,
+        executor,
+        resume=resume,
+        force_new=force_new_run,
+        broker_url=broker,
+        broker_ca_file=broker_ca,
+        observer=None if quiet else RichProgress(console),
+        broker_version="simulated" if simulate else None,
+    )
+    stdout = Console()
+    frame = summarise(out)
+    for table in summary_tables(frame):
+        stdout.print(table)
+    for line in warning_lines(frame):
+        stdout.print(f"[yellow]security warning[/] {line}")
+    failed = outcome.failed
+    stdout.print(
+        f"results: {out}/results.duckdb ({len(outcome.outcomes)} runs executed, "
+        f"{outcome.skipped} kept, {len(failed)} failed)"
+    )
+    if failed:
+        for failure in failed:
+            stdout.print(f"[red]failed[/] {failure.run_row['run_id']}: {failure.run_row['error']}")
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Add the subcommand to the app."""
+    app.command(no_args_is_help=False)(run)

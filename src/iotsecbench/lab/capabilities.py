@@ -1,0 +1,183 @@
+"""What this machine can and cannot do for iotsecbench: one ``Check`` per capability, each
+saying what works and what will be skipped. Nothing here changes the machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from iotsecbench.errors import MissingBinaryError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str  # what was found
+    consequence: str = ""  # what is skipped or how to fix it when not ok
+    required: bool = False  # a failed required check stops `run`
+
+
+def _run(argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def check_mosquitto() -> Check:
+    from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+
+    try:
+        binary = mosquitto_binary()
+    except MissingBinaryError as error:
+        return Check("mosquitto", False, "not found", str(error), required=True)
+    return Check("mosquitto", True, f"{mosquitto_version(binary)} at {binary}", required=True)
+
+
+def check_mosquitto_passwd() -> Check:
+    found = shutil.which("mosquitto_passwd")
+    return Check(
+        "mosquitto_passwd",
+        bool(found),
+        found or "not found",
+        "install the Debian package 'mosquitto'",
+        required=True,
+    )
+
+
+def check_openssl() -> Check:
+    return Check(
+        "OpenSSL (Python ssl)",
+        True,
+        f"{ssl.OPENSSL_VERSION}; TLS 1.3: {'yes' if ssl.HAS_TLSv1_3 else 'no'}",
+    )
+
+
+def check_python() -> Check:
+    from importlib.metadata import version
+
+    return Check(
+        "Python",
+        sys.version_info >= (3, 11),
+        f"{sys.version.split()[0]}, paho-mqtt {version('paho-mqtt')}, "
+        f"cryptography {version('cryptography')}",
+        "iotsecbench needs Python ≥ 3.11",
+        required=True,
+    )
+
+
+def check_root() -> Check:
+    root = os.geteuid() == 0
+    return Check(
+        "privileges",
+        root,
+        "root" if root else f"uid {os.geteuid()} (not root)",
+        "network namespaces, shaping and scheduler tracing will be skipped",
+    )
+
+
+def check_netns() -> Check:
+    ip = shutil.which("ip")
+    if not ip:
+        return Check(
+            "network namespaces",
+            False,
+            "`ip` not found",
+            "install iproute2; --network profiles will be refused",
+        )
+    if os.geteuid() != 0:
+        return Check(
+            "network namespaces",
+            False,
+            "need root",
+            "--network profiles will be refused; loopback runs work",
+        )
+    return Check("network namespaces", True, f"ip at {ip}, root")
+
+
+def check_tc() -> Check:
+    tc = shutil.which("tc")
+    nft = shutil.which("nft")
+    detail = f"tc: {tc or 'missing'}, nft: {nft or 'missing'}"
+    return Check(
+        "link shaping (tc, nftables)",
+        bool(tc and nft),
+        detail,
+        "install iproute2 and nftables for shaped links",
+    )
+
+
+def check_tracefs() -> Check:
+    path = Path("/sys/kernel/tracing")
+    usable = path.is_dir() and os.access(path, os.W_OK)
+    return Check(
+        "tracefs (scheduler traces)",
+        usable,
+        str(path) if usable else f"{path} not writable or missing",
+        "scheduler-trace benchmarks will be skipped",
+    )
+
+
+def check_perf() -> Check:
+    perf = shutil.which("perf")
+    if not perf:
+        return Check("perf", False, "not found", "install linux-perf for CPU counters")
+    result = _run([perf, "stat", "-x,", "-e", "task-clock", "true"])
+    works = result is not None and result.returncode == 0
+    return Check(
+        "perf",
+        works,
+        f"{perf} ({'software events work' if works else 'not usable'})",
+        "perf-based counters will be skipped",
+    )
+
+
+def check_cgroups() -> Check:
+    v1 = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists()
+    v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    kind = "v1 cpu controller" if v1 else "v2" if v2 else "none found"
+    return Check("cgroups (CPU limits)", v1 or v2, kind, "CPU-constrained runs will be skipped")
+
+
+def check_chromium() -> Check:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    return Check(
+        "Chromium (report tests)",
+        bool(found),
+        found or "not found",
+        "the HTML report's browser test will be skipped",
+    )
+
+
+def check_disk(directory: Path) -> Check:
+    usage = shutil.disk_usage(directory if directory.exists() else Path.cwd())
+    free_gib = usage.free / 2**30
+    return Check(
+        "disk space",
+        free_gib > 1,
+        f"{free_gib:.1f} GiB free in {directory}",
+        "free some space: a long experiment writes hundreds of MB",
+    )
+
+
+def all_checks(results_dir: Path = Path(".")) -> list[Check]:
+    return [
+        check_python(),
+        check_mosquitto(),
+        check_mosquitto_passwd(),
+        check_openssl(),
+        check_root(),
+        check_netns(),
+        check_tc(),
+        check_tracefs(),
+        check_perf(),
+        check_cgroups(),
+        check_chromium(),
+        check_disk(results_dir),
+    ]

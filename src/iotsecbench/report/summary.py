@@ -1,0 +1,141 @@
+"""The per-configuration summary table printed at the end of ``run`` (and used by reports).
+
+Every figure is computed from the stored raw tables; which ones are *measured* on this host
+and which are *modelled* for the device is part of each column's definition in ``COLUMNS``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iotsecbench.store import read
+
+PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+
+
+@dataclass(frozen=True)
+class SummaryColumn:
+    key: str
+    title: str  # short heading for the terminal
+    unit: str
+    kind: str  # "measured" (on this host) or "modelled" (device energy model)
+    digits: int
+
+
+COLUMNS = (
+    SummaryColumn("runs", "runs", "", "measured", 0),
+    *(SummaryColumn(f"{p}_ms", p.replace("_", " "), "ms", "measured", 2) for p in PHASES),
+    SummaryColumn("latency_mean_ms", "latency mean", "ms", "measured", 2),
+    SummaryColumn("latency_p50_ms", "p50", "ms", "measured", 2),
+    SummaryColumn("latency_p95_ms", "p95", "ms", "measured", 2),
+    SummaryColumn("latency_p99_ms", "p99", "ms", "measured", 2),
+    SummaryColumn("seal_us", "seal", "µs", "measured", 1),
+    SummaryColumn("open_us", "open", "µs", "measured", 1),
+    SummaryColumn("emitter_cpu_us_per_message", "CPU/msg emitter", "µs", "measured", 0),
+    SummaryColumn("receiver_cpu_us_per_message", "CPU/msg receiver", "µs", "measured", 0),
+    SummaryColumn("wire_bytes_per_message", "wire/msg", "B", "measured", 1),
+    SummaryColumn("expansion_bytes", "expansion", "B", "measured", 1),
+    SummaryColumn("emitter_current_ma", "current emitter", "mA", "modelled", 2),
+    SummaryColumn("receiver_current_ma", "current receiver", "mA", "modelled", 2),
+    SummaryColumn("emitter_charge_mah", "charge emitter", "mAh", "modelled", 4),
+    SummaryColumn("receiver_charge_mah", "charge receiver", "mAh", "modelled", 4),
+    SummaryColumn("peak_rss_mib", "peak RSS", "MiB", "measured", 1),
+    SummaryColumn("lost", "lost", "", "measured", 0),
+    SummaryColumn("rejected", "rejected", "", "measured", 0),
+)
+
+
+def _window_delta(samples: pd.DataFrame, column: str, start_ns: float, end_ns: float) -> float:
+    """Growth of a cumulative counter between two instants (linear between 10 Hz samples)."""
+    if samples.empty:
+        return float("nan")
+    times = samples["t_ns"].to_numpy(dtype=float)
+    values = samples[column].to_numpy(dtype=float)
+    return float(np.interp(end_ns, times, values) - np.interp(start_ns, times, values))
+
+
+def _charge_mah(samples: pd.DataFrame) -> float:
+    if len(samples) < 2:
+        return float("nan")
+    dt_s = np.diff(samples["t_ns"].to_numpy(dtype=float)) / 1e9
+    return float(np.sum(samples["current_ma"].to_numpy(dtype=float)[1:] * dt_s) / 3600)
+
+
+def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float]:
+    run_id = run["run_id"]
+    samples = tables["samples"][tables["samples"]["run_id"] == run_id]
+    events = tables["events"][tables["events"]["run_id"] == run_id]
+    messages = tables["messages"][tables["messages"]["run_id"] == run_id]
+    handshakes = tables["handshakes"][tables["handshakes"]["run_id"] == run_id]
+    values: dict[str, float] = {}
+    emitter_handshakes = handshakes[handshakes["agent"] == "emitter"]
+    for phase in PHASES:
+        wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
+        values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")
+    start = events.loc[(events["agent"] == "emitter") & (events["kind"] == "publish_start"), "t_ns"]
+    end = events.loc[(events["agent"] == "emitter") & (events["kind"] == "publish_end"), "t_ns"]
+    sent = len(messages)
+    for agent in ("emitter", "receiver"):
+        own = samples[samples["agent"] == agent].sort_values("t_ns")
+        if len(start) and len(end) and sent:
+            cpu = _window_delta(own, "cpu_ns", start.iloc[0], end.iloc[0])
+            values[f"{agent}_cpu_us_per_message"] = cpu / 1e3 / sent
+        values[f"{agent}_current_ma"] = float(own["current_ma"].mean()) if len(own) else np.nan
+        values[f"{agent}_charge_mah"] = _charge_mah(own)
+    if len(start) and len(end) and sent:
+        emitter = samples[samples["agent"] == "emitter"].sort_values("t_ns")
+        # Messages published inside the window, so the byte count and the divisor agree.
+        inside = messages[
+            (messages["t_published_ns"] >= start.iloc[0])
+            & (messages["t_published_ns"] <= end.iloc[0])
+        ]
+        sent_bytes = _window_delta(emitter, "tcp_bytes_sent", start.iloc[0], end.iloc[0])
+        if len(inside):
+            values["wire_bytes_per_message"] = sent_bytes / len(inside)
+            values["expansion_bytes"] = values["wire_bytes_per_message"] - run["payload_bytes"]
+    return values
+
+
+def summarise(results_dir: Path) -> pd.DataFrame:
+    """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings."""
+    runs = read.runs_frame(results_dir)
+    runs = runs[runs["status"] == "ok"]
+    if runs.empty:
+        return pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"])
+    tables = {
+        name: read.table(results_dir, name)
+        for name in ("samples", "events", "messages", "handshakes")
+    }
+    latency = read.latency_frame(results_dir)
+    rows = []
+    for label, group in runs.groupby("cell_label", sort=False):
+        per_run = pd.DataFrame([_per_run(run, tables) for _, run in group.iterrows()])
+        row: dict[str, Any] = {"configuration": label, "runs": len(group)}
+        row.update(per_run.mean(numeric_only=True).to_dict())
+        lat = latency.loc[latency["configuration"] == label, "latency_ms"].to_numpy(dtype=float)
+        if len(lat):
+            row.update(
+                latency_mean_ms=lat.mean(),
+                latency_p50_ms=np.percentile(lat, 50),
+                latency_p95_ms=np.percentile(lat, 95),
+                latency_p99_ms=np.percentile(lat, 99),
+            )
+        messages = tables["messages"][tables["messages"]["run_id"].isin(group["run_id"])]
+        row["seal_us"] = messages["seal_cpu_ns"].median() / 1e3
+        row["open_us"] = messages["open_cpu_ns"].median() / 1e3
+        peak = group[["peak_rss_emitter_bytes", "peak_rss_receiver_bytes"]].max().max()
+        row["peak_rss_mib"] = float(peak) / 2**20 if pd.notna(peak) else np.nan
+        row["lost"] = int(group["messages_lost"].fillna(0).sum())
+        row["rejected"] = int(
+            group[["auth_failures", "malformed", "replays_rejected"]].fillna(0).to_numpy().sum()
+        )
+        properties = json.loads(group["security_json"].iloc[0] or "{}")
+        row["warnings"] = "; ".join(properties.get("warnings", []))
+        rows.append(row)
+    return pd.DataFrame(rows)

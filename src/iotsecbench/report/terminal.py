@@ -1,0 +1,77 @@
+"""Terminal rendering of the summary: rich tables grouped by topic, measured vs modelled
+stated in every heading."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich.table import Table
+
+from iotsecbench.report.summary import COLUMNS, SummaryColumn
+
+GROUPS = (
+    (
+        "Handshake and latency (measured on this host)",
+        (
+            "runs",
+            "tcp_connect_ms",
+            "tls_handshake_ms",
+            "mqtt_connect_ms",
+            "key_exchange_ms",
+            "latency_mean_ms",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+        ),
+    ),
+    (
+        "Cost per message (measured on this host)",
+        (
+            "seal_us",
+            "open_us",
+            "emitter_cpu_us_per_message",
+            "receiver_cpu_us_per_message",
+            "wire_bytes_per_message",
+            "expansion_bytes",
+            "peak_rss_mib",
+            "lost",
+            "rejected",
+        ),
+    ),
+    (
+        "Device energy (modelled; see docs/energy-model.md)",
+        ("emitter_current_ma", "receiver_current_ma", "emitter_charge_mah", "receiver_charge_mah"),
+    ),
+)
+
+
+def _format(value: object, column: SummaryColumn) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{float(value):,.{column.digits}f}"  # type: ignore[arg-type]
+
+
+def summary_tables(frame: pd.DataFrame) -> list[Table]:
+    by_key = {column.key: column for column in COLUMNS}
+    tables = []
+    for title, keys in GROUPS:
+        table = Table(title=title, title_justify="left", header_style="bold")
+        table.add_column("configuration")
+        for key in keys:
+            column = by_key[key]
+            table.add_column(f"{column.title}\n{column.unit}".rstrip(), justify="right")
+        for _, row in frame.iterrows():
+            table.add_row(
+                str(row["configuration"]), *(_format(row.get(key), by_key[key]) for key in keys)
+            )
+        tables.append(table)
+    return tables
+
+
+def warning_lines(frame: pd.DataFrame) -> list[str]:
+    return [
+        f"{row['configuration']}: {row['warnings']}"
+        for _, row in frame.iterrows()
+        if row.get("warnings")
+    ]
