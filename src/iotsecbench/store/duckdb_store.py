@@ -350,8 +350,9 @@ class ResultsStore:
         """The stored experiment row, or None before ensure_experiment."""
         cursor = self.connection.execute("SELECT * FROM experiments")
         names = [description[0] for description in cursor.description]
-        row = cursor.fetchone()
-        return dict(zip(names, row, strict=True)) if row else None
+        # fetchall, not fetchone: DuckDB 2 refuses new work on a connection with a result left open.
+        rows = cursor.fetchall()
+        return dict(zip(names, rows[0], strict=True)) if rows else None
 
     # -- runs --------------------------------------------------------------------------
 
@@ -554,7 +555,7 @@ def _prepare_schema(connection: duckdb.DuckDBPyConnection, path: Path, read_only
             return schema.SCHEMA_VERSION
         if "meta" not in existing:
             raise DataError(f"{path} is not an iotsecbench results database (no meta table)")
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        row = _schema_version_row(connection)
     except duckdb.Error as error:
         raise _corrupt(path, str(error)) from error
     if row is None or not str(row[0]).lstrip("-").isdigit():
@@ -572,6 +573,11 @@ def _prepare_schema(connection: duckdb.DuckDBPyConnection, path: Path, read_only
         # Fail now, before any copy is made, when no migration path exists.
         migrations.steps_from(version, f"results DB {path}")
     return version
+
+
+def _schema_version_row(connection: duckdb.DuckDBPyConnection) -> tuple[Any, ...] | None:
+    rows = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    return rows[0] if rows else None
 
 
 def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
@@ -604,10 +610,8 @@ def _upgrade_file(path: Path) -> None:
     """Upgrade an older database in place, after keeping a copy of the original file."""
     connection = connect(path, read_only=False)
     try:
-        (value,) = connection.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone() or ("0",)
-        version = int(value)
+        row = _schema_version_row(connection)
+        version = int(row[0]) if row else 0
         if version >= schema.SCHEMA_VERSION:
             return  # another process upgraded it meanwhile
         connection.execute("CHECKPOINT")
