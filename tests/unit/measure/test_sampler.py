@@ -23,11 +23,11 @@ def test_about_fifteen_samples_in_one_and_a_half_seconds() -> None:
     assert times == sorted(times) and len(set(times)) == len(times)
     # Spacing of the scheduled samples (the last one is the stop() sample, off-schedule).
     gaps_ms = [(b - a) / 1e6 for a, b in pairwise(times[:-1])]
-    assert all(60 <= gap <= 140 for gap in gaps_ms), gaps_ms
+    assert all(50 <= gap <= 150 for gap in gaps_ms), gaps_ms
     assert abs(sum(gaps_ms) / len(gaps_ms) - 100) < 10
     # Absolute schedule: sample k lands near t0 + k·100 ms, no accumulated drift.
     drift_ms = (times[-2] - times[0]) / 1e6 - 100 * (len(times) - 2)
-    assert abs(drift_ms) < 30
+    assert abs(drift_ms) < 50
     assert all(sample.tcp_bytes_sent == 0 for sample in samples)  # no connection yet
 
 

@@ -1,0 +1,323 @@
+"""Device profiles: every number the energy model uses, each with its unit, source and status.
+
+A profile is a TOML file (``energy/profiles/<name>.toml`` for packaged ones, or any user path)
+with a ``[device]`` table, ``[parameters.<name>]`` tables and ``[primitives.<name>]`` tables;
+see ``esp32-wroom-32.toml`` and docs/energy-model.md. Units are fixed per parameter (no unit
+conversion, so a profile cannot silently mean µA where mA is read). A missing, mistyped or
+unsourced number is a :class:`~iotsecbench.errors.SpecError` naming the field and the file.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from iotsecbench.energy.vocabulary import PRIMITIVE_KINDS, PrimitiveKind
+from iotsecbench.errors import SpecError
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "OPTIONAL_PARAMETERS",
+    "REQUIRED_PARAMETERS",
+    "STATUSES",
+    "DeviceProfile",
+    "Parameter",
+    "PrimitiveCost",
+    "load_profile",
+    "profile_names",
+]
+
+DEFAULT_PROFILE = "esp32-wroom-32"
+PROFILE_SCHEMA = 1
+
+Status = Literal["datasheet", "measured", "derived", "guess"]
+STATUSES: tuple[str, ...] = ("datasheet", "measured", "derived", "guess")
+
+# parameter name -> the one unit it must be written in.
+REQUIRED_PARAMETERS: dict[str, str] = {
+    "supply_voltage": "V",
+    "cpu_clock": "MHz",
+    "idle_associated_current": "mA",  # whole chip, Wi-Fi associated, CPU idle
+    "core_extra_current": "mA",  # added while one core is busy
+    "tx_current": "mA",  # whole chip while transmitting
+    "rx_current": "mA",  # whole chip while receiving
+    "light_sleep_current": "mA",
+    "deep_sleep_current": "mA",
+    "tx_goodput": "Mbit/s",  # effective TCP payload rate while sending
+    "rx_goodput": "Mbit/s",  # effective TCP payload rate while receiving
+    "packet_overhead": "ms",  # radio-on time per TCP segment beyond its bytes
+}
+OPTIONAL_PARAMETERS: dict[str, str] = {
+    "auto_light_sleep_associated_current": "mA",
+    "peak_current": "mA",
+}
+# primitive kind -> {cost field: unit}
+_PRIMITIVE_FIELDS: dict[str, dict[str, str]] = {
+    "bulk": {"cycles_per_byte": "cycles/B", "per_call": "us"},
+    "count": {"per_operation": "ms"},
+}
+_PACKAGE = "iotsecbench.energy.profiles"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One sourced number of a device profile."""
+
+    value: float  # the number, in `unit`
+    unit: str  # e.g. "mA", "Mbit/s"
+    source: str  # document/URL and table it comes from, or the arithmetic deriving it
+    status: Status  # datasheet | measured | derived | guess
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, int | float) or isinstance(self.value, bool):
+            raise ValueError(f"value must be a number, got {self.value!r}")
+        if not math.isfinite(self.value) or self.value < 0:
+            raise ValueError(f"value must be finite and >= 0, got {self.value!r}")
+        if not isinstance(self.unit, str) or not self.unit.strip():
+            raise ValueError("unit must be a non-empty string")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise ValueError("source must be a non-empty string")
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (value, unit, source, status)."""
+        return {
+            "value": self.value,
+            "unit": self.unit,
+            "source": self.source,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class PrimitiveCost:
+    """Device price of one primitive: per byte + per call (bulk) or per operation (count)."""
+
+    name: str
+    kind: PrimitiveKind
+    cycles_per_byte: Parameter | None  # bulk only
+    per_call: Parameter | None  # bulk only, µs per call
+    per_operation: Parameter | None  # count only, ms per operation
+
+    def busy_seconds(self, amount: int, cpu_clock_hz: float) -> float:
+        """Device CPU time for one logged operation with this ``amount`` (bytes or count)."""
+        if self.kind == "bulk":
+            assert self.cycles_per_byte is not None and self.per_call is not None
+            return amount * self.cycles_per_byte.value / cpu_clock_hz + self.per_call.value * 1e-6
+        assert self.per_operation is not None
+        return amount * self.per_operation.value * 1e-3
+
+    def parameters(self) -> dict[str, Parameter]:
+        """The sourced numbers of this price, by field name."""
+        candidates = {
+            "cycles_per_byte": self.cycles_per_byte,
+            "per_call": self.per_call,
+            "per_operation": self.per_operation,
+        }
+        return {name: value for name, value in candidates.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """A device's electrical, radio and crypto-cost parameters, each sourced."""
+
+    name: str
+    description: str
+    path: str  # file the profile was loaded from
+    parameters: MappingProxyType[str, Parameter]
+    primitives: MappingProxyType[str, PrimitiveCost]
+
+    def value(self, name: str) -> float:
+        """Value of parameter ``name`` in its fixed unit (see REQUIRED_PARAMETERS)."""
+        return self.parameters[name].value
+
+    @property
+    def supply_voltage_v(self) -> float:
+        return self.value("supply_voltage")
+
+    @property
+    def cpu_clock_hz(self) -> float:
+        return self.value("cpu_clock") * 1e6
+
+    @property
+    def idle_associated_current_ma(self) -> float:
+        return self.value("idle_associated_current")
+
+    @property
+    def core_extra_current_ma(self) -> float:
+        return self.value("core_extra_current")
+
+    @property
+    def tx_current_ma(self) -> float:
+        return self.value("tx_current")
+
+    @property
+    def rx_current_ma(self) -> float:
+        return self.value("rx_current")
+
+    @property
+    def tx_goodput_bits_per_s(self) -> float:
+        return self.value("tx_goodput") * 1e6
+
+    @property
+    def rx_goodput_bits_per_s(self) -> float:
+        return self.value("rx_goodput") * 1e6
+
+    @property
+    def packet_overhead_s(self) -> float:
+        return self.value("packet_overhead") * 1e-3
+
+    def guesses(self) -> list[str]:
+        """Names of every number whose status is ``guess`` (to show beside modelled results)."""
+        names = [name for name, p in self.parameters.items() if p.status == "guess"]
+        for primitive in self.primitives.values():
+            names += [
+                f"{primitive.name}.{field}"
+                for field, p in primitive.parameters().items()
+                if p.status == "guess"
+            ]
+        return names
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict, e.g. to record the profile used with a run's results."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": {name: p.to_dict() for name, p in self.parameters.items()},
+            "primitives": {
+                name: {"kind": c.kind, **{f: p.to_dict() for f, p in c.parameters().items()}}
+                for name, c in self.primitives.items()
+            },
+        }
+
+
+def profile_names() -> list[str]:
+    """Names of the packaged device profiles."""
+    files = resources.files(_PACKAGE).iterdir()
+    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+
+
+def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> DeviceProfile:
+    """Load a packaged profile by name, or a user profile from a TOML path.
+
+    Raises SpecError (naming the field and the file) for an unknown name, unreadable file,
+    invalid TOML, or a missing, mistyped, negative or unsourced number.
+    """
+    text, origin = _read(name_or_path)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"device profile {origin}: invalid TOML: {error}") from None
+    return _parse(document, origin)
+
+
+def _read(name_or_path: str | Path) -> tuple[str, str]:
+    raw = str(name_or_path)
+    looks_like_path = isinstance(name_or_path, Path) or raw.endswith(".toml") or "/" in raw
+    if not looks_like_path:
+        names = profile_names()
+        if raw not in names:
+            raise SpecError(
+                f"unknown device profile {raw!r}; packaged profiles: {', '.join(names)} "
+                "(or give the path of a .toml profile)"
+            )
+        resource = resources.files(_PACKAGE).joinpath(f"{raw}.toml")
+        return resource.read_text(encoding="utf-8"), f"{raw} ({resource})"
+    path = Path(name_or_path)
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except OSError as error:
+        raise SpecError(f"device profile {path}: cannot read: {error.strerror}") from None
+
+
+def _parse(document: dict[str, Any], origin: str) -> DeviceProfile:
+    def fail(field: str, problem: str) -> SpecError:
+        return SpecError(f"device profile {origin}: {field}: {problem}")
+
+    schema = document.get("schema", PROFILE_SCHEMA)
+    if schema != PROFILE_SCHEMA:
+        raise fail(
+            "schema", f"version {schema!r} not supported (this iotsecbench reads {PROFILE_SCHEMA})"
+        )
+    device = document.get("device")
+    if not isinstance(device, dict) or not isinstance(device.get("name"), str):
+        raise fail("device.name", 'missing; add a [device] table with name = "..."')
+    description = device.get("description", "")
+
+    def parameter(field: str, raw: Any, unit: str) -> Parameter:
+        if not isinstance(raw, dict):
+            raise fail(field, "missing or not a table of value, unit, source, status")
+        missing = [key for key in ("value", "unit", "source", "status") if key not in raw]
+        if missing:
+            raise fail(field, f"missing {', '.join(missing)}")
+        if raw["unit"] != unit:
+            raise fail(field, f"unit must be {unit!r}, got {raw['unit']!r}")
+        try:
+            return Parameter(raw["value"], raw["unit"], raw["source"], raw["status"])
+        except ValueError as error:
+            raise fail(field, str(error)) from None
+
+    raw_parameters = document.get("parameters")
+    if not isinstance(raw_parameters, dict):
+        raise fail("parameters", "missing [parameters.*] tables")
+    parameters: dict[str, Parameter] = {}
+    for name, unit in {**REQUIRED_PARAMETERS, **OPTIONAL_PARAMETERS}.items():
+        if name in raw_parameters or name in REQUIRED_PARAMETERS:
+            parameters[name] = parameter(f"parameters.{name}", raw_parameters.get(name), unit)
+    unknown = sorted(set(raw_parameters) - set(parameters))
+    if unknown:
+        raise fail(
+            f"parameters.{unknown[0]}",
+            "unknown parameter (typo?); known: "
+            + ", ".join([*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS]),
+        )
+    for name in ("cpu_clock", "tx_goodput", "rx_goodput"):
+        if parameters[name].value <= 0:
+            raise fail(f"parameters.{name}", "must be > 0 (it divides)")
+
+    raw_primitives = document.get("primitives")
+    if not isinstance(raw_primitives, dict):
+        raise fail("primitives", "missing [primitives.*] tables")
+    missing_primitives = [name for name in PRIMITIVE_KINDS if name not in raw_primitives]
+    if missing_primitives:
+        raise fail(
+            f"primitives.{missing_primitives[0]}",
+            f"missing; every primitive must be priced ({', '.join(missing_primitives)})",
+        )
+    primitives: dict[str, PrimitiveCost] = {}
+    for name, raw in raw_primitives.items():
+        if not isinstance(raw, dict):
+            raise fail(f"primitives.{name}", "not a table")
+        kind = raw.get("kind")
+        expected_kind = PRIMITIVE_KINDS.get(name, kind)
+        if kind not in _PRIMITIVE_FIELDS or kind != expected_kind:
+            raise fail(
+                f"primitives.{name}.kind",
+                f"must be {expected_kind!r}"
+                if name in PRIMITIVE_KINDS
+                else "must be 'bulk' or 'count'",
+            )
+        costs = {
+            field: parameter(f"primitives.{name}.{field}", raw.get(field), unit)
+            for field, unit in _PRIMITIVE_FIELDS[kind].items()
+        }
+        primitives[name] = PrimitiveCost(
+            name=name,
+            kind=kind,
+            cycles_per_byte=costs.get("cycles_per_byte"),
+            per_call=costs.get("per_call"),
+            per_operation=costs.get("per_operation"),
+        )
+    return DeviceProfile(
+        name=device["name"],
+        description=str(description),
+        path=origin,
+        parameters=MappingProxyType(parameters),
+        primitives=MappingProxyType(primitives),
+    )

@@ -1,0 +1,43 @@
+"""The primitive vocabulary the energy model prices (mirror of docs/internals.md).
+
+Agents log operations with these names; a device profile must price every one of them.
+``bulk`` primitives are logged with an amount in bytes, ``count`` primitives with a number of
+operations. Keep this table and the one in docs/internals.md identical.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["BULK_PRIMITIVES", "COUNT_PRIMITIVES", "PRIMITIVE_KINDS", "PrimitiveKind"]
+
+PrimitiveKind = Literal["bulk", "count"]
+
+BULK_PRIMITIVES: tuple[str, ...] = (
+    "aes-cbc",
+    "aes-gcm",
+    "aes-ctr",
+    "chacha20-poly1305",
+    "sha256",
+    "hmac-sha256",
+)
+
+COUNT_PRIMITIVES: tuple[str, ...] = (
+    "ecdh-p256-keygen",
+    "ecdh-p256-derive",
+    "x25519-keygen",
+    "x25519-derive",
+    "rsa2048-public",
+    "rsa2048-private",
+    "rsa3072-public",
+    "rsa3072-private",
+    "ecdsa-p256-sign",
+    "ecdsa-p256-verify",
+    "hkdf-sha256",
+    "mqtt-packet",
+)
+
+PRIMITIVE_KINDS: dict[str, PrimitiveKind] = {
+    **dict.fromkeys(BULK_PRIMITIVES, "bulk"),
+    **dict.fromkeys(COUNT_PRIMITIVES, "count"),
+}
