@@ -3,6 +3,8 @@ device current added to every sample (labelled *modelled*, never mixed with meas
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 from collections import defaultdict
 from typing import Any
@@ -11,6 +13,9 @@ import numpy as np
 
 from iotsecbench.energy.model import Operation, model_current
 from iotsecbench.energy.profile import DeviceProfile
+from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
+from iotsecbench.security import resolve_configuration
+from iotsecbench.spec.matrix import PlannedRun
 
 AGENTS = ("emitter", "receiver")
 
@@ -207,3 +212,67 @@ def collect(
         "unmodelled_primitives": sorted(unmodelled),
     }
     return facts, tables
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+def security_properties(security: Any) -> dict[str, Any]:
+    """The properties of a configuration: the scheme's, plus what the transport adds."""
+    properties = security.scheme.properties.to_dict()
+    properties["transport"] = security.transport
+    if security.transport != "plain":
+        # TLS protects each hop (client–broker), not end to end through the broker.
+        properties["hop_confidentiality"] = True
+        properties["hop_integrity"] = True
+        properties["server_authentication"] = True
+    return properties
+
+
+def build_outcome(
+    run: PlannedRun,
+    context: ExperimentContext,
+    records: dict[str, list[dict[str, Any]]],
+    *,
+    status: str,
+    error: str | None,
+    started_utc: str,
+    details: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """The run's ``runs`` row and table rows, from its agents' records."""
+    facts, tables = collect(run.run_id, records, run.cell.payload_bytes, context.device)
+    security = resolve_configuration(run.cell.configuration)
+    row = {
+        "run_id": run.run_id,
+        "experiment_id": context.experiment_id,
+        "cell_id": run.cell.cell_id,
+        "cell_label": run.cell.label,
+        "configuration": run.cell.configuration,
+        "transport": security.transport,
+        "scheme": security.scheme.name,
+        "payload_bytes": run.cell.payload_bytes,
+        "rate_hz": run.cell.rate_hz,
+        "qos": run.cell.qos,
+        "duration_s": context.spec.duration_s,
+        "device": context.device.name,
+        "repetition": run.repetition,
+        "run_order": run.run_order,
+        "status": status,
+        "error": error,
+        "started_utc": started_utc,
+        "ended_utc": utc_now(),
+        "broker_version": context.broker_version,
+        "security_json": json.dumps(security_properties(security)),
+        "provenance_json": json.dumps(dataclasses.asdict(security.scheme.provenance)),
+        "run_dir": str(context.run_dir(run).relative_to(context.results_dir)),
+        "details_json": json.dumps(
+            {
+                "unmodelled_primitives": facts.pop("unmodelled_primitives"),
+                "broker_url": context.broker_url,
+                **(details or {}),
+            }
+        ),
+        **facts,
+    }
+    return RunOutcome(row, tables)

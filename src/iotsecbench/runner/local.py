@@ -9,15 +9,12 @@ reaped, and whatever the agents wrote stays in the run directory.
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import json
 import os
 import select
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
@@ -27,7 +24,7 @@ from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.lab.files import private_directory, write_secret
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
-from iotsecbench.runner.collect import collect, first_error
+from iotsecbench.runner.collect import build_outcome, first_error, utc_now
 from iotsecbench.runner.outcome import (
     ExperimentContext,
     ProgressCallback,
@@ -44,10 +41,6 @@ FAULT_VARIABLE = "IOTSB_TEST_FAULT"
 
 class RunFailure(Exception):
     """A run could not complete; the message becomes the run's ``error``."""
-
-
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
 
 
 def _fault_for(role: str, run_id: str) -> str | None:
@@ -114,39 +107,7 @@ class LocalExecutor:
         records = {
             agent: read_records(run_dir / f"{agent}.jsonl") for agent in ("emitter", "receiver")
         }
-        facts, tables = collect(run.run_id, records, run.cell.payload_bytes, context.device)
-        security = resolve_configuration(run.cell.configuration)
-        scheme = security.scheme
-        unmodelled = facts.pop("unmodelled_primitives")
-        row = {
-            "run_id": run.run_id,
-            "experiment_id": context.experiment_id,
-            "cell_id": run.cell.cell_id,
-            "cell_label": run.cell.label,
-            "configuration": run.cell.configuration,
-            "transport": security.transport,
-            "scheme": scheme.name,
-            "payload_bytes": run.cell.payload_bytes,
-            "rate_hz": run.cell.rate_hz,
-            "qos": run.cell.qos,
-            "duration_s": context.spec.duration_s,
-            "device": context.device.name,
-            "repetition": run.repetition,
-            "run_order": run.run_order,
-            "status": status,
-            "error": error,
-            "started_utc": started,
-            "ended_utc": utc_now(),
-            "broker_version": context.broker_version,
-            "security_json": json.dumps(security_properties(security)),
-            "provenance_json": json.dumps(dataclasses.asdict(scheme.provenance)),
-            "run_dir": str(run_dir.relative_to(context.results_dir)),
-            "details_json": json.dumps(
-                {"unmodelled_primitives": unmodelled, "broker_url": context.broker_url}
-            ),
-            **facts,
-        }
-        return RunOutcome(row, tables)
+        return build_outcome(run, context, records, status=status, error=error, started_utc=started)
 
     def _broker_target(
         self, context: ExperimentContext, run: PlannedRun, tls: TlsProfile | None
@@ -359,15 +320,3 @@ class LocalExecutor:
             message = lines[-1] if lines else "no error message"
         when = " before it was ready" if before_ready else ""
         return f"{role} failed{when} ({describe_exit(agent.poll())}): {message}"
-
-
-def security_properties(security: Any) -> dict[str, Any]:
-    """The properties of a configuration: the scheme's, plus what the transport adds."""
-    properties = security.scheme.properties.to_dict()
-    properties["transport"] = security.transport
-    if security.transport != "plain":
-        # TLS protects each hop (client–broker), not end to end through the broker.
-        properties["hop_confidentiality"] = True
-        properties["hop_integrity"] = True
-        properties["server_authentication"] = True
-    return properties

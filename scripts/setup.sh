@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what iotsecbench needs on a Debian machine, then the package into ./.venv.
+#   scripts/setup.sh          mosquitto + Python dependencies (to run experiments)
+#   scripts/setup.sh --dev    also the test tools (pytest, hypothesis, ruff)
+# Needs root or sudo for apt-get; safe to run again (only missing packages are installed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+[ "${1:-}" = "--dev" ] && extras="[dev]"
+
+packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($python --version)"
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".${extras}"
+echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"
