@@ -160,7 +160,7 @@ def test_schemes_without_key_establishment_are_refused():
 
 def test_secrets_never_in_repr():
     receiver, emitter = ReceiverKeyExchange(GCM), EmitterKeyExchange(GCM)
-    ready, keys = receiver.on_emitter_message(emitter.on_receiver_hello(receiver.hello()))
+    _ready, keys = receiver.on_emitter_message(emitter.on_receiver_hello(receiver.hello()))
     text = " ".join([repr(receiver), repr(emitter), repr(keys), str(keys)])
     for direction_keys in (keys.emitter_to_receiver, keys.receiver_to_emitter):
         assert direction_keys.enc_key.hex() not in text
