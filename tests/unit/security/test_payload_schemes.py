@@ -315,3 +315,20 @@ def test_registry_and_misspellings():
     assert described[GCM]["overhead_bytes"] == 26
     assert described[CBC]["properties"]["integrity"] is False
     assert described[GCM]["provenance"]["library"] == "cryptography"
+
+
+def test_independent_decryption_from_the_key_log(gcm_keys):
+    # What docs/wire-format.md tells an outside program to do, with only the key log line.
+    from iotsecbench.security.key_establishment import export_key_log_lines
+
+    sealer = get_scheme(GCM).sealer(gcm_keys.emitter_to_receiver)
+    sealer.seal(b"skip one")
+    captured = sealer.seal(b"captured payload")
+    line = next(x for x in export_key_log_lines(gcm_keys) if " e2r " in x)
+    _, session_hex, direction, enc, _mac, prefix = line.split()
+    key = bytes.fromhex(enc.removeprefix("enc="))
+    nonce_prefix = bytes.fromhex(prefix.removeprefix("nonce_prefix="))
+    header = captured[:10]
+    nonce = nonce_prefix + captured[2:10]
+    aad = header + bytes.fromhex(session_hex) + direction.encode()
+    assert AESGCM(key).decrypt(nonce, captured[10:], aad) == b"captured payload"
