@@ -1,0 +1,145 @@
+"""The schema definition: DDL, documentation, version refusal and the migration mechanism."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from iotsecbench.errors import DataError
+from iotsecbench.store import docs, migrations, read, schema
+from iotsecbench.store.duckdb_store import ResultsStore
+
+REPOSITORY = Path(__file__).resolve().parents[3]
+
+
+def runs_columns(results_dir: Path) -> list[str]:
+    with ResultsStore.open(results_dir, read_only=True) as store:
+        rows = store.connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
+        ).fetchall()
+    return [name for (name,) in rows]
+
+
+def set_meta_version(results_dir: Path, version: int) -> None:
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    connection.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+    connection.close()
+
+
+def test_every_column_has_unit_and_description() -> None:
+    for table in schema.TABLES.values():
+        names = table.column_names
+        assert len(names) == len(set(names)), table.name
+        for column in table.columns:
+            assert column.unit.strip() and column.description.strip(), (table.name, column.name)
+        assert set(table.order_by) <= set(names), table.name
+        if table.per_run:
+            assert names[0] == "run_id", table.name
+
+
+def test_version_history_starts_the_module_and_reaches_the_current_version() -> None:
+    assert schema.__doc__ is not None
+    versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
+    assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
+    assert schema.SCHEMA_VERSION == 1
+
+
+def test_database_columns_follow_the_definitions(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir) as store:
+        rows = store.connection.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "ORDER BY table_name, ordinal_position"
+        ).fetchall()
+        (version,) = store.connection.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchall()[0]
+    assert version == str(schema.SCHEMA_VERSION)
+    actual: dict[str, list[tuple[str, str]]] = {}
+    for table_name, column_name, data_type in rows:
+        actual.setdefault(table_name, []).append((column_name, data_type))
+    expected = {
+        table.name: [(column.name, column.sql_type) for column in table.columns]
+        for table in schema.TABLES.values()
+    }
+    assert actual == expected
+
+
+def test_results_format_doc_is_generated_from_the_schema() -> None:
+    document = (REPOSITORY / "docs" / "results-format.md").read_text(encoding="utf-8")
+    assert docs.replace_section(document) == document, (
+        "docs/results-format.md is out of date: run "
+        "python -m iotsecbench.store.docs docs/results-format.md"
+    )
+    for table in schema.TABLES.values():
+        for column in table.columns:
+            assert f"| `{column.name}` |" in document, (table.name, column.name)
+
+
+def test_newer_schema_version_is_refused_and_left_untouched(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    set_meta_version(results_dir, schema.SCHEMA_VERSION + 1)
+    before = (results_dir / "results.duckdb").read_bytes()
+    for read_only in (True, False):
+        with pytest.raises(DataError, match="newer than this iotsecbench") as raised:
+            ResultsStore.open(results_dir, read_only=read_only)
+        assert raised.value.exit_code == 4
+    assert (results_dir / "results.duckdb").read_bytes() == before
+
+
+def test_older_version_is_upgraded_step_by_step_after_a_copy(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    applied: list[int] = []
+
+    def migrate_to_2(connection: duckdb.DuckDBPyConnection) -> None:
+        applied.append(2)
+        connection.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
+
+    # Pretend this iotsecbench is one version ahead of the file on disk.
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(migrations.MIGRATIONS, 2, migrate_to_2)
+
+    read.runs_frame(results_dir)  # a reader opening an old file upgrades it
+    assert applied == [2]
+    assert "note" in runs_columns(results_dir)
+    copies = list(results_dir.glob("results.duckdb.v1-*"))
+    assert len(copies) == 1
+    with ResultsStore.open(results_dir) as store:
+        assert store.connection.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchall() == [("2",)]
+    assert applied == [2]  # already current: not applied again
+
+
+def test_missing_migration_step_is_a_data_error(
+    results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(migrations.MIGRATIONS, 3, lambda connection: None)
+    with pytest.raises(DataError, match="no migration to version 2"):
+        ResultsStore.open(results_dir)
+    assert not list(results_dir.glob("results.duckdb.v1-*"))
+
+
+def test_failed_migration_rolls_back(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+
+    def broken(connection: duckdb.DuckDBPyConnection) -> None:
+        connection.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
+        raise RuntimeError("step failed")
+
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(migrations.MIGRATIONS, 2, broken)
+    with pytest.raises(RuntimeError, match="step failed"):
+        ResultsStore.open(results_dir)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
+    assert "note" not in runs_columns(results_dir)
