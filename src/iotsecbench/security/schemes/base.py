@@ -50,9 +50,17 @@ class MalformedMessageError(SchemeError):
 class ReplayError(SchemeError):
     """The sequence number was already accepted, or is older than the replay window."""
 
-    def __init__(self, message: str, *, reason: str) -> None:
+    def __init__(self, message: str, *, reason: str = "duplicate") -> None:
         super().__init__(message)
         self.reason = reason  # "duplicate" or "too-old": receivers count them separately
+
+    def __reduce__(self) -> tuple:
+        # Keep the reason across process boundaries (Exception pickles only its args).
+        return (_replay_error, (str(self), self.reason))
+
+
+def _replay_error(message: str, reason: str) -> ReplayError:
+    return ReplayError(message, reason=reason)
 
 
 class NonceExhaustedError(SchemeError):
