@@ -248,8 +248,14 @@ class ResultsStore:
                 results_dir.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise _environment_error(error, f"creating {results_dir}") from error
-            _keep_copy_of_wal(path)
-        connection = connect(path, read_only)
+        wal_copy = None if read_only else _keep_copy_of_wal(path)
+        try:
+            connection = connect(path, read_only)
+        except StoreBusyError:
+            # The WAL belonged to the live writer, not to a crashed one: the copy is noise.
+            if wal_copy is not None:
+                wal_copy.unlink(missing_ok=True)
+            raise
         try:
             version = _prepare_schema(connection, path, read_only)
         except BaseException:
@@ -489,16 +495,20 @@ def _relative_to(run_dir: Path, results_dir: Path) -> str:
 # --- opening helpers --------------------------------------------------------------------------
 
 
-def _keep_copy_of_wal(path: Path) -> None:
+def _keep_copy_of_wal(path: Path) -> Path | None:
     """Copy a leftover WAL aside before DuckDB replays (or silently discards) it.
 
     Every write ends with a checkpoint, so a non-empty WAL means the last writer died; DuckDB
     drops a WAL it cannot replay without an error, so this copy is the only evidence kept.
+    Returns the copy's path, or None when there was nothing to keep.
     """
     wal = path.with_name(path.name + WAL_SUFFIX)
     try:
-        if wal.is_file() and wal.stat().st_size > 0:
-            shutil.copy2(wal, wal.with_name(f"{wal.name}.kept-{utc_stamp()}"))
+        if not (wal.is_file() and wal.stat().st_size > 0):
+            return None
+        copy = wal.with_name(f"{wal.name}.kept-{utc_stamp()}")
+        shutil.copy2(wal, copy)
+        return copy
     except OSError as error:
         raise _environment_error(error, f"keeping a copy of {wal}") from error
 
