@@ -38,6 +38,7 @@ class AgentConfig:
     connect_timeout_s: float = 10.0
     drain_s: float = 2.0
     seed: int = 0
+    tcp_nodelay: bool = True  # disable Nagle's algorithm on the agent's socket
     output: str = ""  # JSON-lines file the agent writes its records to
     tls: TlsClientFiles | None = None
     fault: str | None = None  # test hook only: "crash-after=N" makes the emitter die mid-run

@@ -51,7 +51,10 @@ class InstrumentedClient(mqtt.Client):
 
     def _create_socket_connection(self) -> socket.socket:
         with self._session.phase("tcp_connect"):
-            return super()._create_socket_connection()
+            sock = super()._create_socket_connection()
+        if self._session.config.tcp_nodelay:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
 
     def _ssl_wrap_socket(self, tcp_sock: socket.socket) -> ssl.SSLSocket:
         with self._session.phase("tls_handshake"):

@@ -51,13 +51,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except Exception as error:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(error, click.exceptions.Abort):
-            print("iotsecbench: interrupted", file=sys.stderr)
-            sys.exit(130)
-        if isinstance(error, click.ClickException):
-            print(f"iotsecbench: error: {error.format_message()}", file=sys.stderr)
-            sys.exit(2)
-        raise
+    except typer.Abort:
+        print("iotsecbench: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as error:
+        # Usage errors of the (vendored) click layer: bad option, missing argument, bad type.
+        # They carry format_message() and exit_code; anything else is a bug: keep the traceback.
+        format_message = getattr(error, "format_message", None)
+        if format_message is None or not hasattr(error, "exit_code"):
+            raise
+        print(f"iotsecbench: error: {format_message()}", file=sys.stderr)
+        sys.exit(2)

@@ -172,6 +172,8 @@ class MosquittoBroker:
             f"max_inflight_messages {settings.max_inflight_messages}",
             f"max_queued_messages {settings.max_queued_messages}",
         ]
+        if settings.tcp_nodelay:
+            lines.append("set_tcp_nodelay true")
         if settings.message_size_limit:
             lines.append(f"message_size_limit {settings.message_size_limit}")
         lines.append(f"listener {port} {self.host}")

@@ -28,10 +28,20 @@ def rss_bytes() -> int:
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident set size of this process since it started, in bytes.
+    """Peak resident set size of this process's own address space, in bytes.
 
-    ``getrusage().ru_maxrss`` is in KiB on Linux (bytes on macOS), converted here.
+    Linux: ``VmHWM`` from ``/proc/self/status``. Not ``getrusage().ru_maxrss``: the kernel
+    carries ``maxrss`` across fork and exec, so a small agent started by a large runner would
+    report the runner's peak (observed: ~190 MiB for a ~40 MiB agent). Elsewhere
+    ``ru_maxrss`` is the best there is (KiB on Linux, bytes on macOS).
     """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if sys.platform == "darwin":
         return int(max_rss)

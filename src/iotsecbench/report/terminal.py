@@ -57,7 +57,7 @@ def summary_tables(frame: pd.DataFrame) -> list[Table]:
     tables = []
     for title, keys in GROUPS:
         table = Table(title=title, title_justify="left", header_style="bold")
-        table.add_column("configuration")
+        table.add_column("configuration", no_wrap=True)
         for key in keys:
             column = by_key[key]
             table.add_column(f"{column.title}\n{column.unit}".rstrip(), justify="right")

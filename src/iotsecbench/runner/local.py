@@ -227,6 +227,7 @@ class LocalExecutor:
             connect_timeout_s=spec.connect_timeout_s,
             drain_s=spec.drain_s,
             seed=spec.seed,
+            tcp_nodelay=spec.broker.tcp_nodelay,
             output=str(run_dir / f"{role}.jsonl"),
             tls=tls_files,
             fault=_fault_for(role, run.run_id),
