@@ -1,0 +1,1 @@
+"""Packaged device profiles (TOML data files read by iotsecbench.energy.profile)."""
