@@ -44,10 +44,11 @@ def rebuild(results_dir: Path | str) -> int:
     if not results_dir.is_dir():
         raise SpecError(f"{results_dir} is not a directory")
     experiment = _read_experiment(results_dir)
-    records = [
-        _read_record(path)
-        for path in sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}"))
-    ]
+    record_paths = sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}"))
+    # Check every record before changing anything, but keep none in memory: a long experiment's
+    # records together can exceed RAM, so the building pass reads each one again.
+    for record_path in record_paths:
+        _read_record(record_path)
     path = database_path(results_dir)
     _refuse_if_busy(path)
 
@@ -56,7 +57,8 @@ def rebuild(results_dir: Path | str) -> int:
     try:
         with ResultsStore.open_file(building) as store:
             store.restore_experiment(to_arrow(schema.EXPERIMENTS, [experiment]))
-            for record in records:
+            for record_path in record_paths:
+                record = _read_record(record_path)
                 store.restore_run(record["run_id"], record["run"], record["tables"])
     except BaseException:
         for leftover in (building, building.with_name(building.name + WAL_SUFFIX)):
@@ -69,7 +71,7 @@ def rebuild(results_dir: Path | str) -> int:
         if current.exists():
             os.replace(current, current.with_name(f"{current.name}.aside-{stamp}"))
     os.replace(building, path)
-    return len(records)
+    return len(record_paths)
 
 
 def _refuse_if_busy(path: Path) -> None:
