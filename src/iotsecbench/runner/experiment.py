@@ -153,18 +153,10 @@ def run_experiment(
     if force_new:
         _set_aside_previous(results_dir)
     experiment_id = f"{spec.name}-{spec.config_hash()}"
-    context = ExperimentContext(
-        spec=spec,
-        results_dir=results_dir,
-        experiment_id=experiment_id,
-        device=load_profile(spec.device),
-        broker_version=broker_version,
-        broker_url=broker_url,
-        broker_ca_file=broker_ca_file,
-    )
-    result = ExperimentOutcome(results_dir, experiment_id)
     with ResultsStore.open(results_dir) as store:
-        store.ensure_experiment(
+        # The store may continue an earlier experiment of the same configuration hash under
+        # its stored id: use the id it returns.
+        experiment_id = store.ensure_experiment(
             {
                 "experiment_id": experiment_id,
                 "name": spec.name,
@@ -177,6 +169,16 @@ def run_experiment(
             },
             resume=resume,
         )
+        context = ExperimentContext(
+            spec=spec,
+            results_dir=results_dir,
+            experiment_id=experiment_id,
+            device=load_profile(spec.device),
+            broker_version=broker_version,
+            broker_url=broker_url,
+            broker_ca_file=broker_ca_file,
+        )
+        result = ExperimentOutcome(results_dir, experiment_id)
         write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
         done = store.completed_run_ids(experiment_id) if resume else set()
         todo = [run for run in planned if run.run_id not in done]

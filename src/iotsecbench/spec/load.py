@@ -42,6 +42,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {path} does not exist") from None
+    except IsADirectoryError:
+        raise SpecError(f"spec file {path} is a directory (give a .toml file)") from None
     except OSError as error:
         raise EnvironmentProblem(f"cannot read spec file {path}: {error.strerror}") from None
     try:

@@ -1,0 +1,58 @@
+"""Shared fixtures: markers, the CLI runner, and skips for missing system tools."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--skip-slow", action="store_true", help="skip tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--skip-slow"):
+        skip = pytest.mark.skip(reason="--skip-slow given")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def mosquitto() -> str:
+    """Path of the mosquitto binary; integration tests skip (with the reason) without it."""
+    found = os.environ.get("IOTSB_MOSQUITTO") or shutil.which("mosquitto")
+    if not found:
+        pytest.skip("mosquitto not installed (apt-get install mosquitto)")
+    return found
+
+
+@dataclass(frozen=True)
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
+            cwd: Path | None = None) -> CliResult:
+    """Run ``python -m iotsecbench ARGS`` as a user would, in its own process."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
