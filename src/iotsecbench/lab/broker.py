@@ -218,7 +218,10 @@ class MosquittoBroker:
                     for line in path.read_text(errors="replace").splitlines()
                     if "Error" in line or "error" in line
                 ]
-        return texts[-1].split(": ", 1)[-1] if texts else ""
+        # mosquitto logs the cause first ("Unknown configuration variable ...") and then
+        # where ("Error found at FILE:LINE"); keep both, without timestamps or repeats.
+        messages = list(dict.fromkeys(text.split("Error: ", 1)[-1].strip() for text in texts))
+        return "; ".join(messages)
 
     def _wait_ready(self, process: Supervised, port: int) -> str | None:
         deadline = time.monotonic() + self.READY_TIMEOUT_S

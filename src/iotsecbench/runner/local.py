@@ -280,7 +280,9 @@ class LocalExecutor:
                         )
                     if broker is not None and not broker.alive():
                         raise RunFailure(f"broker exited ({broker.exit_description()})")
-                    if receiver.poll() is not None:
+                    # The receiver may finish first (end message seen, all delivered) while
+                    # the emitter is still tearing down: only a failing receiver is an error.
+                    if receiver.poll() not in (None, 0):
                         raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
                     on_progress(min(0.99, elapsed / max(spec.duration_s, 0.1)))
                     time.sleep(0.1)
