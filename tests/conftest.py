@@ -42,12 +42,16 @@ class CliResult:
     stderr: str
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
-            cwd: Path | None = None) -> CliResult:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, cwd: Path | None = None
+) -> CliResult:
     """Run ``python -m iotsecbench ARGS`` as a user would, in its own process."""
     completed = subprocess.run(
         [sys.executable, "-m", "iotsecbench", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr)

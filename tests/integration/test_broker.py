@@ -19,15 +19,26 @@ pytestmark = pytest.mark.integration
 
 
 def _publish(port: int, user: BrokerUser | None, topic: str, *extra: str) -> int:
-    argv = ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "-m", "x",
-            "-q", "1", *extra]
+    argv = [
+        "mosquitto_pub",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-t",
+        topic,
+        "-m",
+        "x",
+        "-q",
+        "1",
+        *extra,
+    ]
     if user is not None:
         argv += ["-u", user.name, "-P", user.password]
     return subprocess.run(argv, capture_output=True, timeout=10).returncode
 
 
-def test_broker_accepts_only_its_accounts_and_stops_cleanly(mosquitto: str,
-                                                            tmp_path: Path) -> None:
+def test_broker_accepts_only_its_accounts_and_stops_cleanly(mosquitto: str, tmp_path: Path) -> None:
     emitter = BrokerUser.random("emitter", read=[], write=["iotsb/t/data"])
     with MosquittoBroker(tmp_path / "broker", [emitter]) as broker:
         assert broker.listener is not None and not broker.listener.tls
@@ -54,8 +65,10 @@ def test_tls_listener_speaks_the_requested_version(mosquitto: str, tmp_path: Pat
         assert broker.listener is not None and broker.listener.tls
         context = ssl.create_default_context(cafile=str(certs.ca_file))
         context.maximum_version = ssl.TLSVersion.TLSv1_2
-        with socket.create_connection(("127.0.0.1", broker.listener.port), timeout=5) as raw, \
-                context.wrap_socket(raw, server_hostname="localhost") as tls:
+        with (
+            socket.create_connection(("127.0.0.1", broker.listener.port), timeout=5) as raw,
+            context.wrap_socket(raw, server_hostname="localhost") as tls,
+        ):
             assert tls.version() == "TLSv1.2"
 
 
@@ -68,8 +81,7 @@ def test_broker_start_failure_is_one_clear_error(mosquitto: str, tmp_path: Path)
     assert "no_such_option" in str(error.value)
 
 
-def test_missing_binary_names_the_package(monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path) -> None:
+def test_missing_binary_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("IOTSB_MOSQUITTO", "/nonexistent/mosquitto")
     with pytest.raises(MissingBinaryError, match="IOTSB_MOSQUITTO"):
         MosquittoBroker(tmp_path, [])

@@ -21,8 +21,9 @@ def results(mosquitto: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.conftest import run_cli
 
     out = tmp_path_factory.mktemp("lab") / "results"
-    result = run_cli("run", "--duration", str(DURATION_S), "--reps", "2", "--out", str(out),
-                     "--quiet")
+    result = run_cli(
+        "run", "--duration", str(DURATION_S), "--reps", "2", "--out", str(out), "--quiet"
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     assert "Handshake and latency" in result.stdout
     return out
@@ -41,12 +42,16 @@ def test_two_complete_runs_per_configuration(results: Path) -> None:
 def test_every_message_sent_is_received_with_sane_latency(results: Path) -> None:
     expected = round(DURATION_S * RATE_HZ)
     for run_id, sent, delivered, lost in query(
-            results, "select run_id, messages_sent, messages_delivered, messages_lost from runs"):
+        results, "select run_id, messages_sent, messages_delivered, messages_lost from runs"
+    ):
         assert (sent, delivered, lost) == (expected, expected, 0), run_id
-    rows = query(results, """
+    rows = query(
+        results,
+        """
         select count(*), min(t_delivered_ns - t_created_ns), max(t_delivered_ns - t_created_ns),
                min(t_arrived_ns - t_sealed_ns), min(t_sealed_ns - t_created_ns)
-        from messages where status = 'delivered'""")
+        from messages where status = 'delivered'""",
+    )
     count, lowest, highest, transit, seal = rows[0]
     assert count == expected * 2 * len(CONFIGURATIONS)
     assert lowest > 0 and transit > 0 and seal >= 0  # one monotonic clock, ordered events
@@ -54,27 +59,36 @@ def test_every_message_sent_is_received_with_sane_latency(results: Path) -> None
 
 
 def test_samples_at_ten_hertz_for_both_agents(results: Path) -> None:
-    for run_id, agent, count, span_ns, with_current in query(results, """
+    for run_id, agent, count, span_ns, with_current in query(
+        results,
+        """
             select run_id, agent, count(*), max(t_ns) - min(t_ns), count(current_ma)
-            from samples group by 1, 2"""):
+            from samples group by 1, 2""",
+    ):
         rate = (count - 1) / (span_ns / 1e9)
         assert 9.0 <= rate <= 11.0, (run_id, agent, rate)
         assert with_current == count  # every sample carries its modelled current
     # Cumulative counters never go backwards.
-    rows = query(results, """
+    rows = query(
+        results,
+        """
         select count(*) from (
           select cpu_ns - lag(cpu_ns) over w d1,
                  tcp_bytes_sent - lag(tcp_bytes_sent) over w d2
           from samples window w as (partition by run_id, agent order by t_ns))
-        where d1 < 0 or d2 < 0""")
+        where d1 < 0 or d2 < 0""",
+    )
     assert rows[0][0] == 0
 
 
 def test_handshake_phases_per_configuration(results: Path) -> None:
     phases = {}
-    for configuration, phase in query(results, """
+    for configuration, phase in query(
+        results,
+        """
             select distinct r.configuration, h.phase from handshakes h join runs r using (run_id)
-            where h.agent = 'emitter'"""):
+            where h.agent = 'emitter'""",
+    ):
         phases.setdefault(configuration, set()).add(phase)
     assert phases["plain"] == {"tcp_connect", "mqtt_connect"}
     assert phases["tls1.2"] == {"tcp_connect", "tls_handshake", "mqtt_connect"}
@@ -85,31 +99,45 @@ def test_handshake_phases_per_configuration(results: Path) -> None:
 
 
 def test_tls_parameters_come_from_the_live_connection(results: Path) -> None:
-    rows = query(results, "select distinct tls_version, tls_cipher, tls_group from runs "
-                          "where configuration = 'tls1.2'")
+    rows = query(
+        results,
+        "select distinct tls_version, tls_cipher, tls_group from runs "
+        "where configuration = 'tls1.2'",
+    )
     assert len(rows) == 1
     version, cipher, group = rows[0]
     assert version == "1.2"
     assert cipher and "RSA" in cipher  # RSA-2048 server certificate, as in the study
     assert group  # ECDHE was negotiated with OpenSSL 3 defaults: the group is recorded
-    assert query(results, "select count(*) from runs where configuration = 'plain' "
-                          "and tls_version is not null")[0][0] == 0
+    assert (
+        query(
+            results,
+            "select count(*) from runs where configuration = 'plain' and tls_version is not null",
+        )[0][0]
+        == 0
+    )
 
 
 def test_security_overheads_show_in_the_bytes_on_the_wire(results: Path) -> None:
     per_message = {}
-    for configuration, wire in query(results, """
+    for configuration, wire in query(
+        results,
+        """
             select r.configuration, avg(m.wire_bytes) from messages m join runs r using (run_id)
-            group by 1"""):
+            group by 1""",
+    ):
         per_message[configuration] = wire
     assert per_message["plain"] == 256
     assert per_message["ecdh-p256-aes128-gcm"] == 256 + 10 + 16  # header + tag
     assert per_message["ecdh-p256-aes128-cbc"] > 256 + 16  # version/id + IV + padding
     # TCP bytes per published message (from TCP_INFO) grow with TLS record overhead.
     tcp = {}
-    for configuration, sent in query(results, """
+    for configuration, sent in query(
+        results,
+        """
             select r.configuration, max(s.tcp_bytes_sent) from samples s join runs r
-            using (run_id) where s.agent = 'emitter' group by r.run_id, 1"""):
+            using (run_id) where s.agent = 'emitter' group by r.run_id, 1""",
+    ):
         tcp.setdefault(configuration, []).append(sent)
     assert min(tcp["tls1.2"]) > max(tcp["plain"])
 

@@ -39,8 +39,13 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
+    if not args:
+        args = ["--help"]  # a bare `iotsecbench` is a request for help, not a usage error
     try:
-        build_app()(args=args, standalone_mode=False)
+        # Without standalone mode, click returns an Exit's code instead of exiting.
+        code = build_app()(args=args, standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except UserError as error:
         if debug:
             raise

@@ -70,11 +70,16 @@ def run(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option(help="Continue an interrupted experiment in --out: completed runs are kept."),
+        typer.Option(
+            "--resume", help="Continue an interrupted experiment in --out: completed runs are kept."
+        ),
     ] = False,
     force_new_run: Annotated[
         bool,
-        typer.Option(help="Start over in --out; earlier results are moved to previous-<time>/."),
+        typer.Option(
+            "--force-new-run",
+            help="Start over in --out; earlier results are moved to previous-<time>/.",
+        ),
     ] = False,
     broker: Annotated[
         str | None,
@@ -83,9 +88,12 @@ def run(
     broker_ca: Annotated[
         Path | None, typer.Option(help="CA certificate to trust for an external mqtts:// broker.")
     ] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
     simulate: Annotated[
-        bool, typer.Option(hidden=True, help="Synthetic measurements (tests of the pipeline only).")
+        bool,
+        typer.Option(
+            "--simulate", hidden=True, help="Synthetic measurements (tests of the pipeline only)."
+        ),
     ] = False,
 ) -> None:
     """Run an experiment on a real mosquitto broker and store every raw measurement.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -35,7 +36,8 @@ from iotsecbench.security import resolve_configuration
 from iotsecbench.security.tls import TlsProfile, mosquitto_listener_lines
 from iotsecbench.spec.matrix import PlannedRun
 
-# Fault injection for the test suite only: IOTSB_TEST_FAULT="emitter:crash-after=5@<run id part>"
+# Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
+# id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".
 FAULT_VARIABLE = "IOTSB_TEST_FAULT"
 
 
@@ -271,8 +273,16 @@ class LocalExecutor:
             budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
             with Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter:
                 started = time.monotonic()
+                broker_fault = _fault_for("broker", run.run_id)
                 while emitter.poll() is None:
                     elapsed = time.monotonic() - started
+                    if (
+                        broker_fault
+                        and broker is not None
+                        and broker.alive()
+                        and elapsed > float(broker_fault.split("=")[1])
+                    ):
+                        os.kill(broker.pid, signal.SIGKILL)  # test hook: "kill-after=SECONDS"
                     if elapsed > budget_s:
                         raise RunFailure(
                             f"emitter did not finish within {budget_s:.0f} s "

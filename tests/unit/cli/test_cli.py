@@ -25,8 +25,9 @@ import pytest
         (["--no-such-option"], "no-such-option"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(cli, tmp_path: Path, args: list[str],
-                                          fragment: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    cli, tmp_path: Path, args: list[str], fragment: str
+) -> None:
     result = cli("run", "--out", str(tmp_path / "out"), *args)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -39,20 +40,32 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path: Path, args: list[str],
 
 def test_simulated_run_stores_every_table_and_prints_the_summary(cli, tmp_path: Path) -> None:
     out = tmp_path / "sim"
-    result = cli("run", "--simulate", "--duration", "3", "--reps", "2", "--out", str(out),
-                 "--quiet")
+    result = cli(
+        "run", "--simulate", "--duration", "3", "--reps", "2", "--out", str(out), "--quiet"
+    )
     assert result.returncode == 0, result.stderr
     for heading in ("Handshake and latency", "Cost per message", "Device energy (modelled"):
         assert heading in result.stdout
     assert "no integrity, no replay protection" in result.stdout
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
-        per_config = dict(db.execute(
-            "select configuration, count(*) from runs where status='ok' group by 1").fetchall())
-        assert per_config == {"plain": 2, "tls1.2": 2, "ecdh-p256-aes128-cbc": 2,
-                              "ecdh-p256-aes128-gcm": 2}
+        per_config = dict(
+            db.execute(
+                "select configuration, count(*) from runs where status='ok' group by 1"
+            ).fetchall()
+        )
+        assert per_config == {
+            "plain": 2,
+            "tls1.2": 2,
+            "ecdh-p256-aes128-cbc": 2,
+            "ecdh-p256-aes128-gcm": 2,
+        }
         assert db.execute("select count(*) from messages").fetchone()[0] == 8 * 30
-        assert db.execute("select count(*) from samples where current_ma is null").fetchone()[0] == 0
-        order = [r[0] for r in db.execute("select run_order from runs order by run_order").fetchall()]
+        assert (
+            db.execute("select count(*) from samples where current_ma is null").fetchone()[0] == 0
+        )
+        order = [
+            r[0] for r in db.execute("select run_order from runs order by run_order").fetchall()
+        ]
         assert order == list(range(8))
     spec = json.loads((out / "spec.json").read_text())
     assert spec["duration_s"] == 3.0
@@ -64,23 +77,67 @@ def test_resume_keeps_completed_runs_and_refuses_a_changed_spec(cli, tmp_path: P
     assert cli(*args).returncode == 0
     again = cli(*args)
     assert again.returncode == 2 and "--resume" in again.stderr
-    extended = cli("run", "--simulate", "--duration", "2", "--reps", "2", "--out", str(out),
-                   "--quiet", "--resume")
+    extended = cli(
+        "run",
+        "--simulate",
+        "--duration",
+        "2",
+        "--reps",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        "--resume",
+    )
     assert extended.returncode == 0, extended.stderr
     assert "4 kept" in extended.stdout
-    changed = cli("run", "--simulate", "--duration", "5", "--reps", "1", "--out", str(out),
-                  "--resume", "--quiet")
+    changed = cli(
+        "run",
+        "--simulate",
+        "--duration",
+        "5",
+        "--reps",
+        "1",
+        "--out",
+        str(out),
+        "--resume",
+        "--quiet",
+    )
     assert changed.returncode == 2 and "config" in changed.stderr
-    fresh = cli("run", "--simulate", "--duration", "5", "--reps", "1", "--out", str(out),
-                "--force-new-run", "--quiet")
+    fresh = cli(
+        "run",
+        "--simulate",
+        "--duration",
+        "5",
+        "--reps",
+        "1",
+        "--out",
+        str(out),
+        "--force-new-run",
+        "--quiet",
+    )
     assert fresh.returncode == 0, fresh.stderr
     assert any(p.name.startswith("previous-") for p in out.iterdir())
 
 
 def test_export_writes_parquet(cli, tmp_path: Path) -> None:
     out = tmp_path / "sim"
-    assert cli("run", "--simulate", "--duration", "1", "--reps", "1", "--configs", "plain",
-               "--out", str(out), "--quiet").returncode == 0
+    assert (
+        cli(
+            "run",
+            "--simulate",
+            "--duration",
+            "1",
+            "--reps",
+            "1",
+            "--configs",
+            "plain",
+            "--out",
+            str(out),
+            "--quiet",
+        ).returncode
+        == 0
+    )
     result = cli("export", str(out))
     assert result.returncode == 0, result.stderr
     files = {Path(line).name for line in result.stdout.split()}
@@ -103,16 +160,30 @@ def test_schemes_json_lists_properties(cli) -> None:
 def test_doctor_reports_one_line_per_capability(cli) -> None:
     result = cli("doctor", "--json")
     checks = {c["name"]: c for c in json.loads(result.stdout)}
-    assert {"mosquitto", "privileges", "network namespaces", "tracefs (scheduler traces)",
-            "perf", "cgroups (CPU limits)"} <= set(checks)
+    assert {
+        "mosquitto",
+        "privileges",
+        "network namespaces",
+        "tracefs (scheduler traces)",
+        "perf",
+        "cgroups (CPU limits)",
+    } <= set(checks)
     assert result.returncode == (3 if not checks["mosquitto"]["ok"] else 0)
     text = cli("doctor")
     assert len(text.stdout.strip().splitlines()) == len(checks)
 
 
 def test_missing_mosquitto_is_exit_3_naming_the_package(cli, tmp_path: Path) -> None:
-    result = cli("run", "--duration", "1", "--reps", "1", "--out", str(tmp_path / "o"),
-                 env={"IOTSB_MOSQUITTO": "/nonexistent/mosquitto"})
+    result = cli(
+        "run",
+        "--duration",
+        "1",
+        "--reps",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        env={"IOTSB_MOSQUITTO": "/nonexistent/mosquitto"},
+    )
     assert result.returncode == 3
     assert len(result.stderr.strip().splitlines()) == 1
     assert "IOTSB_MOSQUITTO" in result.stderr

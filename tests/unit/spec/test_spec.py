@@ -13,8 +13,12 @@ from iotsecbench.spec.matrix import expand, plan_runs
 
 def test_default_preset_is_the_study_configurations_plus_the_aead_fix() -> None:
     spec = load_spec()
-    assert spec.configurations == ["plain", "tls1.2", "ecdh-p256-aes128-cbc",
-                                   "ecdh-p256-aes128-gcm"]
+    assert spec.configurations == [
+        "plain",
+        "tls1.2",
+        "ecdh-p256-aes128-cbc",
+        "ecdh-p256-aes128-gcm",
+    ]
     # The whole default run must fit in about three minutes (issue 2).
     assert len(spec.configurations) * spec.repetitions * spec.duration_s <= 170
 
@@ -70,12 +74,16 @@ def test_toml_file_and_its_errors(tmp_path: Path) -> None:
 
 
 def test_matrix_include_exclude_and_labels() -> None:
-    spec = build_spec({
-        "configurations": ["plain", "tls1.2"], "payload_bytes": [64, 1024],
-        "exclude": [{"configuration": "tls1.2", "payload_bytes": 64}],
-        "include": [{"configuration": "tls1.3", "payload_bytes": 64, "rate_hz": 10.0,
-                     "qos": 1}],
-    })
+    spec = build_spec(
+        {
+            "configurations": ["plain", "tls1.2"],
+            "payload_bytes": [64, 1024],
+            "exclude": [{"configuration": "tls1.2", "payload_bytes": 64}],
+            "include": [
+                {"configuration": "tls1.3", "payload_bytes": 64, "rate_hz": 10.0, "qos": 1}
+            ],
+        }
+    )
     cells = expand(spec)
     labels = [cell.label for cell in cells]
     assert "tls1.2 · 64 B" not in labels
@@ -90,7 +98,7 @@ def test_runs_are_interleaved_seeded_and_complete() -> None:
     assert len(runs) == 3 * len(cells)
     # Each repetition is one block holding every cell once (A B C, C A B, …).
     for block in range(3):
-        chunk = runs[block * len(cells):(block + 1) * len(cells)]
+        chunk = runs[block * len(cells) : (block + 1) * len(cells)]
         assert {r.cell for r in chunk} == set(cells)
         assert {r.repetition for r in chunk} == {block + 1}
     assert [r.run_order for r in runs] == list(range(len(runs)))

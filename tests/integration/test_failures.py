@@ -1,0 +1,148 @@
+"""Faults during an experiment: a crashing agent, a killed broker, Ctrl-C. Each leaves a
+failed (or interrupted) run with its error, keeps every completed run, and leaves no process
+behind (RELIABILITY.md #9, #10, #22)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line mentions ``text`` (the results directory is in every agent's
+    and broker's arguments)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def runs(out: Path) -> dict[str, tuple[str, str | None]]:
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        return {
+            row[0]: (row[1], row[2])
+            for row in db.execute("select run_id, status, error from runs").fetchall()
+        }
+
+
+def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> None:
+    out = tmp_path / "crash"
+    result = run_cli(
+        "run",
+        "--configs",
+        "plain,ecdh-p256-aes128-gcm",
+        "--duration",
+        "1.5",
+        "--reps",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        env={"IOTSB_TEST_FAULT": "emitter:crash-after=5@ecdh-p256-aes128-gcm"},
+    )
+    assert result.returncode == 1, result.stderr
+    stored = runs(out)
+    assert stored["plain_256B_10Hz_q1_r1"] == ("ok", None)
+    status, error = stored["ecdh-p256-aes128-gcm_256B_10Hz_q1_r1"]
+    assert status == "failed" and "emitter failed (exit code 17)" in error
+    # Partial data of the failed run is kept: the messages before the crash.
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        partial = db.execute("select count(*) from messages where run_id like 'ecdh%'").fetchone()
+    assert partial[0] >= 1
+    assert (out / "runs" / "ecdh-p256-aes128-gcm_256B_10Hz_q1_r1" / "emitter.jsonl").exists()
+    assert processes_mentioning(str(out)) == []
+    # --resume re-runs only the failed run.
+    again = run_cli(
+        "run",
+        "--configs",
+        "plain,ecdh-p256-aes128-gcm",
+        "--duration",
+        "1.5",
+        "--reps",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        "--resume",
+    )
+    assert again.returncode == 0, again.stderr
+    assert "1 runs executed, 1 kept" in again.stdout
+    assert {status for status, _ in runs(out).values()} == {"ok"}
+
+
+def test_killed_broker_fails_the_run_with_the_signal(mosquitto: str, tmp_path: Path) -> None:
+    out = tmp_path / "broker"
+    result = run_cli(
+        "run",
+        "--configs",
+        "plain",
+        "--duration",
+        "3",
+        "--reps",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        env={"IOTSB_TEST_FAULT": "broker:kill-after=1.0@plain"},
+    )
+    assert result.returncode == 1
+    status, error = runs(out)["plain_256B_10Hz_q1_r1"]
+    assert status == "failed"
+    assert "broker exited (signal 9 (SIGKILL))" in error or "lost the broker" in error, error
+    assert processes_mentioning(str(out)) == []
+
+
+def test_ctrl_c_stores_the_interrupted_run_and_exits_130(mosquitto: str, tmp_path: Path) -> None:
+    out = tmp_path / "sigint"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "iotsecbench",
+            "run",
+            "--configs",
+            "plain",
+            "--duration",
+            "30",
+            "--reps",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    run_dir = out / "runs" / "plain_256B_10Hz_q1_r1"
+    while time.monotonic() < deadline:  # wait until the emitter is publishing
+        emitter = run_dir / "emitter.jsonl"
+        if emitter.exists() and '"message"' in emitter.read_text():
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "--resume" in stderr
+    status, error = runs(out)["plain_256B_10Hz_q1_r1"]
+    assert status == "interrupted"
+    assert processes_mentioning(str(out)) == []
