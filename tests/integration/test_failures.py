@@ -143,6 +143,6 @@ def test_ctrl_c_stores_the_interrupted_run_and_exits_130(mosquitto: str, tmp_pat
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert len(stderr.strip().splitlines()) == 1 and "--resume" in stderr
-    status, error = runs(out)["plain_256B_10Hz_q1_r1"]
+    status, _error = runs(out)["plain_256B_10Hz_q1_r1"]
     assert status == "interrupted"
     assert processes_mentioning(str(out)) == []

@@ -76,7 +76,7 @@ def test_messages_join_on_seq_and_missing_ones_are_lost() -> None:
 
 def test_a_delivery_without_its_emitter_record_is_kept() -> None:
     """The emitter crashed after publishing but before its record reached the disk."""
-    facts, tables = collect("r1", {"emitter": [], "receiver": [_received(7)]}, 64, DEVICE)
+    _facts, tables = collect("r1", {"emitter": [], "receiver": [_received(7)]}, 64, DEVICE)
     assert [(row["seq"], row["status"]) for row in tables["messages"]] == [(7, "delivered")]
 
 
