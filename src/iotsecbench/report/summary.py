@@ -102,6 +102,19 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     return values
 
 
+def _spec_position(results_dir: Path, group: pd.DataFrame) -> tuple[int, int, float, int]:
+    """Sort key: the order the spec lists configurations in (runs themselves are shuffled)."""
+    spec_file = results_dir / "spec.json"
+    order = (
+        json.loads(spec_file.read_text()).get("configurations", []) if spec_file.exists() else []
+    )
+    first = group.iloc[0]
+    position = (
+        order.index(first["configuration"]) if first["configuration"] in order else len(order)
+    )
+    return position, int(first["payload_bytes"]), float(first["rate_hz"]), int(first["qos"])
+
+
 def summarise(results_dir: Path) -> pd.DataFrame:
     """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings."""
     runs = read.runs_frame(results_dir)
@@ -114,7 +127,10 @@ def summarise(results_dir: Path) -> pd.DataFrame:
     }
     latency = read.latency_frame(results_dir)
     rows = []
-    for label, group in runs.groupby("cell_label", sort=False):
+    for label, group in sorted(
+        runs.groupby("cell_label", sort=False),
+        key=lambda item: _spec_position(results_dir, item[1]),
+    ):
         per_run = pd.DataFrame([_per_run(run, tables) for _, run in group.iterrows()])
         row: dict[str, Any] = {"configuration": label, "runs": len(group)}
         row.update(per_run.mean(numeric_only=True).to_dict())
