@@ -220,7 +220,9 @@ class MosquittoBroker:
                 ]
         # mosquitto logs the cause first ("Unknown configuration variable ...") and then
         # where ("Error found at FILE:LINE"); keep both, without timestamps or repeats.
-        messages = list(dict.fromkeys(text.split("Error: ", 1)[-1].strip() for text in texts))
+        messages = list(
+            dict.fromkeys(re.sub(r"^\S+: (Error: )?", "", text).strip() for text in texts)
+        )
         return "; ".join(messages)
 
     def _wait_ready(self, process: Supervised, port: int) -> str | None:

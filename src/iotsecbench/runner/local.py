@@ -132,7 +132,9 @@ class LocalExecutor:
         on_progress: ProgressCallback,
     ) -> None:
         tls = tls_profile_for(context, run.cell.configuration)
-        prefix = f"iotsb/{run.run_id}-{os.urandom(3).hex()}"
+        # '+' and '#' are MQTT wildcards, never allowed in a topic name (run ids may hold '+').
+        topic_safe = run.run_id.replace("+", "~").replace("#", "~")
+        prefix = f"iotsb/{topic_safe}-{os.urandom(3).hex()}"
         emitter_user = BrokerUser.random(
             "emitter",
             read=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
