@@ -1,0 +1,178 @@
+"""Descriptive statistics: summaries, coefficients of variation, per-minute means, energy.
+
+The `stability` study (Del-Valle-Soto et al., 2026) reports mean, SD (n−1), median, mode and
+quartiles per configuration × device × metric; the CV across the repetitions and across five
+contiguous segments of each run; per-minute mean current; and cumulative charge
+``E(t) = Σ I·Δt / 3600`` in mAh. The 10 Hz → 1 Hz aggregation (mean of the samples within
+each whole second) also lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from iotsecbench.analysis.results import Record
+
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Descriptive(Record):
+    """Summary of one sample (units of the metric)."""
+
+    n: int  # number of values
+    mean: float
+    sd: float  # sample standard deviation (ddof = 1); NaN when n < 2
+    median: float
+    mode: float  # most frequent value after rounding to ``mode_resolution``
+    mode_resolution: float  # rounding step used for the mode, in the metric's unit
+    p25: float
+    p50: float
+    p75: float
+    min: float
+    max: float
+    cv: float  # sd / |mean|; NaN when the mean is 0
+
+    def summary(self) -> str:
+        return (
+            f"n={self.n} mean={self.mean:.4g} sd={self.sd:.3g} median={self.median:.4g} "
+            f"P25–P75=[{self.p25:.4g}, {self.p75:.4g}] cv={self.cv:.2%}"
+        )
+
+
+def coefficient_of_variation(values: np.ndarray | Sequence[float]) -> float:
+    """SD (ddof = 1) divided by the absolute mean; NaN for fewer than 2 values or a zero mean."""
+    array = np.asarray(values, dtype=float)
+    if array.size < 2:
+        return float("nan")
+    mean = float(np.mean(array))
+    if mean == 0.0:
+        return float("nan")
+    return float(np.std(array, ddof=1) / abs(mean))
+
+
+def mode_of(values: np.ndarray | Sequence[float], resolution: float) -> float:
+    """Mode of continuous data after rounding to a multiple of ``resolution``.
+
+    Parameters
+    ----------
+    values : array_like
+        The sample.
+    resolution : float
+        Rounding step (> 0). The mode of raw continuous data is nearly always a tie of ones;
+        rounding to the instrument's resolution makes it meaningful. Ties go to the smallest.
+
+    Returns
+    -------
+    float
+        The most frequent rounded value (NaN for an empty sample).
+    """
+    if resolution <= 0:
+        raise ValueError(f"resolution must be positive, got {resolution}")
+    array = np.asarray(values, dtype=float)
+    if array.size == 0:
+        return float("nan")
+    rounded = np.round(array / resolution)
+    result = stats.mode(rounded, keepdims=False)
+    return float(result.mode * resolution)
+
+
+def describe(values: np.ndarray | Sequence[float], mode_resolution: float = 0.1) -> Descriptive:
+    """Mean, SD (n−1), median, mode, quartiles, extremes and CV of a sample.
+
+    Parameters
+    ----------
+    values : array_like
+        One-dimensional sample; must be non-empty and finite.
+    mode_resolution : float, default 0.1
+        Rounding step for the mode (0.1 mA / 0.1 ms suits the study's instruments).
+
+    Returns
+    -------
+    Descriptive
+    """
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError("describe needs a non-empty one-dimensional sample")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("describe needs finite values")
+    p25, p50, p75 = np.percentile(array, [25, 50, 75])
+    return Descriptive(
+        n=int(array.size),
+        mean=float(np.mean(array)),
+        sd=float(np.std(array, ddof=1)) if array.size > 1 else float("nan"),
+        median=float(p50),
+        mode=mode_of(array, mode_resolution),
+        mode_resolution=float(mode_resolution),
+        p25=float(p25),
+        p50=float(p50),
+        p75=float(p75),
+        min=float(np.min(array)),
+        max=float(np.max(array)),
+        cv=coefficient_of_variation(array),
+    )
+
+
+def segment_means(values: np.ndarray | Sequence[float], segments: int = 5) -> np.ndarray:
+    """Means of ``segments`` contiguous, near-equal parts of a series (``np.array_split``)."""
+    array = np.asarray(values, dtype=float)
+    if segments < 1 or array.size < segments:
+        raise ValueError(f"cannot split {array.size} values into {segments} segments")
+    return np.array([part.mean() for part in np.array_split(array, segments)])
+
+
+def segment_cv(values: np.ndarray | Sequence[float], segments: int = 5) -> float:
+    """CV of the means of ``segments`` contiguous segments of one run (the study uses 5 × 120 s)."""
+    return coefficient_of_variation(segment_means(values, segments))
+
+
+def to_one_hertz(frame: pd.DataFrame, value: str = "current_ma") -> pd.DataFrame:
+    """Aggregate samples to 1 Hz: the arithmetic mean of the samples in each whole second.
+
+    Second ``s`` holds the samples with ``s <= time_s < s + 1`` (the study averages the ten
+    100 ms samples of each second). Data already at 1 Hz with integer times pass unchanged.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Columns ``configuration, device, run, time_s`` and ``value``.
+    value : str, default "current_ma"
+
+    Returns
+    -------
+    DataFrame
+        Same columns, ``time_s`` an integer second, one row per configuration × device × run ×
+        second, sorted.
+    """
+    keys = ["configuration", "device", "run"]
+    seconds = np.floor(frame["time_s"].to_numpy(dtype=float)).astype(np.int64)
+    grouped = (
+        frame.assign(time_s=seconds)
+        .groupby([*keys, "time_s"], sort=True, observed=True)[value]
+        .mean()
+        .reset_index()
+    )
+    return grouped
+
+
+def cumulative_mah(current_ma: np.ndarray | Sequence[float], dt_s: float = 1.0) -> np.ndarray:
+    """Cumulative charge ``E(t) = Σ I_k·Δt / 3600`` in mAh (DEVICE-FACTS §0)."""
+    if dt_s <= 0:
+        raise ValueError(f"dt_s must be positive, got {dt_s}")
+    return np.cumsum(np.asarray(current_ma, dtype=float)) * dt_s / SECONDS_PER_HOUR
+
+
+def run_energy_mah(current_ma: np.ndarray | Sequence[float], dt_s: float = 1.0) -> float:
+    """Total charge of one run in mAh: ``Σ I_k·Δt / 3600``."""
+    return float(np.sum(np.asarray(current_ma, dtype=float)) * dt_s / SECONDS_PER_HOUR)
+
+
+def per_minute_mean(time_s: np.ndarray, values: np.ndarray) -> pd.Series:
+    """Mean of ``values`` within each whole minute of ``time_s`` (index: minute number)."""
+    minutes = np.floor(np.asarray(time_s, dtype=float) / 60.0).astype(np.int64)
+    return pd.Series(np.asarray(values, dtype=float)).groupby(minutes).mean()

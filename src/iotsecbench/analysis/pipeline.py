@@ -1,0 +1,712 @@
+"""The whole `stability` analysis: frames in, one :class:`AnalysisResult` record out.
+
+Pure: no files, no processes, no global random state (every bootstrap draws from a
+generator derived from ``options.seed`` and the name of what it resamples, so results do
+not depend on the order of computation). ``AnalysisResult.to_dict()`` is the
+``analysis.json`` document (see ``docs/analysis.md``).
+
+Inputs are the store's frames (``docs/internals.md``): current ``configuration, device, run,
+time_s, current_ma`` (any rate; aggregated to 1 Hz here) and latency ``configuration, run,
+seq, latency_ms``.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iotsecbench.analysis import checks
+from iotsecbench.analysis.battery import BatteryParameters, BatteryProjection, project_battery
+from iotsecbench.analysis.bootstrap import (
+    BOOTSTRAP_CLASSES,
+    block_bootstrap_means,
+    choose_block_length,
+    iid_bootstrap_difference,
+    percentile_interval,
+    pooled_mean,
+)
+from iotsecbench.analysis.changepoint import detect_change_points
+from iotsecbench.analysis.checks import QualityWarning
+from iotsecbench.analysis.describe import (
+    coefficient_of_variation,
+    describe,
+    per_minute_mean,
+    run_energy_mah,
+    segment_cv,
+    to_one_hertz,
+)
+from iotsecbench.analysis.effects import cohens_d
+from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
+from iotsecbench.analysis.pareto import ParetoResult, pareto_analysis
+from iotsecbench.analysis.results import Comparison, Record, plain
+from iotsecbench.analysis.sensitivity import RunRegimes, SensitivityResult, energy_sensitivity
+from iotsecbench.analysis.timeseries import (
+    DEFAULT_LJUNG_BOX_LAGS,
+    correlogram,
+    cross_correlation_of_differences,
+    ljung_box,
+    stationarity,
+)
+from iotsecbench.errors import DataError, SpecError
+
+FORMAT_NAME = "iotsecbench-analysis"
+# analysis.json version history:
+#   version 1: first layout (comparisons, series, pareto, hypotheses, warnings, descriptive,
+#              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
+FORMAT_VERSION = 1
+
+CURRENT_COLUMNS = ("configuration", "device", "run", "time_s", "current_ma")
+LATENCY_COLUMNS = ("configuration", "run", "seq", "latency_ms")
+LATENCY_DEVICE = "end-to-end"  # latency is measured from emitter to receiver
+UNITS = {"current_ma": "mA", "energy_mah": "mAh", "latency_ms": "ms"}
+HISTOGRAM_BINS = 40
+LONG_SERIES = 2000  # runs longer than this (per-message latency) get a fixed ADF lag order
+ADF_LAGS_LONG_SERIES = 20  # fixed ADF lags there: one regression instead of an AIC search
+
+
+@dataclass(frozen=True)
+class AnalysisOptions(Record):
+    """Every parameter of the analysis, with the study's defaults."""
+
+    baseline: str | None = None  # None: "plain" if present, else the first configuration
+    bootstrap: str = "moving"  # "moving" | "circular" | "stationary"
+    block_length: int | str = 20  # int, "auto" (Politis–White) or "kc" (ceil 1.5·k_c)
+    reps: int = 2000
+    level: float = 0.95
+    seed: int = 0
+    segments: int = 5  # contiguous segments per run for the segment CV
+    max_lag: int = 60  # ACF/PACF/CCF lags
+    ljung_box_lags: tuple[int, ...] = DEFAULT_LJUNG_BOX_LAGS
+    ljung_box_summary_lag: int = 20  # lag whose p-value goes into the series table
+    mode_resolution: float = 0.1  # rounding step for the mode (mA, ms)
+    change_point_penalty: float = 2.0  # β of the PELT penalty β·σ²_LR·log n
+    max_transient_fraction: float = 0.5
+    objectives: Mapping[str, str] = field(
+        default_factory=lambda: {"energy_mah": "min", "latency_ms": "min"}
+    )
+    constraints: tuple[str, ...] = ()  # security properties every Pareto candidate must have
+    hypothesis_metric: str = "current_ma"
+    battery: BatteryParameters = field(default_factory=BatteryParameters)
+
+    def __post_init__(self) -> None:
+        if self.bootstrap not in BOOTSTRAP_CLASSES:
+            raise SpecError(
+                f"unknown bootstrap {self.bootstrap!r}: use moving, circular or stationary"
+            )
+        rule = self.block_length
+        if isinstance(rule, str) and rule not in ("auto", "kc"):
+            raise SpecError(f"block length {rule!r}: use a positive integer, 'auto' or 'kc'")
+        if not isinstance(rule, str) and (isinstance(rule, bool) or int(rule) < 1):
+            raise SpecError(f"block length {rule!r}: use a positive integer, 'auto' or 'kc'")
+        if self.reps < 100:
+            raise SpecError(f"--reps {self.reps}: use at least 100 replicates (2000 default)")
+        if not 0.5 <= self.level < 1.0:
+            raise SpecError(f"confidence level {self.level} must lie in [0.5, 1)")
+        if self.segments < 1 or self.max_lag < 1:
+            raise SpecError("segments and max_lag must be positive")
+        for name, direction in self.objectives.items():
+            if direction not in ("min", "max"):
+                raise SpecError(f"objective {name!r}: direction must be 'min' or 'max'")
+
+
+@dataclass(frozen=True)
+class AnalysisResult(Record):
+    """Everything ``iotsecbench analyze`` computes; ``to_dict()`` is ``analysis.json``."""
+
+    options: AnalysisOptions
+    configurations: tuple[str, ...]
+    devices: tuple[str, ...]
+    baseline: str
+    descriptive: tuple[Mapping[str, Any], ...]  # per configuration × device × metric (× regime)
+    cv: tuple[Mapping[str, Any], ...]  # CV across runs and across segments
+    per_minute: tuple[Mapping[str, Any], ...]  # per-minute mean current
+    series: tuple[
+        Mapping[str, Any], ...
+    ]  # temporal diagnostics per configuration × device × metric
+    cross_correlations: tuple[Mapping[str, Any], ...]  # emitter vs receiver, first differences
+    comparisons: tuple[Comparison, ...]
+    pareto: ParetoResult | None
+    hypotheses: tuple[Hypothesis, ...]
+    sensitivity: tuple[SensitivityResult, ...]
+    battery: tuple[BatteryProjection, ...]
+    warnings: tuple[QualityWarning, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        body = super().to_dict()
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **body}
+
+    def summary(self) -> str:
+        significant = sum(c.significant for c in self.comparisons)
+        return (
+            f"{len(self.configurations)} configurations, {len(self.comparisons)} comparisons "
+            f"({significant} significant), {len(self.warnings)} warnings"
+        )
+
+
+def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"{what} frame lacks column(s) {', '.join(missing)}")
+
+
+def _stream(seed: int, *key: object) -> np.random.Generator:
+    """Independent generator for one resampled quantity, from the seed and a stable key."""
+    digest = zlib.crc32("/".join(map(str, key)).encode())
+    return np.random.default_rng([int(seed), digest])
+
+
+def _order_configurations(names: Sequence[str], baseline: str | None) -> tuple[list[str], str]:
+    ordered = list(dict.fromkeys(names))
+    if baseline is None:
+        baseline = "plain" if "plain" in ordered else ordered[0]
+    elif baseline not in ordered:
+        raise SpecError(
+            f"baseline {baseline!r} is not among the configurations: {', '.join(ordered)}"
+        )
+    return [baseline, *[c for c in ordered if c != baseline]], baseline
+
+
+def _histogram(replicates: np.ndarray) -> dict[str, list[float]]:
+    counts, edges = np.histogram(replicates, bins=HISTOGRAM_BINS)
+    return {"counts": counts.tolist(), "edges": edges.tolist()}
+
+
+@dataclass
+class _Series:
+    """Runs of one configuration × device × metric, in time order (internal)."""
+
+    configuration: str
+    device: str
+    metric: str
+    runs: dict[Any, np.ndarray]
+    times: dict[Any, np.ndarray]
+
+
+def _collect(frame: pd.DataFrame, value: str, order: str, device: str | None) -> list[_Series]:
+    keys = ["configuration", "device"] if device is None else ["configuration"]
+    result = []
+    for key, group in frame.groupby(keys, sort=False, observed=True):
+        names = key if isinstance(key, tuple) else (key,)
+        configuration = str(names[0])
+        dev = str(names[1]) if device is None else device
+        runs, times = {}, {}
+        for run, run_frame in group.groupby("run", sort=True, observed=True):
+            run_frame = run_frame.sort_values(order)
+            runs[run] = run_frame[value].to_numpy(dtype=float)
+            times[run] = run_frame[order].to_numpy(dtype=float)
+        result.append(_Series(configuration, dev, value, runs, times))
+    return result
+
+
+def _diagnose(series: _Series, options: AnalysisOptions) -> tuple[dict, dict]:
+    """Per-run diagnostics and the aggregated series record (plus internals for later use)."""
+    per_run = []
+    steady: dict[Any, np.ndarray] = {}
+    transients: dict[Any, int] = {}
+    long_series = max(len(v) for v in series.runs.values()) > LONG_SERIES
+    adf = {"adf_maxlag": ADF_LAGS_LONG_SERIES, "adf_autolag": None} if long_series else {}
+    for run, values in series.runs.items():
+        if values.size < 10:
+            raise DataError(
+                f"{series.configuration}/{series.device} run {run}: {values.size} values; "
+                "at least 10 are needed"
+            )
+        gram = correlogram(values, options.max_lag)
+        boxes = ljung_box(values, options.ljung_box_lags)
+        whole = stationarity(values, **adf)
+        cps = detect_change_points(
+            values,
+            penalty_factor=options.change_point_penalty,
+            max_transient_fraction=options.max_transient_fraction,
+        )
+        steady_values = values[cps.transient_end :]
+        steady_state = stationarity(steady_values, **adf) if cps.transient_end else whole
+        steady[run] = steady_values
+        transients[run] = cps.transient_end
+        times = series.times[run]
+        per_run.append(
+            {
+                "run": run,
+                "n": int(values.size),
+                "correlogram": gram,
+                "ljung_box": boxes,
+                "stationarity": whole,
+                "steady_state_stationarity": steady_state,
+                "change_points": list(cps.change_points),
+                "change_point_times": [float(times[i]) for i in cps.change_points],
+                "transient_end": cps.transient_end,
+                "transient_end_time": float(times[cps.transient_end])
+                if cps.transient_end
+                else None,
+                "segment_means": list(cps.segment_means),
+                "segment_cv": segment_cv(values, options.segments)
+                if values.size >= options.segments
+                else float("nan"),
+            }
+        )
+    k_c = max(r["correlogram"].k_c for r in per_run)
+    summary_lag = min(
+        options.ljung_box_lags, key=lambda lag: abs(lag - options.ljung_box_summary_lag)
+    )
+
+    def lb_at(r: dict) -> float:
+        for t in r["ljung_box"]:
+            if t.params["lags"] == summary_lag:
+                return t.pvalue
+        return r["ljung_box"][-1].pvalue if r["ljung_box"] else float("nan")
+
+    acfs = [r["correlogram"] for r in per_run]
+    common = min(len(g.acf) for g in acfs)
+    steady_verdicts = [r["steady_state_stationarity"].verdict for r in per_run]
+    record = {
+        "configuration": series.configuration,
+        "device": series.device,
+        "metric": series.metric,
+        "runs_count": len(per_run),
+        "k_c": int(k_c),
+        "k_c_censored": any(g.k_c_censored for g in acfs),
+        "ljung_box_lag": int(summary_lag),
+        "ljung_box_pvalue": float(np.median([lb_at(r) for r in per_run])),
+        "adf_pvalue": float(np.median([r["stationarity"].adf.pvalue for r in per_run])),
+        "kpss_pvalue": float(np.median([r["stationarity"].kpss.pvalue for r in per_run])),
+        "steady_state_adf_pvalue": float(
+            np.median([r["steady_state_stationarity"].adf.pvalue for r in per_run])
+        ),
+        "steady_state_kpss_pvalue": float(
+            np.median([r["steady_state_stationarity"].kpss.pvalue for r in per_run])
+        ),
+        "stationarity": _majority([r["stationarity"].verdict for r in per_run]),
+        "steady_state_stationarity": _majority(steady_verdicts),
+        "change_points": {str(r["run"]): r["change_point_times"] for r in per_run},
+        "transient_s": {str(r["run"]): r["transient_end_time"] or 0.0 for r in per_run},
+        "acf_mean": np.mean([g.acf[:common] for g in acfs], axis=0),
+        "pacf_mean": np.mean([g.pacf[:common] for g in acfs], axis=0),
+        "white_noise_band": float(np.mean([g.white_noise_band for g in acfs])),
+        "aggregation": "p-values: median over runs; k_c: maximum over runs; verdicts: majority",
+        "runs": per_run,
+    }
+    internals = {"steady": steady, "transients": transients, "per_run": per_run}
+    return record, internals
+
+
+def _majority(verdicts: Sequence[str]) -> str:
+    values, counts = np.unique(np.asarray(verdicts), return_counts=True)
+    best = counts.max()
+    winners = sorted(values[counts == best])
+    return str(winners[0]) if len(winners) == 1 else "inconclusive"
+
+
+def analyze(
+    current: pd.DataFrame,
+    latency: pd.DataFrame | None = None,
+    properties: Mapping[str, Mapping[str, Any]] | None = None,
+    options: AnalysisOptions | None = None,
+) -> AnalysisResult:
+    """Run the full analysis.
+
+    Parameters
+    ----------
+    current : DataFrame
+        ``configuration, device, run, time_s, current_ma`` at any rate ≥ 1 Hz (aggregated to
+        1 Hz by the mean of the samples within each whole second).
+    latency : DataFrame, optional
+        ``configuration, run, seq, latency_ms``.
+    properties : mapping, optional
+        configuration → security properties (``SecurityProperties.to_dict()``), used by the
+        Pareto constraints and the ``security_score`` objective.
+    options : AnalysisOptions, optional
+
+    Returns
+    -------
+    AnalysisResult
+    """
+    options = options or AnalysisOptions()
+    _require_columns(current, CURRENT_COLUMNS, "current")
+    if current.empty:
+        raise DataError("the current frame is empty")
+    names = list(current["configuration"].astype(str))
+    if latency is not None:
+        _require_columns(latency, LATENCY_COLUMNS, "latency")
+        names += list(latency["configuration"].astype(str))
+    configurations, baseline = _order_configurations(names, options.baseline)
+    rank = {c: i for i, c in enumerate(configurations)}
+    current = current.assign(configuration=current["configuration"].astype(str))
+    one_hz = to_one_hertz(current)
+    devices = tuple(dict.fromkeys(one_hz["device"].astype(str)))
+    current_series = sorted(
+        _collect(one_hz, "current_ma", "time_s", None),
+        key=lambda s: (rank[s.configuration], s.device),
+    )
+    latency_series: list[_Series] = []
+    if latency is not None and not latency.empty:
+        latency = latency.assign(configuration=latency["configuration"].astype(str))
+        latency_series = sorted(
+            _collect(latency, "latency_ms", "seq", LATENCY_DEVICE),
+            key=lambda s: rank[s.configuration],
+        )
+
+    warnings: list[QualityWarning] = []
+    notes: list[str] = [
+        "current aggregated to 1 Hz by the mean of the samples within each whole second",
+        "block bootstraps resample each run separately (no block crosses a run boundary); "
+        "intervals are conditional on the observed runs",
+    ]
+    series_records: list[dict] = []
+    internals: dict[tuple[str, str, str], dict] = {}
+    for s in [*current_series, *latency_series]:
+        record, extra = _diagnose(s, options)
+        series_records.append(record)
+        internals[(s.configuration, s.device, s.metric)] = {**extra, "series": s, "record": record}
+
+    # --- descriptive, CV, per-minute ----------------------------------------------------
+    descriptive: list[dict] = []
+    cv_rows: list[dict] = []
+    per_minute: list[dict] = []
+    energy: dict[tuple[str, str], dict[Any, float]] = {}
+    durations: dict[tuple[str, str], dict[Any, float]] = {}
+    for s in [*current_series, *latency_series]:
+        info = internals[(s.configuration, s.device, s.metric)]
+        subject = {"configuration": s.configuration, "device": s.device, "metric": s.metric}
+        pooled = np.concatenate(list(s.runs.values()))
+        steady = np.concatenate(list(info["steady"].values()))
+        for regime, values in (("whole", pooled), ("steady-state", steady)):
+            descriptive.append(
+                {
+                    **subject,
+                    "regime": regime,
+                    "unit": UNITS[s.metric],
+                    **describe(values, options.mode_resolution).to_dict(),
+                }
+            )
+        run_means = [float(v.mean()) for v in s.runs.values()]
+        segment_cvs = [r["segment_cv"] for r in info["per_run"]]
+        cv_across = coefficient_of_variation(run_means)
+        cv_rows.append(
+            {
+                **subject,
+                "cv_across_runs": cv_across,
+                "run_means": run_means,
+                "segments": options.segments,
+                "segment_cv_by_run": segment_cvs,
+                "segment_cv_mean": float(np.nanmean(segment_cvs)) if segment_cvs else None,
+            }
+        )
+        warnings += checks.check_cv(cv_across, subject)
+        warnings += checks.check_runs(len(s.runs), subject)
+        if len(run_means) >= 3:
+            warnings += checks.check_outliers(run_means, {**subject, "level": "run means"}, 0.0)
+        warnings += checks.check_outliers(steady, {**subject, "level": "steady-state values"})
+        warnings += checks.check_stationarity(
+            [r["steady_state_stationarity"].verdict for r in info["per_run"]],
+            [r["steady_state_stationarity"].kpss.rejects() for r in info["per_run"]],
+            subject,
+        )
+        if info["record"]["k_c_censored"]:
+            warnings.append(
+                QualityWarning(
+                    checks.WarningKind.CENSORED_CORRELATION_LENGTH,
+                    f"ACF outside the white-noise band at every lag up to {options.max_lag}",
+                    subject,
+                )
+            )
+        if s.metric == "current_ma":
+            for run, values in s.runs.items():
+                times = s.times[run]
+                dt = float(np.median(np.diff(times))) if times.size > 1 else 1.0
+                energy.setdefault((s.configuration, s.device), {})[run] = run_energy_mah(values, dt)
+                durations.setdefault((s.configuration, s.device), {})[run] = values.size * dt
+                minutes = per_minute_mean(times, values)
+                per_minute.append(
+                    {
+                        **subject,
+                        "run": run,
+                        "minute": minutes.index.tolist(),
+                        "mean_current_ma": minutes.to_numpy().tolist(),
+                    }
+                )
+    for (configuration, device), by_run in energy.items():
+        subject = {"configuration": configuration, "device": device, "metric": "energy_mah"}
+        values = list(by_run.values())
+        descriptive.append(
+            {
+                **subject,
+                "regime": "whole",
+                "unit": "mAh",
+                **describe(values, 1e-4).to_dict(),
+                "per_run": by_run,
+            }
+        )
+        cv_rows.append(
+            {**subject, "cv_across_runs": coefficient_of_variation(values), "run_means": values}
+        )
+
+    # --- comparisons ---------------------------------------------------------------------
+    comparisons = _comparisons(
+        current_series, latency_series, internals, energy, configurations, options, warnings
+    )
+
+    # --- Pareto --------------------------------------------------------------------------
+    objective_values: dict[str, dict[str, float]] = {c: {} for c in configurations}
+    for (configuration, _device), by_run in energy.items():
+        row = objective_values[configuration]
+        row["energy_mah"] = row.get("energy_mah", 0.0) + float(np.mean(list(by_run.values())))
+    for s in latency_series:
+        objective_values[s.configuration]["latency_ms"] = pooled_mean(list(s.runs.values()))
+    objectives = dict(options.objectives)
+    available = {k for row in objective_values.values() for k in row}
+    if properties:
+        available.add("security_score")
+    dropped = [o for o in objectives if o not in available]
+    for o in dropped:
+        objectives.pop(o)
+        notes.append(f"Pareto objective {o!r} dropped: no data for it")
+    pareto = (
+        pareto_analysis(objective_values, objectives, properties, options.constraints)
+        if objectives
+        else None
+    )
+    notes.append("Pareto energy_mah = sum over devices of the mean per-run cumulative charge")
+
+    # --- hypotheses ----------------------------------------------------------------------
+    hypotheses = evaluate_hypotheses(
+        comparisons, pareto, configurations, baseline, options.hypothesis_metric, devices
+    )
+
+    # --- sensitivity and battery -------------------------------------------------------
+    sensitivity = []
+    active: dict[tuple[str, str], float] = {}
+    for device in devices:
+        regimes = {}
+        for s in current_series:
+            if s.device != device:
+                continue
+            info = internals[(s.configuration, s.device, s.metric)]
+            durations_s, transient_s, transient_ma, steady_ma = [], [], [], []
+            for run, values in s.runs.items():
+                end = info["transients"][run]
+                durations_s.append(values.size)
+                transient_s.append(end)
+                transient_ma.append(float(values[:end].mean()) if end else 0.0)
+                steady_ma.append(float(values[end:].mean()))
+            regimes[s.configuration] = RunRegimes(
+                float(np.mean(durations_s)),
+                float(np.mean(transient_s)),
+                float(np.mean(transient_ma)),
+                float(np.mean(steady_ma)),
+            )
+            active[(s.configuration, device)] = sum(energy[(s.configuration, device)].values()) / (
+                sum(durations[(s.configuration, device)].values()) / 3600.0
+            )
+        if len(regimes) >= 2:
+            sensitivity.append(energy_sensitivity(regimes, device))
+    battery = project_battery(active, baseline, options.battery)
+
+    return AnalysisResult(
+        options=options,
+        configurations=tuple(configurations),
+        devices=devices,
+        baseline=baseline,
+        descriptive=tuple(descriptive),
+        cv=tuple(cv_rows),
+        per_minute=tuple(per_minute),
+        series=tuple(plain(r) for r in series_records),
+        cross_correlations=tuple(_cross_correlations(current_series, options)),
+        comparisons=tuple(comparisons),
+        pareto=pareto,
+        hypotheses=tuple(hypotheses),
+        sensitivity=tuple(sensitivity),
+        battery=tuple(battery),
+        warnings=tuple(warnings),
+        notes=tuple(notes),
+    )
+
+
+def _cross_correlations(current_series: Sequence[_Series], options: AnalysisOptions) -> list[dict]:
+    """Emitter vs receiver CCF on first differences, per configuration (mean over runs)."""
+    by_config: dict[str, dict[str, _Series]] = {}
+    for s in current_series:
+        by_config.setdefault(s.configuration, {})[s.device] = s
+    rows = []
+    for configuration, devices in by_config.items():
+        if "emitter" not in devices or "receiver" not in devices:
+            continue
+        emitter, receiver = devices["emitter"], devices["receiver"]
+        per_run = []
+        for run in emitter.runs:
+            if run not in receiver.runs:
+                continue
+            left = pd.Series(emitter.runs[run], index=emitter.times[run])
+            right = pd.Series(receiver.runs[run], index=receiver.times[run])
+            joined = pd.concat([left, right], axis=1, join="inner").dropna()
+            if len(joined) < 10:
+                continue
+            per_run.append(
+                cross_correlation_of_differences(
+                    joined.iloc[:, 0].to_numpy(), joined.iloc[:, 1].to_numpy(), options.max_lag
+                )
+            )
+        if not per_run:
+            continue
+        common = min(len(r.ccf) for r in per_run)
+        mean_ccf = np.mean([r.ccf[:common] for r in per_run], axis=0)
+        rows.append(
+            {
+                "configuration": configuration,
+                "x": "emitter",
+                "y": "receiver",
+                "transform": "first differences",
+                "lags": list(range(common)),
+                "ccf_mean": mean_ccf.tolist(),
+                "band": float(np.mean([r.band for r in per_run])),
+                "ccf_lag0_by_run": [r.ccf[0] for r in per_run],
+                "peak_lag": int(np.argmax(np.abs(mean_ccf))),
+            }
+        )
+    return rows
+
+
+def _comparisons(
+    current_series: Sequence[_Series],
+    latency_series: Sequence[_Series],
+    internals: Mapping[tuple[str, str, str], dict],
+    energy: Mapping[tuple[str, str], Mapping[Any, float]],
+    configurations: Sequence[str],
+    options: AnalysisOptions,
+    warnings: list[QualityWarning],
+) -> list[Comparison]:
+    """Every pair (a later in the order than b, so the baseline is always b)."""
+    by_key: dict[tuple[str, str], dict[str, _Series]] = {}
+    for s in [*current_series, *latency_series]:
+        by_key.setdefault((s.metric, s.device), {})[s.configuration] = s
+    cache: dict[tuple, np.ndarray] = {}
+    result: list[Comparison] = []
+    block_warned: set[tuple] = set()
+    for (metric, device), by_config in by_key.items():
+        present = [c for c in configurations if c in by_config]
+        for j, b in enumerate(present):
+            for a in present[j + 1 :]:
+                sa, sb = by_config[a], by_config[b]
+                runs_a, runs_b = list(sa.runs.values()), list(sb.runs.values())
+                k_c = max(
+                    internals[(a, device, metric)]["record"]["k_c"],
+                    internals[(b, device, metric)]["record"]["k_c"],
+                )
+                choice = choose_block_length(
+                    [*runs_a, *runs_b],
+                    options.block_length,
+                    options.bootstrap,
+                    k_c,  # type: ignore[arg-type]
+                )
+                b_len = choice.block_length
+                means = {}
+                for name, runs in ((a, runs_a), (b, runs_b)):
+                    key = (metric, device, name, b_len)
+                    if key not in cache:
+                        cache[key] = block_bootstrap_means(
+                            runs,
+                            b_len,
+                            options.bootstrap,
+                            options.reps,  # type: ignore[arg-type]
+                            _stream(options.seed, *key, options.bootstrap),
+                        )
+                    means[name] = cache[key]
+                    shortest = min(len(r) for r in runs)
+                    wkey = (metric, device, name, b_len)
+                    if wkey not in block_warned:
+                        block_warned.add(wkey)
+                        warnings.extend(
+                            checks.check_block_length(
+                                b_len,
+                                internals[(name, device, metric)]["record"]["k_c"],
+                                shortest,
+                                {"configuration": name, "device": device, "metric": metric},
+                            )
+                        )
+                replicates = means[a] - means[b]
+                label = (
+                    f"{options.bootstrap}-block bootstrap percentile "
+                    f"(b={b_len} [{choice.rule}], {options.reps} reps, runs resampled separately)"
+                )
+                interval = percentile_interval(replicates, options.level, label)
+                pooled_a, pooled_b = np.concatenate(runs_a), np.concatenate(runs_b)
+                effect = cohens_d(pooled_a, pooled_b)
+                mean_a, mean_b = float(pooled_a.mean()), float(pooled_b.mean())
+                result.append(
+                    Comparison(
+                        metric=metric,
+                        device=device,
+                        a=a,
+                        b=b,
+                        mean_a=mean_a,
+                        mean_b=mean_b,
+                        difference=mean_a - mean_b,
+                        ci_low=interval.low,
+                        ci_high=interval.high,
+                        level=options.level,
+                        significant=interval.excludes_zero(),
+                        cohens_d=effect.d,
+                        effect=effect.label,
+                        method=options.bootstrap,
+                        block_length=b_len,
+                        reps=options.reps,
+                        n_a=int(pooled_a.size),
+                        n_b=int(pooled_b.size),
+                        interval_method=label,
+                        replicate_histogram=_histogram(replicates),
+                    )
+                )
+    # per-run cumulative energy: runs are the independent units
+    devices = list(dict.fromkeys(device for _, device in energy))
+    for device in devices:
+        present = [c for c in configurations if (c, device) in energy]
+        for j, b in enumerate(present):
+            for a in present[j + 1 :]:
+                va = np.array(list(energy[(a, device)].values()))
+                vb = np.array(list(energy[(b, device)].values()))
+                if va.size < 2 or vb.size < 2:
+                    continue
+                boot = iid_bootstrap_difference(
+                    va,
+                    vb,
+                    options.reps,
+                    options.level,
+                    _stream(options.seed, "energy_mah", device, a, b),
+                )
+                effect = cohens_d(va, vb)
+                result.append(
+                    Comparison(
+                        metric="energy_mah",
+                        device=device,
+                        a=a,
+                        b=b,
+                        mean_a=float(va.mean()),
+                        mean_b=float(vb.mean()),
+                        difference=boot.estimate,
+                        ci_low=boot.interval.low,
+                        ci_high=boot.interval.high,
+                        level=options.level,
+                        significant=boot.significant,
+                        cohens_d=effect.d,
+                        effect=effect.label,
+                        method="iid-runs",
+                        block_length=None,
+                        reps=options.reps,
+                        n_a=int(va.size),
+                        n_b=int(vb.size),
+                        interval_method=boot.interval.method,
+                        replicate_histogram=_histogram(boot.replicates),
+                    )
+                )
+    return result
+
+
+def block_count(run_length: int, block_length: int) -> float:
+    """How many blocks of ``block_length`` fit in a run."""
+    return run_length / block_length if block_length else math.inf
