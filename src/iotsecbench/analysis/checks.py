@@ -27,6 +27,7 @@ HIGH_CV_THRESHOLD = 0.10  # CV across runs above 10 % (pyperf warns at the same 
 MIN_BLOCKS = 10  # fewer blocks per run make the block bootstrap's variance estimate unstable
 MIN_RUNS = 5  # the study's repetitions; fewer leave per-run inference (energy) very weak
 OUTLIER_FRACTION = 0.01  # warn when more than 1 % of a series are outliers
+MIN_RUNS_FOR_RUN_OUTLIERS = 10  # the MAD of fewer run means is too unstable to flag a run
 
 
 class WarningKind(enum.Enum):

@@ -48,8 +48,14 @@ def dominates(u: Sequence[float], v: Sequence[float], directions: Sequence[str])
 
 
 def has_property(properties: Mapping[str, Any], name: str) -> bool:
-    """Whether a property is present: booleans as is; strings present unless empty or "none"."""
+    """Whether a property is present: booleans as is; strings present unless empty or "none".
+
+    A per-hop variant (``hop_<name>``, what TLS adds) also satisfies ``<name>``; require
+    ``end_to_end`` as well to insist on protection through the broker.
+    """
     value = properties.get(name)
+    if not value and properties.get(f"hop_{name}"):
+        return True
     if isinstance(value, str):
         return value.strip().lower() not in ("", "none", "false", "no")
     return bool(value)

@@ -400,7 +400,7 @@ def analyze(
         )
         warnings += checks.check_cv(cv_across, subject)
         warnings += checks.check_runs(len(s.runs), subject)
-        if len(run_means) >= 3:
+        if len(run_means) >= checks.MIN_RUNS_FOR_RUN_OUTLIERS:
             warnings += checks.check_outliers(run_means, {**subject, "level": "run means"}, 0.0)
         warnings += checks.check_outliers(steady, {**subject, "level": "steady-state values"})
         warnings += checks.check_stationarity(
