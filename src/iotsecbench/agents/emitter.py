@@ -114,6 +114,9 @@ def publish_loop(session: AgentSession, keys: Any) -> int:
             seal_cpu_ns=seal_cpu_ns,
         )
         session.operations(t_created, seal_operations)
+        session.operations(
+            t_sealed, session.record_operations(session.publish_packet_bytes(len(sealed)))
+        )
         session.operations(t_sealed, [("mqtt-packet", 2 if config.qos else 1)])
         sent += 1
     deadline = time.monotonic() + max(5.0, config.drain_s)

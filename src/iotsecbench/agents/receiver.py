@@ -102,6 +102,9 @@ class Receiver:
         self.counts["messages_received"] += 1
         session = self.session
         session.operations(t_arrived, [("mqtt-packet", 2 if message.qos else 1)])
+        session.operations(
+            t_arrived, session.record_operations(session.publish_packet_bytes(len(payload)))
+        )
         if self.opener is None:
             self.counts["malformed"] += 1
             session.event("rejected", reason="no session key yet", bytes=len(payload))

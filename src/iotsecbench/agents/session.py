@@ -33,6 +33,8 @@ from iotsecbench.security.tls import (
     HandshakeObserver,
     TlsProfile,
     client_context,
+    handshake_operations,
+    record_operations,
     verify_negotiated,
 )
 
@@ -189,9 +191,20 @@ class AgentSession:
             verify_negotiated(profile, negotiated)
         except ValueError as error:
             raise AgentFailure(f"TLS negotiated something else than requested: {error}") from None
-        from iotsecbench.security.tls import handshake_operations
-
         self.operations(t_ns, handshake_operations(negotiated, profile.certificate))
+
+    def record_operations(self, mqtt_bytes: int) -> list[tuple[str, int]]:
+        """TLS record protection of one MQTT packet (nothing over plain transport)."""
+        if self.negotiated is None:
+            return []
+        return record_operations(self.negotiated, mqtt_bytes)
+
+    def publish_packet_bytes(self, payload_bytes: int) -> int:
+        """Size of the MQTT PUBLISH carrying ``payload_bytes`` on our data topic (MQTT 3.1.1
+        §3.3: fixed header, topic length + topic, packet id at QoS > 0)."""
+        body = 2 + len(self.topic("data").encode()) + (2 if self.config.qos else 0) + payload_bytes
+        length_bytes = 1 if body < 128 else 2 if body < 16384 else 3 if body < 2097152 else 4
+        return 1 + length_bytes + body
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         self._connack = (now_ns(), reason)

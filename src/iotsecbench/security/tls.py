@@ -469,3 +469,21 @@ def handshake_operations(negotiated: NegotiatedTls, certificate: str) -> list[tu
     if negotiated.client_certificate_sent:
         operations.append((_sign_operation(certificate), 1))
     return operations
+
+
+def record_operations(negotiated: NegotiatedTls, record_bytes: int) -> list[tuple[str, int]]:
+    """Bulk operations to protect (or unprotect) ``record_bytes`` of application data.
+
+    AEAD suites (GCM, CCM, ChaCha20-Poly1305) are one pass of their AEAD; CBC suites are
+    AES-CBC plus an HMAC over the same bytes (MAC-then-encrypt, SHA-1/SHA-256/SHA-384 all
+    priced as HMAC-SHA256 — an approximation the energy model documents). Unknown suites
+    return ``<cipher>-record`` so the model reports them as unmodelled instead of free.
+    """
+    cipher = negotiated.cipher.upper()
+    if "CHACHA20" in cipher:
+        return [("chacha20-poly1305", record_bytes)]
+    if "GCM" in cipher:
+        return [("aes-gcm", record_bytes)]
+    if "CBC" in cipher or ("AES" in cipher and "SHA" in cipher and "CCM" not in cipher):
+        return [("aes-cbc", record_bytes), ("hmac-sha256", record_bytes)]
+    return [(f"{negotiated.cipher.lower()}-record", record_bytes)]
