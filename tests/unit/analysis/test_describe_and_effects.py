@@ -1,0 +1,95 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iotsecbench.analysis.battery import (
+    HOURS_PER_MONTH,
+    BatteryParameters,
+    battery_life_hours,
+    duty_cycle_current,
+    project_battery,
+)
+from iotsecbench.analysis.describe import (
+    coefficient_of_variation,
+    cumulative_mah,
+    describe,
+    mode_of,
+    per_minute_mean,
+    run_energy_mah,
+    segment_cv,
+    to_one_hertz,
+)
+from iotsecbench.analysis.effects import cohens_d, effect_label
+
+
+def test_describe_known_values():
+    d = describe([1.0, 2.0, 2.0, 3.0, 4.0], mode_resolution=1.0)
+    assert d.n == 5 and d.mean == pytest.approx(2.4)
+    assert d.sd == pytest.approx(np.std([1, 2, 2, 3, 4], ddof=1))
+    assert (d.median, d.mode, d.p25, d.p75, d.min, d.max) == (2.0, 2.0, 2.0, 3.0, 1.0, 4.0)
+    assert d.cv == pytest.approx(d.sd / 2.4)
+
+
+def test_mode_rounds_to_resolution():
+    assert mode_of([10.01, 10.04, 10.52, 9.98], 0.1) == pytest.approx(10.0)
+
+
+def test_one_hertz_is_mean_of_samples_in_each_second():
+    frame = pd.DataFrame(
+        {
+            "configuration": "plain",
+            "device": "emitter",
+            "run": 1,
+            "time_s": np.arange(20) / 10.0,
+            "current_ma": np.arange(20, dtype=float),
+        }
+    )
+    out = to_one_hertz(frame)
+    assert out["time_s"].tolist() == [0, 1]
+    assert out["current_ma"].tolist() == [4.5, 14.5]
+
+
+def test_energy_formula_matches_device_facts():
+    # DEVICE-FACTS §0: one 10 Hz sample adds I·0.1/3600 mAh
+    assert run_energy_mah([100.0] * 10, dt_s=0.1) == pytest.approx(100 * 1.0 / 3600)
+    assert cumulative_mah([36.0, 36.0])[-1] == pytest.approx(0.02)
+
+
+def test_cv_and_segments():
+    assert math.isnan(coefficient_of_variation([1.0]))
+    x = np.concatenate([np.full(10, 1.0), np.full(10, 3.0)])
+    assert segment_cv(x, 2) == pytest.approx(np.std([1, 3], ddof=1) / 2)
+    minutes = per_minute_mean(np.arange(120), np.r_[np.zeros(60), np.ones(60)])
+    assert minutes.tolist() == [0.0, 1.0]
+
+
+def test_cohens_d_pooled_sd_and_labels():
+    a, b = np.array([2.0, 4.0, 6.0]), np.array([1.0, 3.0, 5.0])
+    result = cohens_d(a, b)
+    assert result.pooled_sd == pytest.approx(2.0)
+    assert result.d == pytest.approx(0.5) and result.label == "medium"
+    assert [effect_label(v) for v in (0.1, -0.3, 0.6, -1.0)] == [
+        "negligible",
+        "small",
+        "medium",
+        "large",
+    ]
+
+
+def test_battery_formulas():
+    assert duty_cycle_current(0.1, 100.0, 0.01) == pytest.approx(10.009)
+    hours = battery_life_hours(10.0, 2000.0, 0.85, 2.0)
+    effective = 1700.0
+    assert hours == pytest.approx(effective / (10.0 + effective * 0.02 / HOURS_PER_MONTH))
+    projections = project_battery(
+        {("plain", "emitter"): 100.0, ("tls1.2", "emitter"): 125.0},
+        "plain",
+        BatteryParameters(duty_cycles=(1.0,), self_discharge_percent_per_month=0.0),
+    )
+    by_config = {p.configuration: p for p in projections}
+    assert by_config["tls1.2"].relative_to_baseline == pytest.approx(0.8)
+    assert by_config["plain"].lifetime_hours == pytest.approx(17.0)
+    with pytest.raises(ValueError):
+        BatteryParameters(usable_fraction=1.5)
