@@ -52,14 +52,12 @@ def establish_keys(session: AgentSession) -> Any:
     keys = exchange.on_ready(ready)
     t_end = now_ns()
     cpu_ns += thread_cpu_ns() - cpu_start
-    session.writer.write(
-        "handshake",
-        phase="key_exchange",
-        t_start_ns=t_start,
-        t_end_ns=t_end,
-        wall_ns=t_end - t_start,
-        cpu_ns=cpu_ns,
-        detail={
+    session.record_phase(
+        "key_exchange",
+        t_start,
+        t_end,
+        cpu_ns,
+        {
             "agreement": session.scheme.key_establishment,
             "bytes_out": len(reply),
             "bytes_in": len(hello) + len(ready),

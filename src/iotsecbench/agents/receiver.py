@@ -78,14 +78,12 @@ class Receiver:
         cpu_ns = thread_cpu_ns() - cpu_start
         client.publish(session.topic("kx/ready"), ready, qos=1)
         t_end = now_ns()
-        session.writer.write(
-            "handshake",
-            phase="key_exchange",
-            t_start_ns=t_start,
-            t_end_ns=t_end,
-            wall_ns=t_end - t_start,
-            cpu_ns=cpu_ns,
-            detail={
+        session.record_phase(
+            "key_exchange",
+            t_start,
+            t_end,
+            cpu_ns,
+            {
                 "agreement": session.scheme.key_establishment,
                 "bytes_out": len(ready),
                 "bytes_in": len(message.payload),

@@ -71,8 +71,8 @@ class InstrumentedClient(mqtt.Client):
 class _Phase:
     """Times a block in wall and thread-CPU nanoseconds and records it as a handshake phase."""
 
-    def __init__(self, writer: RecordWriter, name: str, detail: dict[str, Any] | None) -> None:
-        self._writer, self._name, self.detail = writer, name, dict(detail or {})
+    def __init__(self, session: AgentSession, name: str, detail: dict[str, Any] | None) -> None:
+        self._session, self._name, self.detail = session, name, dict(detail or {})
 
     def __enter__(self) -> _Phase:
         self._t0, self._c0 = now_ns(), thread_cpu_ns()
@@ -81,15 +81,7 @@ class _Phase:
     def __exit__(self, exc_type: object, *_: object) -> None:
         t1, c1 = now_ns(), thread_cpu_ns()
         if exc_type is None:
-            self._writer.write(
-                "handshake",
-                phase=self._name,
-                t_start_ns=self._t0,
-                t_end_ns=t1,
-                wall_ns=t1 - self._t0,
-                cpu_ns=c1 - self._c0,
-                detail=self.detail,
-            )
+            self._session.record_phase(self._name, self._t0, t1, c1 - self._c0, self.detail)
 
 
 class AgentSession:
@@ -125,7 +117,21 @@ class AgentSession:
             self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
 
     def phase(self, name: str, detail: dict[str, Any] | None = None) -> _Phase:
-        return _Phase(self.writer, name, detail)
+        return _Phase(self, name, detail)
+
+    def record_phase(
+        self, name: str, t_start_ns: int, t_end_ns: int, cpu_ns: int, detail: dict[str, Any]
+    ) -> None:
+        """One handshake phase: wall time from the two instants, CPU time as measured."""
+        self.writer.write(
+            "handshake",
+            phase=name,
+            t_start_ns=t_start_ns,
+            t_end_ns=t_end_ns,
+            wall_ns=t_end_ns - t_start_ns,
+            cpu_ns=cpu_ns,
+            detail=detail,
+        )
 
     # -- connection ----------------------------------------------------------------------
     def topic(self, suffix: str) -> str:
@@ -168,14 +174,12 @@ class AgentSession:
         if reason.is_failure:
             raise AgentFailure(f"broker refused the connection: {reason}")
         ready = client.socket_ready_ns or t_connack
-        self.writer.write(
-            "handshake",
-            phase="mqtt_connect",
-            t_start_ns=ready,
-            t_end_ns=t_connack,
-            wall_ns=t_connack - ready,
-            cpu_ns=process_cpu_ns() - cpu_start,
-            detail={"cpu_scope": "process, whole connect() to CONNACK"},
+        self.record_phase(
+            "mqtt_connect",
+            ready,
+            t_connack,
+            process_cpu_ns() - cpu_start,
+            {"cpu_scope": "process, whole connect() to CONNACK"},
         )
         self.operations(ready, [("mqtt-packet", 2)])  # CONNECT + CONNACK
         if self.tls_observer is not None:
