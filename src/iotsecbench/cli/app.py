@@ -13,7 +13,7 @@ import typer
 
 from iotsecbench.errors import UserError
 
-SUBCOMMANDS = ("run", "analyze", "export", "schemes", "doctor")
+SUBCOMMANDS = ("run", "analyze", "export", "bench", "schemes", "doctor")
 
 
 def build_app() -> typer.Typer:

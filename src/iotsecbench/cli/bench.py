@@ -1,0 +1,29 @@
+"""``iotsecbench bench``: focused microbenchmarks, one module per benchmark.
+
+Each ``bench_<name>`` module under ``iotsecbench.cli`` exposes ``register(bench_app)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+BENCHMARKS = ("crypto", "handshake")
+
+
+def register(app: typer.Typer) -> None:
+    bench_app = typer.Typer(
+        help="Focused microbenchmarks: `bench crypto` (payload schemes), "
+        "`bench handshake` (TLS handshakes).",
+        no_args_is_help=True,
+    )
+    for name in BENCHMARKS:
+        try:
+            module = importlib.import_module(f"iotsecbench.cli.bench_{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"iotsecbench.cli.bench_{name}":
+                raise
+            continue  # that benchmark is not built yet
+        module.register(bench_app)
+    app.add_typer(bench_app, name="bench")
