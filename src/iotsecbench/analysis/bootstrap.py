@@ -308,6 +308,12 @@ def iid_bootstrap_difference(
         tail = float(stats.norm.cdf(-math.sqrt(n / (n - 1)) * t_quantile))
         used_level = 1.0 - 2.0 * tail
         label = f"i.i.d. bootstrap over runs, expanded percentile (Hesterberg 2015, {reps} reps)"
+        # With 2 runs the expanded level rounds to 1 (t quantile with 1 df is 12.7): take the
+        # widest interval the replicates can resolve, and say so.
+        resolvable = 1.0 - 2.0 / reps
+        if used_level > resolvable:
+            used_level = resolvable
+            label += "; expansion clamped to the replicates' range (too few runs)"
     interval = percentile_interval(replicates, used_level, label)
     return BootstrapDifference(
         estimate=float(a.mean() - b.mean()),
