@@ -1,0 +1,125 @@
+"""Everything a report shows, loaded once: the results store (if any) and ``analysis.json``.
+
+A report can be built from a results directory made by ``run`` (store, and the analysis if
+it has been run) or from an ``analyze --csv`` result (the analysis, plus the CSV inputs it
+names when they are still there). Figures whose data is absent are left out, and the report
+says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iotsecbench.errors import DataError, SpecError
+from iotsecbench.report.summary import summarise
+from iotsecbench.store import read
+
+ANALYSIS_FORMAT = "iotsecbench-analysis"
+
+
+@dataclass
+class ReportData:
+    """Inputs of a report. ``None`` means that source does not exist for this report."""
+
+    source: Path  # the results directory or analysis file the user named
+    analysis: dict[str, Any] | None = None
+    runs: pd.DataFrame | None = None
+    current: pd.DataFrame | None = None  # configuration, device, run, time_s, current_ma
+    latency: pd.DataFrame | None = None  # configuration, run, seq, latency_ms
+    handshakes: pd.DataFrame | None = None  # + configuration (cell label)
+    summary: pd.DataFrame | None = None
+    experiment: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
+    configurations: list[str] = field(default_factory=list)
+
+    @property
+    def has_store(self) -> bool:
+        return self.runs is not None
+
+    @property
+    def baseline(self) -> str | None:
+        if self.analysis is not None:
+            return self.analysis.get("baseline")
+        return self.configurations[0] if self.configurations else None
+
+
+def read_analysis(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    if document.get("format") != ANALYSIS_FORMAT:
+        raise DataError(f"{path}: not an iotsecbench analysis (format {document.get('format')!r})")
+    if document.get("version") != 1:
+        raise DataError(
+            f"{path}: analysis version {document.get('version')} is not supported "
+            "by this iotsecbench (expected 1); re-run `iotsecbench analyze`"
+        )
+    return document
+
+
+def _order(names: list[str], preferred: list[str]) -> list[str]:
+    first = [name for name in preferred if name in names]
+    return first + [name for name in names if name not in first]
+
+
+def load(source: Path) -> ReportData:
+    """Load a results directory (with or without analysis.json) or an analysis.json file."""
+    source = Path(source)
+    if source.is_file():
+        analysis_path, results_dir = source, None
+    elif source.is_dir():
+        analysis_path = source / "analysis.json"
+        results_dir = source if (source / "results.duckdb").exists() else None
+        if results_dir is None and not analysis_path.exists():
+            raise SpecError(f"{source} holds neither results.duckdb nor analysis.json")
+    else:
+        raise SpecError(f"{source} does not exist")
+    data = ReportData(source=source)
+    if analysis_path.exists():
+        data.analysis = read_analysis(analysis_path)
+    if results_dir is not None:
+        data.runs = read.runs_frame(results_dir)
+        data.current = read.current_frame(results_dir)
+        data.latency = read.latency_frame(results_dir)
+        handshakes = read.table(results_dir, "handshakes")
+        labels = data.runs.set_index("run_id")["cell_label"]
+        handshakes["configuration"] = handshakes["run_id"].map(labels)
+        data.handshakes = handshakes
+        data.summary = summarise(results_dir)
+        spec_file = results_dir / "spec.json"
+        data.spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}
+        experiment_file = results_dir / "experiment.json"
+        if experiment_file.exists():
+            document = json.loads(experiment_file.read_text())
+            data.experiment = document.get("experiment", document)
+    elif data.analysis is not None:
+        _load_csv_inputs(data)
+    names: list[str] = []
+    if data.summary is not None and not data.summary.empty:
+        names = list(data.summary["configuration"])
+    elif data.analysis is not None:
+        names = list(data.analysis.get("configurations", []))
+    elif data.current is not None:
+        names = list(dict.fromkeys(data.current["configuration"]))
+    preferred = (
+        [data.analysis["baseline"]] if data.analysis and data.analysis.get("baseline") else []
+    )
+    data.configurations = _order(names, preferred)
+    return data
+
+
+def _load_csv_inputs(data: ReportData) -> None:
+    """For an ``analyze --csv`` result, read the CSVs it names if they still exist."""
+    from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
+
+    inputs = (data.analysis or {}).get("inputs") or {}
+    if inputs.get("csv") and Path(inputs["csv"]).exists():
+        data.current = read_current_csv(Path(inputs["csv"]))
+    if inputs.get("latency_csv") and Path(inputs["latency_csv"]).exists():
+        data.latency = read_latency_csv(Path(inputs["latency_csv"]))

@@ -1,0 +1,679 @@
+"""The report's figures: every figure of the `stability` study, plus handshake phases and
+bytes on the wire. Each builder takes the report data and returns a ``ReportFigure`` (or
+``None`` when its data is absent); every caption says whether it shows *measured* values
+(on this host) or *modelled* ones (device energy model) and what a band or line means.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter
+from scipy import stats
+
+from iotsecbench.report.data import ReportData
+from iotsecbench.report.style import Palette, plt, styled
+
+# Log axes label ticks as 0.6, 1, 2 rather than 6×10⁻¹.
+PLAIN_NUMBERS = FuncFormatter(lambda value, _position: f"{value:g}")
+
+MEASURED = "measured"
+MODELLED = "modelled"
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    key: str  # stable identifier (file name, HTML anchor)
+    title: str
+    caption: str  # says measured/modelled and what bands and lines mean
+    provenance: str  # MEASURED or MODELLED
+    png: bytes
+
+
+def _finish(key: str, title: str, caption: str, provenance: str, figure) -> ReportFigure:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    label = (
+        "Measured on this host"
+        if provenance == MEASURED
+        else "Modelled device energy (docs/energy-model.md)"
+    )
+    return ReportFigure(key, title, f"{label}. {caption}", provenance, buffer.getvalue())
+
+
+def per_second(current: pd.DataFrame) -> pd.DataFrame:
+    """1 Hz series: mean of the samples within each whole second, per run (the study's
+    aggregation of ten 100 ms samples)."""
+    frame = current.assign(second=np.floor(current["time_s"]).astype(int))
+    return frame.groupby(["configuration", "device", "run", "second"], as_index=False)[
+        "current_ma"
+    ].mean()
+
+
+def _t_band(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and 95 % t-interval across runs (display bands, not inference)."""
+    mean = np.nanmean(values, axis=axis)
+    n = np.sum(~np.isnan(values), axis=axis)
+    sd = np.nanstd(values, axis=axis, ddof=1) if values.shape[axis] > 1 else np.zeros_like(mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+    half = np.where(n > 1, half, 0.0)
+    return mean, mean - half, mean + half
+
+
+def _runs_matrix(frame: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds × runs matrix (NaN where a run is shorter)."""
+    table = frame.pivot_table(index="second", columns="run", values=value)
+    return table.index.to_numpy(dtype=float), table.to_numpy(dtype=float).T
+
+
+def _devices(current: pd.DataFrame) -> list[str]:
+    order = ["emitter", "receiver"]
+    present = list(dict.fromkeys(current["device"]))
+    return [d for d in order if d in present] + [d for d in present if d not in order]
+
+
+@styled
+def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.current is None or data.current.empty:
+        return None
+    seconds = per_second(data.current)
+    devices = _devices(seconds)
+    figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
+    for axis, device in zip(axes[0], devices, strict=True):
+        for name in data.configurations:
+            subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
+            if subset.empty:
+                continue
+            t, matrix = _runs_matrix(subset, "current_ma")
+            mean, low, high = _t_band(matrix)
+            color = palette.color(name)
+            axis.plot(t, mean, color=color, lw=1.2, ls=palette.line_style(name), label=name)
+            axis.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
+        axis.set_title(device)
+        axis.set_xlabel("time since run start (s)")
+    axes[0][0].set_ylabel("mean current (mA)")
+    axes[0][-1].legend(loc="best")
+    runs = int(seconds.groupby("configuration")["run"].nunique().max())
+    return _finish(
+        "repeatability",
+        "Run repeatability",
+        f"1 Hz mean current averaged over the {runs} runs of each configuration; "
+        "band: 95 % t-interval across runs at each second.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.current is None or data.current.empty:
+        return None
+    seconds = per_second(data.current)
+    devices = _devices(seconds)
+    names = [n for n in data.configurations if n in set(seconds["configuration"])]
+    figure, axes = plt.subplots(
+        len(names),
+        len(devices),
+        figsize=(7.2, 1.6 * len(names) + 0.6),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    for row, name in enumerate(names):
+        for column, device in enumerate(devices):
+            axis = axes[row][column]
+            subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
+            for _run, one in subset.groupby("run"):
+                smooth = one["current_ma"].rolling(5, center=True, min_periods=1).mean()
+                axis.plot(one["second"], smooth, color=palette.color(name), lw=0.9, alpha=0.75)
+            axis.set_title(f"{name} · {device}", fontsize=8)
+            if column == 0:
+                axis.set_ylabel("mA")
+    for axis in axes[-1]:
+        axis.set_xlabel("time since run start (s)")
+    return _finish(
+        "current-over-time",
+        "Current over time",
+        "Each line is one run; 5 s centred moving average of the 1 Hz series, for "
+        "display only (all statistics use the raw 1 Hz series).",
+        MODELLED,
+        figure,
+    )
+
+
+def _cumulative(seconds: pd.DataFrame) -> pd.DataFrame:
+    seconds = seconds.sort_values("second")
+    seconds = seconds.assign(
+        charge_mah=seconds.groupby(["configuration", "device", "run"])["current_ma"].cumsum()
+        / 3600.0
+    )  # 1 s per sample: Σ I·Δt / 3600 (DEVICE-FACTS §0)
+    return seconds
+
+
+@styled
+def cumulative_energy(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.current is None or data.current.empty:
+        return None
+    seconds = _cumulative(per_second(data.current))
+    devices = _devices(seconds)
+    figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
+    for axis, device in zip(axes[0], devices, strict=True):
+        for name in data.configurations:
+            subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
+            if subset.empty:
+                continue
+            t, matrix = _runs_matrix(subset, "charge_mah")
+            mean, low, high = _t_band(matrix)
+            color = palette.color(name)
+            axis.plot(t, mean, color=color, ls=palette.line_style(name), lw=1.2, label=name)
+            axis.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
+        axis.set_title(device)
+        axis.set_xlabel("time since run start (s)")
+    axes[0][0].set_ylabel("cumulative charge (mAh)")
+    axes[0][-1].legend(loc="upper left")
+    return _finish(
+        "cumulative-energy",
+        "Cumulative energy, emitter and receiver",
+        "E(t) = Σ I(i)·1 s / 3600 over the 1 Hz series, mean across runs; band: 95 % "
+        "t-interval across runs.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None:
+    baseline = data.baseline
+    if data.current is None or data.current.empty or baseline is None:
+        return None
+    seconds = _cumulative(per_second(data.current))
+    mean = seconds.groupby(["configuration", "device", "second"], as_index=False)[
+        "charge_mah"
+    ].mean()
+    devices = _devices(mean)
+    figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
+    drawn = False
+    for axis, device in zip(axes[0], devices, strict=True):
+        base = mean[(mean["configuration"] == baseline) & (mean["device"] == device)]
+        base = base.set_index("second")["charge_mah"]
+        for name in data.configurations:
+            if name == baseline:
+                continue
+            other = mean[(mean["configuration"] == name) & (mean["device"] == device)]
+            other = other.set_index("second")["charge_mah"]
+            joined = pd.concat([other, base], axis=1, keys=["x", "b"]).dropna()
+            joined = joined[joined["b"] > 0]
+            if joined.empty:
+                continue
+            overhead = 100 * (joined["x"] - joined["b"]) / joined["b"]
+            axis.plot(
+                joined.index,
+                overhead,
+                color=palette.color(name),
+                ls=palette.line_style(name),
+                lw=1.2,
+                label=name,
+            )
+            drawn = True
+        axis.axhline(0, color="black", lw=0.8)
+        axis.set_title(device)
+        axis.set_xlabel("time since run start (s)")
+    if not drawn:
+        plt.close(figure)
+        return None
+    axes[0][0].set_ylabel(f"overhead vs {baseline} (%)")
+    axes[0][-1].legend(loc="best")
+    return _finish(
+        "relative-overhead",
+        f"Relative cumulative overhead vs {baseline}",
+        f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
+        "cumulative charge across runs.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.latency is None or data.latency.empty:
+        return None
+    names = [n for n in data.configurations if n in set(data.latency["configuration"])]
+    values = [
+        data.latency.loc[data.latency["configuration"] == n, "latency_ms"].to_numpy(float)
+        for n in names
+    ]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
+    parts = left.boxplot(
+        values,
+        vert=True,
+        showfliers=True,
+        patch_artist=True,
+        flierprops={"markersize": 2, "alpha": 0.4},
+    )
+    for patch, name in zip(parts["boxes"], names, strict=True):
+        patch.set_facecolor(palette.color(name))
+        patch.set_alpha(0.5)
+    left.set_xticks(range(1, len(names) + 1), names, rotation=20, ha="right")
+    left.set_ylabel("one-way latency (ms)")
+    left.set_yscale("log")
+    left.yaxis.set_major_formatter(PLAIN_NUMBERS)
+    left.yaxis.set_minor_formatter(PLAIN_NUMBERS)
+    left.set_title("distribution (log scale)")
+    for name, sample in zip(names, values, strict=True):
+        ordered = np.sort(sample)
+        right.step(
+            ordered,
+            np.arange(1, len(ordered) + 1) / len(ordered),
+            where="post",
+            color=palette.color(name),
+            ls=palette.line_style(name),
+            label=name,
+        )
+    right.set_xscale("log")
+    right.xaxis.set_major_formatter(PLAIN_NUMBERS)
+    right.set_xlabel("one-way latency (ms, log scale)")
+    right.set_ylabel("fraction of messages ≤ x")
+    right.set_title("ECDF")
+    right.legend(loc="lower right")
+    return _finish(
+        "latency",
+        "Per-message latency",
+        "t_delivered − t_created per delivered message on one monotonic clock (no "
+        "clock synchronisation); boxes: quartiles, whiskers 1.5 IQR.",
+        MEASURED,
+        figure,
+    )
+
+
+@styled
+def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
+    series = [
+        s
+        for s in (data.analysis or {}).get("series", [])
+        if s.get("metric") == "current_ma" and s.get("acf_mean")
+    ]
+    if not series:
+        return None
+    devices = list(dict.fromkeys(s["device"] for s in series))
+    figure, axes = plt.subplots(2, len(devices), figsize=(7.2, 4.6), sharex=True, squeeze=False)
+    for column, device in enumerate(devices):
+        for s in (s for s in series if s["device"] == device):
+            name = s["configuration"]
+            lags = np.arange(len(s["acf_mean"]))
+            for row, key in enumerate(("acf_mean", "pacf_mean")):
+                axes[row][column].plot(
+                    lags[1:],
+                    np.asarray(s[key], dtype=float)[1:],
+                    color=palette.color(name),
+                    ls=palette.line_style(name),
+                    lw=1.0,
+                    label=name,
+                )
+
+        # One band per panel (the widest, i.e. the shortest series), not one per series.
+        bands = [
+            s["white_noise_band"]
+            for s in series
+            if s["device"] == device and s.get("white_noise_band")
+        ]
+        if bands:
+            for row in (0, 1):
+                axes[row][column].axhspan(-max(bands), max(bands), color="grey", alpha=0.15, lw=0)
+        axes[0][column].set_title(f"ACF · {device}")
+        axes[1][column].set_title(f"PACF · {device}")
+        axes[1][column].set_xlabel("lag (s)")
+    axes[0][0].set_ylabel("autocorrelation")
+    axes[1][0].set_ylabel("partial autocorrelation")
+    axes[0][-1].legend(loc="upper right")
+    return _finish(
+        "acf-pacf",
+        "Autocorrelation of the 1 Hz current",
+        "ACF and PACF averaged over runs; grey band: 95 % white-noise band ±1.96/√n. "
+        "The first lag inside the band is the effective correlation length k_c.",
+        MODELLED,
+        figure,
+    )
+
+
+def _comparisons(data: ReportData, metric: str) -> list[dict]:
+    return [c for c in (data.analysis or {}).get("comparisons", []) if c.get("metric") == metric]
+
+
+@styled
+def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure | None:
+    comparisons = [
+        c
+        for c in _comparisons(data, "current_ma")
+        if c.get("replicate_histogram") and c.get("a") and c.get("b")
+    ]
+    baseline = data.baseline
+    # Differences against the baseline keep the figure readable; the table has every pair.
+    shown = [c for c in comparisons if c["b"] == baseline or c["a"] == baseline] or comparisons
+    if not shown:
+        return None
+    columns = min(3, len(shown))
+    rows = math.ceil(len(shown) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(7.2, 2.2 * rows + 0.4), squeeze=False)
+    for axis, comparison in zip(axes.flat, shown, strict=False):
+        histogram = comparison["replicate_histogram"]
+        edges = np.asarray(histogram["edges"], dtype=float)
+        counts = np.asarray(histogram["counts"], dtype=float)
+        axis.stairs(counts, edges, fill=True, color=palette.color(comparison["a"]), alpha=0.5)
+        axis.axvline(comparison["ci_low"], color="black", ls="--", lw=0.9)
+        axis.axvline(comparison["ci_high"], color="black", ls="--", lw=0.9)
+        axis.axvline(0, color="#D55E00", lw=1.2)
+        axis.set_title(
+            f"{comparison['a']} − {comparison['b']}\n({comparison['device']})", fontsize=8
+        )
+        axis.set_xlabel("difference of means (mA)")
+    for axis in list(axes.flat)[len(shown) :]:
+        axis.set_visible(False)
+    method = shown[0].get("method", "block")
+    block = shown[0].get("block_length")
+    return _finish(
+        "bootstrap",
+        "Bootstrap distributions of mean differences",
+        f"{method} bootstrap (block length {block}) of the difference of mean "
+        "current; dashed: 95 % percentile CI; red: zero. Significant when the CI "
+        "excludes zero.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
+    comparisons = [
+        c
+        for c in (data.analysis or {}).get("comparisons", [])
+        if c.get("cohens_d") is not None and c.get("a") and c.get("b")
+    ]
+    if not comparisons:
+        return None
+    rows = list(dict.fromkeys(f"{c['metric']} · {c['device']}" for c in comparisons))
+    pairs = list(dict.fromkeys(f"{c['a']} − {c['b']}" for c in comparisons))
+    matrix = np.full((len(rows), len(pairs)), np.nan)
+    for c in comparisons:
+        matrix[
+            rows.index(f"{c['metric']} · {c['device']}"), pairs.index(f"{c['a']} − {c['b']}")
+        ] = c["cohens_d"]
+    figure, axis = plt.subplots(figsize=(7.2, 0.45 * len(rows) + 2.2))
+    # Saturate at |d| = 2 (well past "large"): with few runs energy d can reach the hundreds
+    # and would wash out every other cell; the numbers are printed in each cell anyway.
+    limit = 2.0
+    image = axis.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    axis.set_xticks(range(len(pairs)), pairs, rotation=35, ha="right", fontsize=7)
+    axis.set_yticks(range(len(rows)), rows, fontsize=7)
+    axis.grid(False)
+    for (i, j), value in np.ndenumerate(matrix):
+        if not np.isnan(value):
+            axis.text(
+                j,
+                i,
+                f"{value:+.2f}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if abs(value) > 0.6 * limit else "black",
+            )
+    figure.colorbar(
+        image, ax=axis, label="Cohen's d (pooled SD), colour saturates at ±2", extend="both"
+    )
+    return _finish(
+        "cohens-d",
+        "Effect sizes (Cohen's d)",
+        "d = (mean_a − mean_b) / pooled SD; |d| 0.2 small, 0.5 medium, 0.8 large "
+        "(Cohen 1988). Current and energy rows are modelled; latency rows measured.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
+    pareto = (data.analysis or {}).get("pareto")
+    if not pareto or len(pareto.get("objectives", [])) < 2:
+        return None
+    x_key, y_key = list(pareto["objectives"])[:2]  # {name: "min"|"max"}, in order
+    values = pareto["values"]
+    front = set(pareto.get("front", []))
+    figure, axis = plt.subplots(figsize=(6.0, 3.8))
+    points = []
+    for name, value in values.items():
+        x, y = value.get(x_key), value.get(y_key)
+        if x is None or y is None:
+            continue
+        on_front = name in front
+        axis.scatter(
+            x,
+            y,
+            s=60 if on_front else 35,
+            color=palette.color(name),
+            marker="o" if on_front else "x",
+            zorder=3,
+        )
+        axis.annotate(
+            name + ("" if on_front else " (dominated)"),
+            (x, y),
+            fontsize=7,
+            xytext=(5, 4),
+            textcoords="offset points",
+        )
+        if on_front:
+            points.append((x, y))
+    if len(points) > 1:
+        points.sort()
+        axis.plot(*zip(*points, strict=True), color="black", lw=0.8, ls="--", zorder=2)
+    axis.set_xlabel(_objective_label(x_key))
+    axis.set_ylabel(_objective_label(y_key))
+    excluded = pareto.get("excluded") or []
+    note = f" Excluded by constraints: {', '.join(map(str, excluded))}." if excluded else ""
+    return _finish(
+        "pareto",
+        "Pareto front",
+        f"Both objectives minimised; circles and dashed line: non-dominated "
+        f"configurations, crosses: dominated. Energy is modelled, latency measured."
+        f"{note}",
+        MODELLED,
+        figure,
+    )
+
+
+def _objective_label(key: str) -> str:
+    return {
+        "energy_mah": "cumulative charge per run, both devices (mAh)",
+        "latency_ms": "mean one-way latency (ms)",
+    }.get(key, key)
+
+
+@styled
+def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
+    entries = (data.analysis or {}).get("sensitivity") or []
+    baseline = data.baseline
+    if not entries or baseline is None:
+        return None
+    figure, axes = plt.subplots(1, 2, figsize=(7.2, 3.2), sharey=True)
+    for entry, marker in zip(entries, ("o", "s"), strict=False):
+        # Uniform scenarios scale every configuration alike. Show the two axes of the
+        # study's grid: transient duration (α = 1) and steady-state level (transient × 1).
+        uniform = [s for s in entry.get("scenarios", []) if s.get("perturbed") is None]
+        for axis, (vary, fixed) in zip(
+            axes, (("transient_factor", "alpha"), ("alpha", "transient_factor")), strict=True
+        ):
+            line = sorted((s for s in uniform if s[fixed] == 1.0), key=lambda s: s[vary])
+            for name in data.configurations:
+                if name == baseline:
+                    continue
+                xs, ys = [], []
+                for scenario in line:
+                    energy = scenario.get("energy_mah", {})
+                    if energy.get(name) is not None and energy.get(baseline):
+                        xs.append(scenario[vary])
+                        ys.append(100 * (energy[name] - energy[baseline]) / energy[baseline])
+                axis.plot(
+                    xs,
+                    ys,
+                    marker=marker,
+                    ms=3,
+                    lw=0.9,
+                    color=palette.color(name),
+                    ls=palette.line_style(name),
+                    label=f"{name} · {entry.get('device')}",
+                )
+    axes[0].set_xlabel("transient (handshake) duration factor, α = 1")
+    axes[1].set_xlabel("steady-state level α, transient × 1")
+    axes[0].set_ylabel(f"cumulative energy vs {baseline} (%)")
+    for axis in axes:
+        axis.axhline(0, color="black", lw=0.8)
+    axes[1].legend(fontsize=6)
+    verdicts = "; ".join(
+        f"{e.get('device')}: ranking "
+        f"{'invariant' if e.get('invariant_uniform') else 'changes'} under uniform scaling, "
+        f"{'invariant' if e.get('invariant_one_at_a_time') else 'changes'} when one "
+        "configuration is scaled alone"
+        for e in entries
+    )
+    return _finish(
+        "sensitivity",
+        "Sensitivity of the energy ranking",
+        "Cumulative energy recomputed with the transient (handshake) duration scaled by "
+        f"±10/20 % and the steady-state level by α ∈ {{0.8 … 1.2}}. {verdicts}.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def handshake_phases(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.handshakes is None or data.handshakes.empty:
+        return None
+    emitter = data.handshakes[data.handshakes["agent"] == "emitter"]
+    table = emitter.groupby(["configuration", "phase"])[["wall_ns", "cpu_ns"]].mean() / 1e6
+    phases = [
+        p
+        for p in ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+        if p in set(emitter["phase"])
+    ]
+    names = [n for n in data.configurations if n in set(emitter["configuration"])]
+    figure, axis = plt.subplots(figsize=(7.2, 0.5 * len(names) + 2.2))
+    hatch = {"tcp_connect": "", "tls_handshake": "//", "mqtt_connect": "..", "key_exchange": "xx"}
+    colors = {
+        "tcp_connect": "#56B4E9",
+        "tls_handshake": "#D55E00",
+        "mqtt_connect": "#009E73",
+        "key_exchange": "#CC79A7",
+    }
+    left = np.zeros(len(names))
+    for phase in phases:
+        wall = np.array([table["wall_ns"].get((n, phase), 0.0) for n in names])
+        cpu = np.array([table["cpu_ns"].get((n, phase), 0.0) for n in names])
+        axis.barh(
+            names,
+            wall,
+            left=left,
+            color=colors[phase],
+            hatch=hatch[phase],
+            alpha=0.45,
+            edgecolor="white",
+            label=f"{phase} (wall)",
+        )
+        axis.barh(
+            names,
+            np.minimum(cpu, wall),
+            left=left,
+            height=0.35,
+            color=colors[phase],
+            label=f"{phase} (CPU)",
+        )
+        left += wall
+    axis.set_xlabel("emitter handshake time (ms); wide bar: wall, narrow bar: CPU")
+    axis.invert_yaxis()
+    axis.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    return _finish(
+        "handshake-phases",
+        "Handshake phase breakdown (emitter)",
+        "Mean over runs of each phase's wall time (wide) and the CPU time spent in "
+        "it (narrow); the gap is waiting (network, broker, peer).",
+        MEASURED,
+        figure,
+    )
+
+
+@styled
+def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None:
+    summary = data.summary
+    if summary is None or summary.empty or "wire_bytes_per_message" not in summary:
+        return None
+    runs = data.runs
+    payload = runs.groupby("cell_label")["payload_bytes"].first() if runs is not None else None
+    configuration = (
+        runs.groupby("cell_label")["configuration"].first() if runs is not None else None
+    )
+    figure, axis = plt.subplots(figsize=(6.4, 3.4))
+    frame = summary.assign(
+        payload=summary["configuration"].map(payload),
+        family=summary["configuration"].map(configuration),
+    )
+    for family, group in frame.groupby("family", sort=False):
+        group = group.sort_values("payload")
+        axis.plot(
+            group["payload"],
+            group["wire_bytes_per_message"],
+            marker="o",
+            color=palette.color(family),
+            ls=palette.line_style(family),
+            label=family,
+        )
+    limits = [frame["payload"].min(), frame["payload"].max()]
+    axis.plot(limits, limits, color="grey", lw=0.8, ls=":", label="payload only")
+    if frame["payload"].nunique() > 1:
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+    axis.set_xlabel("payload (bytes)")
+    axis.set_ylabel("TCP bytes sent per message")
+    axis.legend(fontsize=7)
+    return _finish(
+        "bytes-per-message",
+        "Bytes on the wire per message",
+        "Growth of the emitter's TCP_INFO bytes_sent over the publishing window per "
+        "message: MQTT header, topic, scheme and TLS overhead; IP/TCP headers not "
+        "included.",
+        MEASURED,
+        figure,
+    )
+
+
+BUILDERS: tuple[Callable[[ReportData, Palette], ReportFigure | None], ...] = (
+    repeatability,
+    current_over_time,
+    cumulative_energy,
+    relative_overhead,
+    latency_distribution,
+    handshake_phases,
+    bytes_per_message,
+    autocorrelation,
+    bootstrap_distributions,
+    cohens_d_heatmap,
+    pareto_front,
+    sensitivity,
+)
+
+
+def build_figures(data: ReportData) -> tuple[list[ReportFigure], list[str]]:
+    """Every figure the data allows, and the names of those it does not."""
+    palette = Palette(data.configurations)
+    figures, skipped = [], []
+    for builder in BUILDERS:
+        figure = builder(data, palette)
+        if figure is None:
+            skipped.append(builder.__name__.replace("_", " "))
+        else:
+            figures.append(figure)
+    return figures, skipped
