@@ -8,8 +8,6 @@ Thin: parse options, read frames (``store.read`` or ``store.csv_input``), call
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,19 +52,11 @@ def _properties_for_names(names: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def write_json_atomically(document: dict[str, Any], path: Path) -> None:
-    """Write JSON to a temporary file beside ``path`` and rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=1, allow_nan=False)
+    """Write JSON so that ``path`` is either the old or the complete new document."""
+    from iotsecbench.files import write_atomic
+
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-        )
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
+        write_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
     except OSError as error:
         raise EnvironmentProblem(f"cannot write {path}: {error.strerror or error}") from error
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, PortBusyError
-from iotsecbench.lab.files import private_directory
+from iotsecbench.files import private_directory
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.spec.models import BrokerSettings
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from iotsecbench.lab.files import private_directory, write_secret
+from iotsecbench.files import private_directory, write_secret
 
 KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256")
 

@@ -21,8 +21,8 @@ from urllib.parse import urlparse
 from iotsecbench import __version__
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
+from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
-from iotsecbench.lab.files import write_atomic
 from iotsecbench.runner.outcome import (
     Executor,
     ExperimentContext,

@@ -21,8 +21,8 @@ from urllib.parse import urlparse
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
+from iotsecbench.files import private_directory, write_secret
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
-from iotsecbench.lab.files import private_directory, write_secret
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.runner.collect import build_outcome, first_error, utc_now

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -34,6 +32,7 @@ from iotsecbench.errors import (
     SpecError,
     StoreBusyError,
 )
+from iotsecbench.files import write_atomic
 from iotsecbench.store import migrations, schema
 
 DB_FILENAME = "results.duckdb"
@@ -77,42 +76,8 @@ def dumps(value: Any) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` holds either the old or the complete new content.
-
-    A temporary file in the same directory is written, fsynced and renamed over ``path``; the
-    directory is fsynced too so the rename itself survives a power cut.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        # mkstemp creates the file 0600; results are not secret and others should read them.
-        os.fchmod(descriptor, 0o644)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # some platforms cannot open directories; the rename is still atomic
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+    """Write ``text`` so that ``path`` holds either the old or the complete new content."""
+    write_atomic(path, text)
 
 
 def _environment_error(error: OSError | duckdb.Error, action: str) -> Exception:
