@@ -20,6 +20,17 @@ BULK_PRIMITIVES: tuple[str, ...] = (
     "chacha20-poly1305",
     "sha256",
     "hmac-sha256",
+    # payload-schemes study (security/schemes): priced in energy/profiles with source/status
+    "aes-ccm",
+    "aes-eax",
+    "aes-ctr-software",  # AES in software (tiny-AES-c), not the device's AES hardware
+    "xchacha20-poly1305",
+    "xsalsa20-poly1305",
+    "salsa20",
+    "blake2b",
+    "ascon128",
+    "speck128",
+    "simon128",
 )
 
 COUNT_PRIMITIVES: tuple[str, ...] = (
@@ -35,6 +46,10 @@ COUNT_PRIMITIVES: tuple[str, ...] = (
     "ecdsa-p256-verify",
     "hkdf-sha256",
     "mqtt-packet",
+    # key establishment (security/key_establishment.py)
+    "ffdhe2048-keygen",
+    "ffdhe2048-derive",
+    "rsa2048-keygen",
 )
 
 PRIMITIVE_KINDS: dict[str, PrimitiveKind] = {

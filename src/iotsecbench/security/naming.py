@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from iotsecbench.errors import SpecError
 
 _CUTOFF = 0.6  # difflib's default: below it suggestions are more confusing than helpful
+_PREFERRED_PREFIX = "ecdh-p256-"  # the default experiment's key establishment
 
 
 def suggest(name: str, known: Iterable[str]) -> str | None:
@@ -16,11 +17,14 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
     Besides whole names, each name's dash-separated tails are compared too, so a short
     misspelling like ``aes-gmc`` finds ``ecdh-p256-aes128-gcm`` through its tail ``aes128-gcm``.
     """
-    best, best_score = None, _CUTOFF
+    best, best_score = None, (_CUTOFF, False)
     for candidate in known:
         parts = candidate.split("-")
+        # On equal scores (one cipher under six key establishments) prefer the default
+        # experiment's key establishment, so the suggestion is the most familiar spelling.
+        preferred = candidate.startswith(_PREFERRED_PREFIX)
         for tail in {"-".join(parts[i:]) for i in range(len(parts))}:
-            score = difflib.SequenceMatcher(None, name, tail).ratio()
+            score = (difflib.SequenceMatcher(None, name, tail).ratio(), preferred)
             if score > best_score:
                 best, best_score = candidate, score
     return best

@@ -60,9 +60,12 @@ class SecurityProperties:
 class Provenance:
     """Which implementation runs a scheme's primitives."""
 
-    library: str  # distribution name, e.g. "cryptography"
-    version: str  # installed version, read from package metadata
-    native: bool  # True when the primitive runs in C/Rust, False for pure Python
+    library: (
+        str  # distribution name, e.g. "cryptography"; "a + b" when two libraries share the work
+    )
+    version: str  # installed version, read from package metadata ("x / y" for two libraries)
+    native: bool  # True when every primitive runs in C/Rust, False when any is pure Python
+    detail: str = ""  # which library runs which primitive, e.g. "Salsa20: pycryptodome (C)"
 
     def __post_init__(self) -> None:
         if not self.library or not self.version:
@@ -77,6 +80,20 @@ class Provenance:
             version = "not installed"
         return cls(library=library, version=version, native=native)
 
+    @classmethod
+    def combined(cls, *parts: Provenance, detail: str) -> Provenance:
+        """Provenance of a construction built from several libraries (e.g. a cipher + a MAC)."""
+        return cls(
+            library=" + ".join(part.library for part in parts),
+            version=" / ".join(part.version for part in parts),
+            native=all(part.native for part in parts),
+            detail=detail,
+        )
+
+    def with_detail(self, detail: str) -> Provenance:
+        """The same library, with a note on what it runs."""
+        return Provenance(self.library, self.version, self.native, detail)
+
     def to_dict(self) -> dict:
         """Plain-JSON form."""
         return asdict(self)
@@ -86,3 +103,13 @@ class Provenance:
 CRYPTOGRAPHY = Provenance.of_installed("cryptography", native=True)
 # The identity scheme runs no cryptographic library at all; the interpreter is what "runs" it.
 PYTHON = Provenance(library="python", version=sys.version.split()[0], native=False)
+# CPython's hashlib/hmac: BLAKE2b is CPython's own C code, SHA-256/HMAC come from OpenSSL.
+HASHLIB = Provenance(library="python-hashlib", version=sys.version.split()[0], native=True)
+# pycryptodome: the AES, Salsa20 and ChaCha20 cores are C; modes such as EAX are composed in
+# Python over those C cores (a few Python calls per message, independent of its length).
+PYCRYPTODOME = Provenance.of_installed("pycryptodome", native=True)
+PYNACL = Provenance.of_installed("pynacl", native=True)  # libsodium (C)
+TINYAES = Provenance.of_installed("tinyaes", native=True)  # tiny-AES-c (C) via Cython
+FAST_ASCON = Provenance.of_installed("fast-ascon", native=True)  # RustCrypto ascon-aead (Rust)
+ASCON_PURE = Provenance.of_installed("ascon", native=False)  # pyascon reference, pure Python
+SIMON_SPECK = Provenance.of_installed("simonspeckciphers", native=False)  # pure Python

@@ -34,9 +34,10 @@ def keys_for(name: str, gcm_keys: SessionKeys, cbc_keys: SessionKeys) -> Session
     return {GCM: gcm_keys, CBC: cbc_keys}.get(name)
 
 
-@pytest.mark.parametrize("name", scheme_names())
+@pytest.mark.parametrize("name", [GCM, CBC, "none"])
 @pytest.mark.parametrize("size", SIZES)
-def test_round_trip_every_scheme(name, size, gcm_keys, cbc_keys):
+def test_round_trip_default_schemes(name, size, gcm_keys, cbc_keys):
+    # Every other scheme: test_scheme_library.py (per cipher) and test_scheme_combinations.py.
     scheme = get_scheme(name)
     session = keys_for(name, gcm_keys, cbc_keys)
     keys = session.emitter_to_receiver if session else None
@@ -48,22 +49,6 @@ def test_round_trip_every_scheme(name, size, gcm_keys, cbc_keys):
     assert opened.seq == (0 if scheme.properties.replay_protection else None)
     if scheme.properties.confidentiality and size >= 16:
         assert plaintext not in message
-
-
-@pytest.mark.parametrize("name", scheme_names())
-@settings(max_examples=40, deadline=None)
-@given(payloads=st.lists(st.binary(min_size=0, max_size=2048), min_size=1, max_size=5))
-def test_round_trip_property(name, payloads):
-    # Fixed keys (hypothesis forbids function-scoped fixtures); sequences of messages too.
-    keys = DirectionKeys(b"k" * 16, b"m" * 32, b"npfx", b"session!", "e2r")
-    scheme = get_scheme(name)
-    keys = keys if scheme.key_establishment else None
-    sealer, opener = scheme.sealer(keys), scheme.opener(keys)
-    for index, payload in enumerate(payloads):
-        opened = opener.open(sealer.seal(payload))
-        assert opened.plaintext == payload
-        if scheme.properties.replay_protection:
-            assert opened.seq == index
 
 
 def test_none_is_identity():
@@ -325,8 +310,9 @@ def test_independent_decryption_from_the_key_log(gcm_keys):
     sealer = get_scheme(GCM).sealer(gcm_keys.emitter_to_receiver)
     sealer.seal(b"skip one")
     captured = sealer.seal(b"captured payload")
-    line = next(x for x in export_key_log_lines(gcm_keys) if " e2r " in x)
-    _, session_hex, direction, enc, _mac, prefix = line.split()
+    line = next(x for x in export_key_log_lines(gcm_keys, GCM) if " e2r " in x)
+    assert line.endswith(f" scheme={GCM}")
+    _, session_hex, direction, enc, _mac, prefix = line.split()[:6]
     key = bytes.fromhex(enc.removeprefix("enc="))
     nonce_prefix = bytes.fromhex(prefix.removeprefix("nonce_prefix="))
     header = captured[:10]

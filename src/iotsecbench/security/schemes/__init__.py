@@ -1,15 +1,17 @@
 """Payload schemes: the registry of every scheme, one module per family on ``base.PayloadScheme``.
 
-Adding a scheme: write its class (usually a few lines on ``aead.CounterNonceAead``), give it an
-unused ``scheme_id``, list it in ``_SCHEME_CLASSES``, and document its wire format in
-``docs/wire-format.md``.
+Scheme names are ``<key establishment>-<cipher>`` (``catalog.py``): every cipher combines with
+every key establishment. Adding a cipher: write its class (usually a few lines on
+``aead.CounterNonceAead`` or ``etm.EncryptThenMac``), give it an unused ``scheme_id``, list it
+in ``catalog.CIPHERS``, and document its wire format in ``docs/wire-format.md``
+(docs/schemes.md walks through it).
 """
 
 from __future__ import annotations
 
 from iotsecbench.security.naming import unknown_name_error
-from iotsecbench.security.schemes.aead import EcdhAesGcmScheme
 from iotsecbench.security.schemes.base import (
+    WIRE_VERSION,
     AuthenticationError,
     DirectionKeys,
     MalformedMessageError,
@@ -19,27 +21,25 @@ from iotsecbench.security.schemes.base import (
     ReplayError,
     SchemeError,
 )
-from iotsecbench.security.schemes.ecdh_aes_cbc import EcdhAesCbcScheme
+from iotsecbench.security.schemes.catalog import CIPHERS, KEY_ESTABLISHMENTS, all_schemes
 from iotsecbench.security.schemes.identity import NoneScheme
 
-_SCHEME_CLASSES: tuple[type[PayloadScheme], ...] = (
-    NoneScheme,
-    EcdhAesCbcScheme,
-    EcdhAesGcmScheme,
-)
+_SCHEME_CLASSES: tuple[type[PayloadScheme], ...] = (NoneScheme, *all_schemes())
 
 
 def _build_registry() -> dict[str, type[PayloadScheme]]:
     registry: dict[str, type[PayloadScheme]] = {}
     ids: dict[int, str] = {}
     for cls in _SCHEME_CLASSES:
-        # Duplicate names or ids would make captured messages ambiguous: fail at import.
-        if cls.name in registry or cls.scheme_id in ids:
+        # Duplicate names, or one id for two wire formats, would make captured messages
+        # ambiguous: fail at import.
+        wire_format = cls.cipher or cls.name
+        if cls.name in registry or ids.get(cls.scheme_id, wire_format) != wire_format:
             raise RuntimeError(f"duplicate scheme name or id: {cls.name} / {cls.scheme_id}")
         if not 0 <= cls.scheme_id <= 255:
             raise RuntimeError(f"scheme id of {cls.name} does not fit one byte")
         registry[cls.name] = cls
-        ids[cls.scheme_id] = cls.name
+        ids[cls.scheme_id] = wire_format
     return registry
 
 
@@ -59,6 +59,16 @@ def get_scheme(name: str) -> PayloadScheme:
         raise unknown_name_error("scheme", name, _REGISTRY) from None
 
 
+def cipher_names() -> list[str]:
+    """Every cipher (wire format) token, in listing order."""
+    return [cipher.cipher for cipher in CIPHERS]
+
+
+def key_establishment_names() -> list[str]:
+    """Every key-establishment token, in listing order."""
+    return list(KEY_ESTABLISHMENTS)
+
+
 def describe_schemes(sample_plaintext_bytes: int = 256) -> list[dict]:
     """One plain-JSON record per scheme, for ``iotsecbench schemes`` and reports."""
     records = []
@@ -67,7 +77,10 @@ def describe_schemes(sample_plaintext_bytes: int = 256) -> list[dict]:
         records.append(
             {
                 "name": scheme.name,
+                "cipher": scheme.cipher or None,
+                "key_bits": scheme.key_bits,
                 "scheme_id": scheme.scheme_id,
+                "wire_format_version": WIRE_VERSION if scheme.framed else None,
                 "key_establishment": scheme.key_establishment,
                 "bulk_primitive": scheme.bulk_primitive,
                 "properties": scheme.properties.to_dict(),
@@ -88,7 +101,9 @@ __all__ = [
     "PayloadScheme",
     "ReplayError",
     "SchemeError",
+    "cipher_names",
     "describe_schemes",
     "get_scheme",
+    "key_establishment_names",
     "scheme_names",
 ]

@@ -1,20 +1,22 @@
-"""Counter-nonce AEAD schemes: ECDH P-256 key establishment, then an AEAD per message.
+"""Counter-nonce AEADs: AES-GCM, AES-CCM (8-byte tag), ChaCha20-Poly1305 (pyca), AES-EAX
+(pycryptodome).
 
 Wire: ``version(1) | scheme_id(1) | seq(8) | ciphertext | tag``. The nonce is
-``nonce_prefix(4, from HKDF, per direction) || seq(8, big-endian)``, never transmitted; the
-associated data is ``header || session_id || direction`` (see ``Frame.aad``). The base class
-guarantees seq never repeats for a sealer and keeps the receiver's replay window, so a new
-AEAD is one small subclass naming its cipher class, key length, tag length and energy
-primitive (e.g. ChaCha20-Poly1305: ``aead_class = ChaCha20Poly1305``, ``enc_key_bytes = 32``).
+``nonce_prefix (from HKDF, per direction) || seq`` (big-endian, padded to the nonce length),
+never transmitted; the associated data is ``header || session_id || direction`` (see
+``Frame.aad``). The base class guarantees seq never repeats for a sealer and keeps the
+receiver's replay window, so a new AEAD is one small subclass naming its cipher class, key
+length, tag length and energy primitive.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from Crypto.Cipher import AES as PycryptodomeAES
+from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
-from iotsecbench.security.properties import CRYPTOGRAPHY, SecurityProperties
+from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
 from iotsecbench.security.schemes.base import DirectionKeys, Frame, PayloadScheme
 
 
@@ -23,8 +25,16 @@ class CounterNonceAead(PayloadScheme):
 
     aead_class: ClassVar[Any]
     nonce_bytes: ClassVar[int] = 12
-    key_establishment = "ecdh-p256"
     provenance = CRYPTOGRAPHY
+    tag_bytes = 16
+
+    @classmethod
+    def nonce_rule_text(cls) -> str:
+        prefix = 8 * cls.nonce_prefix_bytes
+        return (
+            f"{8 * cls.nonce_bytes}-bit: {prefix}-bit HKDF prefix || "
+            f"{8 * cls.nonce_bytes - prefix}-bit counter per direction"
+        )
 
     def _cipher_state(self, keys: DirectionKeys) -> Any:
         return self.aead_class(keys.enc_key)
@@ -37,26 +47,91 @@ class CounterNonceAead(PayloadScheme):
         return state.decrypt(frame.counter_nonce(self.nonce_bytes), body, frame.aad)
 
 
-class EcdhAesGcmScheme(CounterNonceAead):
-    """AES-128-GCM with 96-bit counter nonces and a replay window: the fix for the hybrid."""
+class AesGcm(CounterNonceAead):
+    """AES-GCM, 96-bit counter nonces (NIST SP 800-38D §8.2.1 deterministic construction)."""
 
-    name = "ecdh-p256-aes128-gcm"
+    cipher = "aes128-gcm"
     scheme_id = 2
     bulk_primitive = "aes-gcm"
     aead_class = AESGCM
     enc_key_bytes = 16
-    tag_bytes = 16
-    properties = SecurityProperties(
-        confidentiality=True,
-        integrity=True,
-        authentication="pre-shared trust",
-        replay_protection=True,
-        end_to_end=True,
-        forward_secrecy=True,
-        tag_bytes=16,
-        nonce_rule="96-bit: 32-bit HKDF prefix || 64-bit counter per direction",
-        warnings=(
-            "unauthenticated key exchange: no certificates, peers are trusted by "
-            "deployment (pre-shared trust)",
-        ),
+
+
+class Aes256Gcm(AesGcm):
+    cipher = "aes256-gcm"
+    scheme_id = 3
+    enc_key_bytes = 32
+
+
+class AesCcm8(CounterNonceAead):
+    """AES-CCM with an 8-byte tag (the study's CCM8), 88-bit nonces (messages up to 4 GiB)."""
+
+    cipher = "aes128-ccm8"
+    scheme_id = 4
+    bulk_primitive = "aes-ccm"
+    aead_class = AESCCM
+    enc_key_bytes = 16
+    tag_bytes = 8
+    nonce_bytes = 11  # L = 15 - 11 = 4 length bytes: messages up to 2**32 - 1 bytes
+    nonce_prefix_bytes = 3
+    cipher_warnings = (
+        "64-bit tag: forgery odds 2^-64 per attempt (Wycheproof flags short tags InsecureTagSize)",
     )
+
+    def _cipher_state(self, keys: DirectionKeys) -> Any:
+        return AESCCM(keys.enc_key, tag_length=self.tag_bytes)
+
+
+class Aes256Ccm8(AesCcm8):
+    cipher = "aes256-ccm8"
+    scheme_id = 5
+    enc_key_bytes = 32
+
+
+class AesEax(PayloadScheme):
+    """AES-EAX (pycryptodome; AES core in C, the EAX composition in Python), 128-bit nonces."""
+
+    cipher = "aes128-eax"
+    scheme_id = 6
+    bulk_primitive = "aes-eax"
+    provenance = PYCRYPTODOME.with_detail("AES core in C; EAX (CTR + OMAC) composed in Python")
+    enc_key_bytes = 16
+    tag_bytes = 16
+    nonce_bytes: ClassVar[int] = 16
+
+    @classmethod
+    def nonce_rule_text(cls) -> str:
+        return "128-bit: 32-bit HKDF prefix || 96-bit counter per direction"
+
+    def _cipher_state(self, keys: DirectionKeys) -> bytes:
+        return keys.enc_key  # an EAX object serves one message: keep the key
+
+    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        nonce = frame.counter_nonce(self.nonce_bytes)
+        cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
+        cipher.update(frame.aad)
+        ciphertext, tag = cipher.encrypt_and_digest(plaintext)
+        return ciphertext + tag
+
+    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
+        nonce = frame.counter_nonce(self.nonce_bytes)
+        cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
+        cipher.update(frame.aad)
+        # ValueError("MAC check failed") propagates; the base maps it to AuthenticationError.
+        return cipher.decrypt_and_verify(body[: -self.tag_bytes], body[-self.tag_bytes :])
+
+
+class Aes256Eax(AesEax):
+    cipher = "aes256-eax"
+    scheme_id = 7
+    enc_key_bytes = 32
+
+
+class ChaCha20Poly1305Aead(CounterNonceAead):
+    """ChaCha20-Poly1305 (RFC 8439), 96-bit counter nonces."""
+
+    cipher = "chacha20-poly1305"
+    scheme_id = 13
+    bulk_primitive = "chacha20-poly1305"
+    aead_class = ChaCha20Poly1305
+    enc_key_bytes = 32

@@ -318,9 +318,13 @@ class PayloadScheme(ABC):
     the ciphertext is not ``plaintext + tag_bytes`` long.
     """
 
-    name: ClassVar[str]
-    scheme_id: ClassVar[int]  # second wire byte; unique per scheme, never reused
-    key_establishment: ClassVar[str | None]  # "ecdh-p256" or None
+    name: ClassVar[str]  # "<key establishment>-<cipher>", e.g. "x25519-chacha20-poly1305"
+    cipher: ClassVar[str] = ""  # the wire format's name, e.g. "aes128-gcm" (see catalog.py)
+    # Second wire byte: identifies the wire format (cipher construction and key size), unique
+    # per cipher and never reused. The key establishment is not on the wire: it is bound to
+    # the keys through the HKDF labels, which carry the full scheme name.
+    scheme_id: ClassVar[int]
+    key_establishment: ClassVar[str | None]  # "psk", "ecdh-p256", "x25519", ... or None
     properties: ClassVar[SecurityProperties]
     provenance: ClassVar[Provenance]
     bulk_primitive: ClassVar[str | None]  # energy vocabulary name, e.g. "aes-gcm"
@@ -332,6 +336,17 @@ class PayloadScheme(ABC):
     enc_key_bytes: ClassVar[int] = 16  # what key establishment derives for this scheme
     mac_key_bytes: ClassVar[int] = 32
     nonce_prefix_bytes: ClassVar[int] = 4
+    cipher_warnings: ClassVar[tuple[str, ...]] = ()  # the cipher's part of properties.warnings
+
+    @classmethod
+    def nonce_rule_text(cls) -> str:
+        """How this wire format chooses nonces (the cipher's part of the properties)."""
+        return "none"
+
+    @property
+    def key_bits(self) -> int:
+        """Cipher key size in bits (what "128/256-bit variant" refers to)."""
+        return 8 * self.enc_key_bytes if self.framed else 0
 
     @property
     def header_bytes(self) -> int:

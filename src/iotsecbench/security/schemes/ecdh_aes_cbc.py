@@ -1,4 +1,4 @@
-"""``ecdh-p256-aes128-cbc``: the `stability` study's hybrid, reproduced faithfully, flaws included.
+"""``aes128-cbc`` (e.g. ``ecdh-p256-aes128-cbc``): the `stability` study's hybrid, flaws included.
 
 ECDH P-256 key establishment, AES-128-CBC with a fresh random 16-byte IV per message,
 PKCS#7 padding and **no MAC** (SYSTEMS.md §1, configuration 3). Without a MAC the ciphertext
@@ -19,7 +19,7 @@ from typing import Any
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from iotsecbench.security.properties import CRYPTOGRAPHY, SecurityProperties
+from iotsecbench.security.properties import CRYPTOGRAPHY
 from iotsecbench.security.schemes.base import (
     DirectionKeys,
     Frame,
@@ -30,31 +30,24 @@ from iotsecbench.security.schemes.base import (
 BLOCK_BYTES = 16
 
 
-class EcdhAesCbcScheme(PayloadScheme):
+class AesCbcNoMac(PayloadScheme):
     """AES-128-CBC, random IV, PKCS#7, no MAC. Wire: version | scheme_id | IV(16) | ciphertext."""
 
-    name = "ecdh-p256-aes128-cbc"
+    cipher = "aes128-cbc"
     scheme_id = 1
-    key_establishment = "ecdh-p256"
     bulk_primitive = "aes-cbc"
     provenance = CRYPTOGRAPHY
     sequenced = False  # the study's message carries no counter
     explicit_nonce_bytes = BLOCK_BYTES  # the IV
     enc_key_bytes = 16
-    properties = SecurityProperties(
-        confidentiality=True,
-        integrity=False,
-        authentication="pre-shared trust",
-        replay_protection=False,
-        end_to_end=True,
-        forward_secrecy=True,
-        tag_bytes=0,
-        nonce_rule="random 128-bit IV per message",
-        warnings=(
-            "no integrity, no replay protection: ciphertext is malleable and replays are "
-            "accepted (faithful to the stability study); padding errors are a padding oracle",
-        ),
+    cipher_warnings = (
+        "no integrity, no replay protection: ciphertext is malleable and replays are "
+        "accepted (faithful to the stability study); padding errors are a padding oracle",
     )
+
+    @classmethod
+    def nonce_rule_text(cls) -> str:
+        return "random 128-bit IV per message"
 
     @property
     def min_body_bytes(self) -> int:
