@@ -1,0 +1,85 @@
+"""Ascon-128 **v1.2** (the final-round NIST LWC submission), not NIST SP 800-232 Ascon-AEAD128.
+
+The two are different algorithms and do not interoperate (SP 800-232 changed the IV, the
+byte order and the padding). Only Ascon-128 v1.2 exists on PyPI as an AEAD, in two builds:
+
+* ``ascon128v12``: ``fast-ascon`` (RustCrypto's ascon-aead crate, native);
+* ``ascon128v12-purepy``: ``ascon`` (the designers' pyascon reference, pure Python), kept as a
+  separate scheme so the cost of the implementation language is visible next to the native
+  build of the very same algorithm (the `payload-schemes` study's flaw).
+
+Wire (both): ``header (10) | ciphertext | tag (16)``; nonce ``nonce_prefix (4) || seq`` as
+128 bits, never sent; AAD ``header || session_id || direction``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ascon as pyascon
+import fast_ascon
+
+from iotsecbench.security.properties import ASCON_PURE, FAST_ASCON
+from iotsecbench.security.schemes.base import (
+    AuthenticationError,
+    DirectionKeys,
+    Frame,
+    PayloadScheme,
+)
+
+VARIANT = "Ascon-128"  # both libraries' name for Ascon-128 v1.2
+NONCE_BYTES = 16
+
+
+class Ascon128v12(PayloadScheme):
+    """Ascon-128 v1.2 (native, fast-ascon)."""
+
+    cipher = "ascon128v12"
+    scheme_id = 18
+    bulk_primitive = "ascon128"
+    provenance = FAST_ASCON.with_detail("RustCrypto ascon-aead 0.4 (Rust), Ascon-128 v1.2")
+    enc_key_bytes = 16
+    tag_bytes = 16
+
+    @classmethod
+    def nonce_rule_text(cls) -> str:
+        return "128-bit: 32-bit HKDF prefix || 96-bit counter per direction"
+
+    def _cipher_state(self, keys: DirectionKeys) -> bytes:
+        # fast-ascon panics (a BaseException) on a wrong key length; the base class has
+        # already checked it is 16 bytes.
+        return keys.enc_key
+
+    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        return fast_ascon.encrypt(
+            state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext, VARIANT
+        )
+
+    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
+        try:
+            return fast_ascon.decrypt(
+                state, frame.counter_nonce(NONCE_BYTES), frame.aad, body, VARIANT
+            )
+        except Exception as error:  # fast-ascon reports a bad tag as a bare Exception
+            raise AuthenticationError(f"{self.name}: authentication failed") from error
+
+
+class Ascon128v12PurePython(Ascon128v12):
+    """Ascon-128 v1.2 (pure Python, the pyascon reference)."""
+
+    cipher = "ascon128v12-purepy"
+    scheme_id = 19
+    provenance = ASCON_PURE.with_detail("pyascon reference implementation, Ascon-128 v1.2")
+
+    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        return pyascon.encrypt(
+            state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext, VARIANT
+        )
+
+    def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
+        plaintext = pyascon.decrypt(
+            state, frame.counter_nonce(NONCE_BYTES), frame.aad, body, VARIANT
+        )
+        if plaintext is None:  # pyascon returns None when the tag does not verify
+            raise AuthenticationError(f"{self.name}: authentication failed")
+        return plaintext

@@ -1,0 +1,176 @@
+"""The scheme grammar: ``<key establishment>-<cipher>``, every combination a scheme.
+
+A *cipher* is a wire format (one class per cipher construction and key size, with its own
+``scheme_id``); a *key establishment* is how both ends get the session keys. Any key
+establishment combines with any cipher, so the registry is their product, built here:
+
+    x25519-chacha20-poly1305     psk-aes128-gcm     rsa-oaep-aes256-gcm
+    ffdhe2048-aes128-ctr-hmac    dh-sha256-aes128-ctr-hmac (the block-sizes study's derivation)
+
+The scheme's security properties are composed from the cipher's part (confidentiality,
+integrity, replay protection, tag, nonce rule) and the key establishment's part
+(authentication, forward secrecy). docs/schemes.md explains how to add either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iotsecbench.security.properties import SecurityProperties
+from iotsecbench.security.schemes.aead import (
+    Aes256Ccm8,
+    Aes256Eax,
+    Aes256Gcm,
+    AesCcm8,
+    AesEax,
+    AesGcm,
+    ChaCha20Poly1305Aead,
+)
+from iotsecbench.security.schemes.ascon import Ascon128v12, Ascon128v12PurePython
+from iotsecbench.security.schemes.base import PayloadScheme
+from iotsecbench.security.schemes.ecdh_aes_cbc import AesCbcNoMac
+from iotsecbench.security.schemes.etm import (
+    Aes256CbcHmac,
+    Aes256CtrHmac,
+    AesCbcHmac,
+    AesCtrHmac,
+    Salsa20Blake2b,
+    Salsa20k256Blake2b,
+    Simon128CtrHmac,
+    Simon128k256CtrHmac,
+    Speck128CtrHmac,
+    Speck128k256CtrHmac,
+    TinyAesCtrHmac,
+)
+from iotsecbench.security.schemes.sodium import XChaCha20Poly1305Aead, XSalsa20Poly1305Secretbox
+
+UNAUTHENTICATED_WARNING = (
+    "unauthenticated key exchange: no certificates, peers are trusted by deployment "
+    "(pre-shared trust)"
+)
+
+
+@dataclass(frozen=True)
+class KeyEstablishmentInfo:
+    """What a key establishment contributes to a scheme's properties (no code: see
+    ``security.key_establishment`` for the protocols)."""
+
+    name: str  # the grammar token, e.g. "x25519"
+    summary: str  # one line for listings
+    authentication: str  # SecurityProperties.authentication
+    forward_secrecy: bool
+    warnings: tuple[str, ...] = ()
+
+
+KEY_ESTABLISHMENTS: dict[str, KeyEstablishmentInfo] = {
+    info.name: info
+    for info in (
+        KeyEstablishmentInfo(
+            "psk",
+            "pre-shared 256-bit key (provisioned by the runner) + fresh nonces + HKDF-SHA256",
+            "pre-shared trust",
+            False,
+            ("no forward secrecy: a leaked pre-shared key decrypts every recorded session",),
+        ),
+        KeyEstablishmentInfo(
+            "ecdh-p256",
+            "ephemeral ECDH on P-256 + HKDF-SHA256",
+            "pre-shared trust",
+            True,
+            (UNAUTHENTICATED_WARNING,),
+        ),
+        KeyEstablishmentInfo(
+            "x25519",
+            "ephemeral X25519 (RFC 7748) + HKDF-SHA256",
+            "pre-shared trust",
+            True,
+            (UNAUTHENTICATED_WARNING,),
+        ),
+        KeyEstablishmentInfo(
+            "ffdhe2048",
+            "ephemeral finite-field DH, RFC 7919 ffdhe2048 group + HKDF-SHA256",
+            "pre-shared trust",
+            True,
+            (UNAUTHENTICATED_WARNING,),
+        ),
+        KeyEstablishmentInfo(
+            "dh-sha256",
+            "ffdhe2048 DH, SHA-256 of the shared secret (the block-sizes study) + HKDF-SHA256",
+            "pre-shared trust",
+            True,
+            (UNAUTHENTICATED_WARNING,),
+        ),
+        KeyEstablishmentInfo(
+            "rsa-oaep",
+            "RSA-2048 OAEP-SHA256 key transport to a fresh receiver key + HKDF-SHA256",
+            "pre-shared trust",
+            True,  # the receiver's RSA key is generated per session and dropped afterwards
+            (
+                "unauthenticated RSA key transport: without a pinned receiver key an active "
+                "man in the middle can substitute its own (as the block-sizes study notes)",
+            ),
+        ),
+    )
+}
+
+# Every cipher, in listing order. scheme_id values are fixed forever (wire format).
+CIPHERS: tuple[type[PayloadScheme], ...] = (
+    AesCbcNoMac,
+    AesGcm,
+    Aes256Gcm,
+    AesCcm8,
+    Aes256Ccm8,
+    AesEax,
+    Aes256Eax,
+    AesCtrHmac,
+    Aes256CtrHmac,
+    AesCbcHmac,
+    Aes256CbcHmac,
+    TinyAesCtrHmac,
+    ChaCha20Poly1305Aead,
+    XChaCha20Poly1305Aead,
+    XSalsa20Poly1305Secretbox,
+    Salsa20Blake2b,
+    Salsa20k256Blake2b,
+    Ascon128v12,
+    Ascon128v12PurePython,
+    Speck128CtrHmac,
+    Speck128k256CtrHmac,
+    Simon128CtrHmac,
+    Simon128k256CtrHmac,
+)
+
+
+def compose_properties(cipher: type[PayloadScheme], kx: KeyEstablishmentInfo) -> SecurityProperties:
+    """A scheme's properties: the cipher's guarantees plus the key establishment's."""
+    return SecurityProperties(
+        confidentiality=True,
+        integrity=cipher.tag_bytes > 0,
+        authentication=kx.authentication,
+        replay_protection=cipher.sequenced and cipher.tag_bytes > 0,
+        end_to_end=True,
+        forward_secrecy=kx.forward_secrecy,
+        tag_bytes=cipher.tag_bytes,
+        nonce_rule=cipher.nonce_rule_text(),
+        warnings=tuple(cipher.cipher_warnings) + kx.warnings,
+    )
+
+
+def compose(cipher: type[PayloadScheme], kx_name: str) -> type[PayloadScheme]:
+    """The scheme class ``<kx_name>-<cipher>``: the cipher's class with the key establishment."""
+    kx = KEY_ESTABLISHMENTS[kx_name]
+    name = f"{kx.name}-{cipher.cipher}"
+    attributes = {
+        "name": name,
+        "key_establishment": kx.name,
+        "properties": compose_properties(cipher, kx),
+        "__doc__": f"{cipher.__doc__ or cipher.cipher} Keys: {kx.summary}.",
+        "__module__": cipher.__module__,
+    }
+    class_name = "".join(part.capitalize() for part in name.replace(".", "-").split("-"))
+    return type(class_name, (cipher,), attributes)
+
+
+def all_schemes() -> list[type[PayloadScheme]]:
+    """Every combination, grouped by cipher (key establishments in table order)."""
+    return [compose(cipher, kx) for cipher in CIPHERS for kx in KEY_ESTABLISHMENTS]
