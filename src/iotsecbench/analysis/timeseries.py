@@ -164,9 +164,14 @@ def adf_test(
     the pipeline does that on long per-message series, where the search costs seconds).
     """
     series = np.asarray(x, dtype=float)
-    result = adfuller(
-        series, regression=regression, autolag=autolag, maxlag=maxlag, result_object=True
-    )
+    # A near-constant series (e.g. a modelled current that only changes in the handshake)
+    # makes the lag regressions rank-deficient: record that instead of printing warnings.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = adfuller(
+            series, regression=regression, autolag=autolag, maxlag=maxlag, result_object=True
+        )
+    degenerate = any("rank-deficient" in str(w.message) for w in caught)
     rejected = result.pvalue < 0.05
     return TestResult(
         name="ADF",
@@ -181,6 +186,7 @@ def adf_test(
             "lags": int(result.lags),
             "nobs": int(result.nobs),
             "critical_values": {k: float(v) for k, v in result.critical_values.items()},
+            "rank_deficient": degenerate,
         },
     )
 

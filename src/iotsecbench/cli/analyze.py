@@ -2,19 +2,19 @@
 
 Thin: parse options, read frames (``store.read`` or ``store.csv_input``), call
 ``analysis.pipeline.analyze``, write ``analysis.json`` atomically, print a summary.
-``run_analyze`` is the callable tests use.
+The work itself is ``runner.postprocess.run_analyze`` (also used by ``run``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult, analyze
-from iotsecbench.errors import EnvironmentProblem, SpecError
+from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult
+from iotsecbench.errors import SpecError
+from iotsecbench.runner.postprocess import run_analyze
 
 BOOTSTRAP_CHOICES = ("moving", "circular", "stationary")
 
@@ -33,74 +33,6 @@ def parse_block_length(text: str) -> int | str:
     if number < 1:
         raise SpecError(f"--block-length {text!r}: must be at least 1")
     return number
-
-
-def _properties_for_names(names: list[str]) -> dict[str, dict[str, Any]]:
-    """Security properties of configuration names iotsecbench knows (best effort, CSV input)."""
-    try:
-        from iotsecbench.runner.collect import security_properties
-        from iotsecbench.security.configuration import resolve_configuration
-    except ImportError:
-        return {}
-    properties = {}
-    for name in names:
-        try:
-            properties[name] = security_properties(resolve_configuration(name))
-        except Exception:  # unknown names simply carry no properties
-            continue
-    return properties
-
-
-def write_json_atomically(document: dict[str, Any], path: Path) -> None:
-    """Write JSON so that ``path`` is either the old or the complete new document."""
-    from iotsecbench.files import write_atomic
-
-    try:
-        write_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
-    except OSError as error:
-        raise EnvironmentProblem(f"cannot write {path}: {error.strerror or error}") from error
-
-
-def run_analyze(
-    results_dir: Path | None = None,
-    csv_path: Path | None = None,
-    latency_csv: Path | None = None,
-    options: AnalysisOptions | None = None,
-    out: Path | None = None,
-) -> tuple[AnalysisResult, Path]:
-    """Read the inputs, analyse, write ``analysis.json``; returns the result and its path."""
-    options = options or AnalysisOptions()
-    if (results_dir is None) == (csv_path is None):
-        raise SpecError("give either RESULTS_DIR or --csv FILE (exactly one)")
-    if latency_csv is not None and csv_path is None:
-        raise SpecError("--latency-csv needs --csv")
-    if results_dir is not None:
-        from iotsecbench.store import read
-
-        results_dir = Path(results_dir)
-        if not results_dir.is_dir():
-            raise SpecError(f"{results_dir}: not a results directory")
-        current = read.current_frame(results_dir)
-        latency = read.latency_frame(results_dir)
-        properties = read.security_properties(results_dir)
-        target = out or results_dir / "analysis.json"
-    else:
-        from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
-
-        assert csv_path is not None
-        current = read_current_csv(csv_path)
-        latency = read_latency_csv(latency_csv) if latency_csv is not None else None
-        properties = _properties_for_names(sorted(set(current["configuration"])))
-        target = out or Path(csv_path).with_name("analysis.json")
-    result = analyze(current, latency, properties, options)
-    document = result.to_dict()
-    document["inputs"] = {
-        "results_dir": str(results_dir) if results_dir is not None else None,
-        "csv": str(csv_path) if csv_path is not None else None,
-        "latency_csv": str(latency_csv) if latency_csv is not None else None,
-    }
-    write_json_atomically(document, Path(target))
-    return result, Path(target)
 
 
 def print_summary(result: AnalysisResult, path: Path) -> None:

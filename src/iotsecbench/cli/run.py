@@ -88,6 +88,12 @@ def run(
     broker_ca: Annotated[
         Path | None, typer.Option(help="CA certificate to trust for an external mqtts:// broker.")
     ] = None,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report/--no-report", help="Analyse and write the HTML report when the runs are done."
+        ),
+    ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
     simulate: Annotated[
         bool,
@@ -148,6 +154,16 @@ def run(
         stdout.print(table)
     for line in warning_lines(frame):
         stdout.print(f"[yellow]security warning[/] {line}")
+    if report and (outcome.outcomes or outcome.skipped):
+        from iotsecbench.runner.postprocess import analyze_and_report
+
+        with console.status("analysing (block bootstrap) and drawing the report…"):
+            finished = analyze_and_report(out)
+        if finished.analysis_problem:
+            stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
+        elif finished.analysis_path is not None:
+            stdout.print(f"statistics: {finished.analysis_path}")
+        stdout.print(f"report: {finished.report_path}")
     failed = outcome.failed
     stdout.print(
         f"results: {out}/results.duckdb ({len(outcome.outcomes)} runs executed, "

@@ -142,6 +142,27 @@ def _json_field(value: Any) -> dict[str, Any]:
         return {}
 
 
+def _readable(value: Any) -> str:
+    """Evidence records as text a reader can scan: numbers to 4 significant digits, nested
+    records in parentheses, no JSON punctuation."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        keys = ("comparison", "difference", "ci_low", "ci_high", "cohens_d")
+        if set(keys[1:4]) <= set(value):
+            # One comparison: the sentence a paper would use.
+            text = (f"{value.get('comparison', '')}: Δ = {_readable(value['difference'])} "
+                    f"[{_readable(value['ci_low'])}, {_readable(value['ci_high'])}]")
+            if value.get("cohens_d") is not None:
+                text += f", d = {_readable(value['cohens_d'])}"
+            return text.strip(": ")
+        return "; ".join(f"{key.replace('_', ' ')}: {_readable(item)}"
+                         for key, item in value.items() if key not in ("metric", "device"))
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(item) for item in value) or "none"
+    return "" if value is None else str(value)
+
+
 def _hypotheses_section(data: ReportData) -> str:
     hypotheses = (data.analysis or {}).get("hypotheses") or []
     if not hypotheses:
@@ -151,8 +172,7 @@ def _hypotheses_section(data: ReportData) -> str:
     for h in hypotheses:
         verdict = str(h.get("verdict", ""))
         css = "verdict-" + verdict.replace(" ", "-")
-        evidence = h.get("evidence")
-        evidence_text = evidence if isinstance(evidence, str) else json.dumps(evidence)
+        evidence_text = _readable(h.get("evidence"))
         rows.append(f"<tr><td>{escape(str(h.get('id')))}</td><td>{escape(h.get('statement', ''))}"
                     f"</td><td class='{css}'>{escape(verdict)}</td>"
                     f"<td class='muted'>{escape(evidence_text)}</td></tr>")

@@ -1,0 +1,100 @@
+"""After the runs: the statistics (``analysis.json``) and the report, so that ``run`` ends with
+a report and ``analyze``/``report`` can redo either step alone."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult, analyze
+from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
+from iotsecbench.files import write_atomic
+
+
+def _properties_for_names(names: list[str]) -> dict[str, dict[str, Any]]:
+    """Security properties of configuration names iotsecbench knows (best effort, CSV input)."""
+    from iotsecbench.runner.collect import security_properties
+    from iotsecbench.security.configuration import resolve_configuration
+
+    properties = {}
+    for name in names:
+        try:
+            properties[name] = security_properties(resolve_configuration(name))
+        except Exception:  # unknown names simply carry no properties
+            continue
+    return properties
+
+
+def write_json_atomically(document: dict[str, Any], path: Path) -> None:
+    """Write JSON so that ``path`` is either the old or the complete new document."""
+    try:
+        write_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
+    except OSError as error:
+        raise EnvironmentProblem(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def run_analyze(
+    results_dir: Path | None = None,
+    csv_path: Path | None = None,
+    latency_csv: Path | None = None,
+    options: AnalysisOptions | None = None,
+    out: Path | None = None,
+) -> tuple[AnalysisResult, Path]:
+    """Read the inputs, analyse, write ``analysis.json``; returns the result and its path."""
+    options = options or AnalysisOptions()
+    if (results_dir is None) == (csv_path is None):
+        raise SpecError("give either RESULTS_DIR or --csv FILE (exactly one)")
+    if latency_csv is not None and csv_path is None:
+        raise SpecError("--latency-csv needs --csv")
+    if results_dir is not None:
+        from iotsecbench.store import read
+
+        results_dir = Path(results_dir)
+        if not results_dir.is_dir():
+            raise SpecError(f"{results_dir}: not a results directory")
+        current = read.current_frame(results_dir)
+        latency = read.latency_frame(results_dir)
+        properties = read.security_properties(results_dir)
+        target = out or results_dir / "analysis.json"
+    else:
+        from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
+
+        assert csv_path is not None
+        current = read_current_csv(csv_path)
+        latency = read_latency_csv(latency_csv) if latency_csv is not None else None
+        properties = _properties_for_names(sorted(set(current["configuration"])))
+        target = out or Path(csv_path).with_name("analysis.json")
+    result = analyze(current, latency, properties, options)
+    document = result.to_dict()
+    document["inputs"] = {
+        "results_dir": str(results_dir) if results_dir is not None else None,
+        "csv": str(csv_path) if csv_path is not None else None,
+        "latency_csv": str(latency_csv) if latency_csv is not None else None,
+    }
+    write_json_atomically(document, Path(target))
+    return result, Path(target)
+
+
+@dataclass(frozen=True)
+class Postprocessed:
+    analysis_path: Path | None
+    analysis_problem: str | None  # why the statistics could not be computed, if so
+    report_path: Path | None
+
+
+def analyze_and_report(results_dir: Path) -> Postprocessed:
+    """Statistics then report for a finished experiment. Too little data for the statistics
+    (very short runs) is not an error of the experiment: the report is built without them
+    and the reason is returned."""
+    from iotsecbench.report.build import build_report
+
+    analysis_path, problem = None, None
+    try:
+        _, analysis_path = run_analyze(results_dir)
+    except DataError as error:
+        problem = str(error)
+        (results_dir / "analysis.json").unlink(missing_ok=True)  # never a stale one
+    built = build_report(results_dir, formats=("html", "md", "csv", "tex"))
+    return Postprocessed(analysis_path, problem, built.html)
