@@ -39,12 +39,19 @@ class CounterNonceAead(PayloadScheme):
     def _cipher_state(self, keys: DirectionKeys) -> Any:
         return self.aead_class(keys.enc_key)
 
+    def aead_seal(self, state: Any, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
+        return state.encrypt(nonce, plaintext, aad)
+
+    def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        # InvalidTag propagates; the base maps it to AuthenticationError.
+        return state.decrypt(nonce, body, aad)
+
     def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
-        return state.encrypt(frame.counter_nonce(self.nonce_bytes), plaintext, frame.aad)
+        return self.aead_seal(state, frame.counter_nonce(self.nonce_bytes), frame.aad, plaintext)
 
     def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
-        # InvalidTag propagates; the base maps it to AuthenticationError.
-        return state.decrypt(frame.counter_nonce(self.nonce_bytes), body, frame.aad)
+        return self.aead_open(state, frame.counter_nonce(self.nonce_bytes), frame.aad, body)
 
 
 class AesGcm(CounterNonceAead):
@@ -106,19 +113,24 @@ class AesEax(PayloadScheme):
     def _cipher_state(self, keys: DirectionKeys) -> bytes:
         return keys.enc_key  # an EAX object serves one message: keep the key
 
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        nonce = frame.counter_nonce(self.nonce_bytes)
+    def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
         cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
-        cipher.update(frame.aad)
+        cipher.update(aad)
         ciphertext, tag = cipher.encrypt_and_digest(plaintext)
         return ciphertext + tag
 
-    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
-        nonce = frame.counter_nonce(self.nonce_bytes)
+    def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
-        cipher.update(frame.aad)
+        cipher.update(aad)
         # ValueError("MAC check failed") propagates; the base maps it to AuthenticationError.
         return cipher.decrypt_and_verify(body[: -self.tag_bytes], body[-self.tag_bytes :])
+
+    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        return self.aead_seal(state, frame.counter_nonce(self.nonce_bytes), frame.aad, plaintext)
+
+    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
+        return self.aead_open(state, frame.counter_nonce(self.nonce_bytes), frame.aad, body)
 
 
 class Aes256Eax(AesEax):

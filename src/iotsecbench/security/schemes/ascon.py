@@ -50,18 +50,21 @@ class Ascon128v12(PayloadScheme):
         # already checked it is 16 bytes.
         return keys.enc_key
 
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return fast_ascon.encrypt(
-            state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext, VARIANT
-        )
+    def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
+        return fast_ascon.encrypt(state, nonce, aad, plaintext, VARIANT)
 
-    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
+    def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         try:
-            return fast_ascon.decrypt(
-                state, frame.counter_nonce(NONCE_BYTES), frame.aad, body, VARIANT
-            )
+            return fast_ascon.decrypt(state, nonce, aad, body, VARIANT)
         except Exception as error:  # fast-ascon reports a bad tag as a bare Exception
             raise AuthenticationError(f"{self.name}: authentication failed") from error
+
+    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        return self.aead_seal(state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext)
+
+    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
+        return self.aead_open(state, frame.counter_nonce(NONCE_BYTES), frame.aad, body)
 
 
 class Ascon128v12PurePython(Ascon128v12):
@@ -71,15 +74,11 @@ class Ascon128v12PurePython(Ascon128v12):
     scheme_id = 19
     provenance = ASCON_PURE.with_detail("pyascon reference implementation, Ascon-128 v1.2")
 
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return pyascon.encrypt(
-            state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext, VARIANT
-        )
+    def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        return pyascon.encrypt(state, nonce, aad, plaintext, VARIANT)
 
-    def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
-        plaintext = pyascon.decrypt(
-            state, frame.counter_nonce(NONCE_BYTES), frame.aad, body, VARIANT
-        )
+    def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        plaintext = pyascon.decrypt(state, nonce, aad, body, VARIANT)
         if plaintext is None:  # pyascon returns None when the tag does not verify
             raise AuthenticationError(f"{self.name}: authentication failed")
         return plaintext

@@ -43,16 +43,19 @@ class XChaCha20Poly1305Aead(PayloadScheme):
     def _cipher_state(self, keys: DirectionKeys) -> bytes:
         return keys.enc_key
 
+    def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
+        return bindings.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, aad, nonce, state)
+
+    def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        # CryptoError propagates; the base maps it to AuthenticationError.
+        return bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(body, aad, nonce, state)
+
     def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return bindings.crypto_aead_xchacha20poly1305_ietf_encrypt(
-            plaintext, frame.aad, frame.explicit_nonce, state
-        )
+        return self.aead_seal(state, frame.explicit_nonce, frame.aad, plaintext)
 
     def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
-        # CryptoError propagates; the base maps it to AuthenticationError.
-        return bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(
-            body, frame.aad, frame.explicit_nonce, state
-        )
+        return self.aead_open(state, frame.explicit_nonce, frame.aad, body)
 
 
 class XSalsa20Poly1305Secretbox(PayloadScheme):
