@@ -10,6 +10,8 @@ extras=""
 [ "${1:-}" = "--dev" ] && extras="[dev]"
 
 packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables)
+# The report's browser test drives Debian's Chromium (never a downloaded browser).
+[ -n "$extras" ] && packages+=(chromium fonts-dejavu-core)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

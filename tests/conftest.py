@@ -60,3 +60,19 @@ def run_cli(
 @pytest.fixture
 def cli():
     return run_cli
+
+
+GOLDEN = REPO / "tests" / "data" / "golden"
+
+
+@pytest.fixture
+def golden_results(tmp_path: Path) -> Path:
+    """The golden experiment as a results directory (store rebuilt from its run records)."""
+    import shutil
+
+    from iotsecbench.store.rebuild import rebuild
+
+    target = tmp_path / "golden"
+    shutil.copytree(GOLDEN, target, ignore=shutil.ignore_patterns("expected", "README.md"))
+    assert rebuild(target) == 9
+    return target

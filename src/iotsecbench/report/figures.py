@@ -252,7 +252,6 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
     figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
     parts = left.boxplot(
         values,
-        vert=True,
         showfliers=True,
         patch_artist=True,
         flierprops={"markersize": 2, "alpha": 0.4},

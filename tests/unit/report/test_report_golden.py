@@ -1,0 +1,109 @@
+"""The report built from the golden store: every figure, every table, stable exports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import GOLDEN
+
+from iotsecbench.errors import DataError, SpecError
+from iotsecbench.report.build import build_report, parse_formats
+from iotsecbench.report.data import load
+from iotsecbench.report.exporters import EXPORTERS
+from iotsecbench.report.figures import BUILDERS, build_figures
+from iotsecbench.report.tables import build_tables
+
+EXPECTED = GOLDEN / "expected"
+
+
+def test_every_figure_is_drawn_and_labelled(golden_results: Path) -> None:
+    figures, skipped = build_figures(load(golden_results))
+    assert skipped == []
+    assert len(figures) == len(BUILDERS)
+    for figure in figures:
+        assert figure.png.startswith(b"\x89PNG")
+        assert figure.provenance in ("measured", "modelled")
+        assert figure.caption.startswith(("Measured on this host", "Modelled device energy"))
+    keys = {f.key for f in figures}
+    assert {
+        "repeatability",
+        "cumulative-energy",
+        "latency",
+        "acf-pacf",
+        "bootstrap",
+        "cohens-d",
+        "pareto",
+        "sensitivity",
+        "handshake-phases",
+        "bytes-per-message",
+        "relative-overhead",
+        "current-over-time",
+    } == keys
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORTERS))
+def test_table_exports_match_the_snapshots(golden_results: Path, fmt: str) -> None:
+    render, suffix = EXPORTERS[fmt]
+    tables = build_tables(load(golden_results))
+    assert [t.key for t in tables] == ["summary", "cv", "inference"]
+    for table in tables:
+        text = render(table)
+        expected = EXPECTED / f"{table.key}{suffix}"
+        if os.environ.get("UPDATE_SNAPSHOTS"):
+            expected.parent.mkdir(exist_ok=True)
+            expected.write_text(text)
+        assert text == expected.read_text(), f"{expected} differs (UPDATE_SNAPSHOTS=1 to accept)"
+
+
+def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Path) -> None:
+    built = build_report(golden_results, tmp_path / "out")
+    names = {p.relative_to(tmp_path / "out").as_posix() for p in built.files}
+    assert {
+        "report.html",
+        "tables.md",
+        "tables.tex",
+        "tables/summary.csv",
+        "tables/inference.csv",
+        "figures/pareto.png",
+    } <= names
+    assert not list((tmp_path / "out").rglob(".*.tmp"))
+    page = built.html.read_text()
+    for section in (
+        "experiment",
+        "summary",
+        "hypotheses",
+        "figures",
+        "tables",
+        "warnings",
+        "methods",
+        "raw-data",
+    ):
+        assert f'id="{section}"' in page
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+
+
+def test_report_from_an_analysis_file_alone(golden_results: Path, tmp_path: Path) -> None:
+    """An `analyze --csv` result has no store: the report still builds from analysis.json."""
+    analysis = tmp_path / "alone" / "analysis.json"
+    analysis.parent.mkdir()
+    analysis.write_text((golden_results / "analysis.json").read_text())
+    built = build_report(analysis)
+    assert built.html is not None and built.html.exists()
+    assert "repeatability" in built.skipped_figures  # needs the current series
+    assert "pareto front" not in built.skipped_figures
+
+
+def test_bad_inputs(tmp_path: Path) -> None:
+    with pytest.raises(SpecError):
+        parse_formats("html,pdf")
+    with pytest.raises(SpecError):
+        load(tmp_path / "missing")
+    bogus = tmp_path / "analysis.json"
+    bogus.write_text('{"format": "something else"}')
+    with pytest.raises(DataError):
+        load(bogus)
+    bogus.write_text("{not json")
+    with pytest.raises(DataError):
+        load(bogus)
