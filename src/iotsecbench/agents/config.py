@@ -42,6 +42,8 @@ class AgentConfig:
     output: str = ""  # JSON-lines file the agent writes its records to
     tls: TlsClientFiles | None = None
     fault: str | None = None  # test hook only: "crash-after=N" makes the emitter die mid-run
+    psk_file: str | None = None  # psk-* schemes: 0600 file with the run's pre-shared key (raw)
+    keylog: str | None = None  # --keylog: append TLS (NSS format) and session keys here
 
     @property
     def message_count(self) -> int:

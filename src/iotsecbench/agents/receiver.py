@@ -19,7 +19,7 @@ from iotsecbench.agents import wire
 from iotsecbench.agents.session import AgentFailure, AgentSession, run_agent
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import thread_cpu_ns
-from iotsecbench.security.key_establishment import ReceiverKeyExchange
+from iotsecbench.security.key_establishment import ReceiverKeyExchange, export_key_log_lines
 from iotsecbench.security.schemes.base import (
     AuthenticationError,
     MalformedMessageError,
@@ -55,7 +55,7 @@ class Receiver:
     # -- key exchange ----------------------------------------------------------------------
     def start_key_exchange(self) -> None:
         session = self.session
-        self.exchange = ReceiverKeyExchange(session.scheme.name)
+        self.exchange = ReceiverKeyExchange(session.scheme.name, session.pre_shared_key())
         t_ns = now_ns()
         hello = self.exchange.hello()
         session.add_handler("kx/emitter", self.on_emitter_key)
@@ -92,6 +92,8 @@ class Receiver:
         )
         session.operations(t_start, self.exchange.operations())
         session.operations(t_start, [("mqtt-packet", 4)])
+        # Only with --keylog (off by default); the receiver alone writes, once per session.
+        session.write_key_log(export_key_log_lines(keys, session.scheme.name))
 
     # -- data ------------------------------------------------------------------------------
     def on_data(self, client: Any, userdata: Any, message: Any) -> None:

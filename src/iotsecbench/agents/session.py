@@ -9,6 +9,7 @@ hooks, so the phases are exactly what paho does: ``tcp_connect`` (socket connect
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import signal
 import socket
@@ -159,6 +160,10 @@ class AgentSession:
             )
             self.tls_observer = HandshakeObserver()
             self.tls_observer.install(context)
+            if config.keylog:
+                # Python's ssl writes the NSS key log format (CLIENT_RANDOM, TLS 1.3 traffic
+                # secrets), appending; the runner created the file 0600.
+                context.keylog_filename = config.keylog
             client.tls_set_context(context)
         client.connect_timeout = config.connect_timeout_s
         self.client = client
@@ -196,6 +201,23 @@ class AgentSession:
         except ValueError as error:
             raise AgentFailure(f"TLS negotiated something else than requested: {error}") from None
         self.operations(t_ns, handshake_operations(negotiated, profile.certificate))
+
+    def pre_shared_key(self) -> bytes | None:
+        """The run's pre-shared key (psk-* schemes), read from the runner's 0600 file."""
+        if not self.config.psk_file:
+            return None
+        return Path(self.config.psk_file).read_bytes()
+
+    def write_key_log(self, lines: list[str]) -> None:
+        """Append session-key lines to the --keylog file (one write: O_APPEND keeps lines
+        whole when both agents and the TLS layer append to the same file)."""
+        if not self.config.keylog or not lines:
+            return
+        descriptor = os.open(self.config.keylog, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(descriptor, "".join(line + "\n" for line in lines).encode("ascii"))
+        finally:
+            os.close(descriptor)
 
     def record_operations(self, mqtt_bytes: int) -> list[tuple[str, int]]:
         """TLS record protection of one MQTT packet (nothing over plain transport)."""

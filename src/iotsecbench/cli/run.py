@@ -94,6 +94,14 @@ def run(
             "--report/--no-report", help="Analyse and write the HTML report when the runs are done."
         ),
     ] = True,
+    keylog: Annotated[
+        Path | None,
+        typer.Option(
+            "--keylog",
+            help="Append TLS secrets (NSS key log format, Wireshark reads it) and payload-scheme "
+            "session keys (docs/wire-format.md) to FILE (created 0600). Secrets: keep it safe.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
     simulate: Annotated[
         bool,
@@ -135,7 +143,7 @@ def run(
 
         executor = SimulatedExecutor()
     else:
-        executor = LocalExecutor()
+        executor = LocalExecutor(keylog=keylog)
     console = Console(stderr=True)
     outcome = run_experiment(
         spec,

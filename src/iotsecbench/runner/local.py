@@ -41,6 +41,20 @@ from iotsecbench.spec.matrix import PlannedRun
 FAULT_VARIABLE = "IOTSB_TEST_FAULT"
 
 
+PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
+
+
+def _prepare_keylog(path: Path) -> Path:
+    """The --keylog file, created 0600 if new; refused if others can read it (it holds keys)."""
+    path = Path(path).resolve()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_secret(path, b"")
+    elif path.stat().st_mode & 0o077:
+        raise SpecError(f"--keylog {path} is readable by other users (chmod 600 {path})")
+    return path
+
+
 class RunFailure(Exception):
     """A run could not complete; the message becomes the run's ``error``."""
 
@@ -67,8 +81,10 @@ class LocalExecutor:
 
     READY_TIMEOUT_S = 30.0
 
-    def __init__(self) -> None:
+    def __init__(self, keylog: Path | None = None) -> None:
         self._certificates: dict[str, CertificateSet] = {}
+        self._keylog = _prepare_keylog(keylog) if keylog is not None else None
+        self._psk_run: str | None = None
 
     def certificates(self, context: ExperimentContext, key_type: str) -> CertificateSet:
         if key_type not in self._certificates:
@@ -95,6 +111,10 @@ class LocalExecutor:
                 run, context, run_dir, "interrupted", "interrupted by the user", started
             )
             raise RunInterrupted(outcome) from None
+        finally:
+            # The run's pre-shared key is not needed once its agents exited (--keylog keeps
+            # the session keys for whoever wants to decrypt the capture).
+            (run_dir / PSK_FILE).unlink(missing_ok=True)
         return self._outcome(run, context, run_dir, "ok", None, started)
 
     def _outcome(
@@ -235,11 +255,25 @@ class LocalExecutor:
             output=str(run_dir / f"{role}.jsonl"),
             tls=tls_files,
             fault=_fault_for(role, run.run_id),
+            psk_file=self._psk_file(run, run_dir),
+            keylog=str(self._keylog) if self._keylog is not None else None,
         )
         path = run_dir / f"{role}.config.json"
         path.unlink(missing_ok=True)
         write_secret(path, config.to_json().encode())
         return path
+
+    def _psk_file(self, run: PlannedRun, run_dir: Path) -> str | None:
+        """psk-* schemes: a fresh 256-bit key per run, in a 0600 file both agents read."""
+        scheme = resolve_configuration(run.cell.configuration).scheme
+        if scheme.key_establishment != "psk":
+            return None
+        path = run_dir / PSK_FILE
+        if self._psk_run != run.run_id:  # the run's first agent config: a new key
+            path.unlink(missing_ok=True)
+            write_secret(path, os.urandom(32))
+            self._psk_run = run.run_id
+        return str(path)
 
     def _agents(
         self,
