@@ -52,6 +52,7 @@ figcaption { font-size: .88rem; color: var(--muted); margin-top: .3rem; }
 .warning { background: var(--bg-warn); border-left: 4px solid var(--warn); padding: .4rem .7rem;
            margin: .4rem 0; font-size: .88rem; }
 .warning .fix { color: var(--muted); }
+.warning ul { margin: .2rem 0 0; padding-left: 1.2rem; }
 details { margin: .5rem 0; }
 pre { background: #f6f8fa; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem;
@@ -201,25 +202,40 @@ def _figures_section(figures: list[ReportFigure], skipped: list[str]) -> str:
     return "".join(parts)
 
 
+def _subject_text(subject: Any) -> str:
+    if isinstance(subject, dict):
+        return " · ".join(str(v) for v in subject.values() if v not in (None, ""))
+    return str(subject or "")
+
+
 def _warnings_section(data: ReportData) -> str:
-    items = []
+    """Warnings grouped by kind: the fix is said once, each occurrence in one line."""
+    groups: dict[str, tuple[str, list[str]]] = {}
+
+    def add(kind: str, text: str, fix: str) -> None:
+        groups.setdefault(kind, (fix, []))[1].append(text)
+
     if data.summary is not None and "warnings" in data.summary:
         for row in data.summary.itertuples():
             if row.warnings:
-                items.append(("security", f"{row.configuration}: {row.warnings}", ""))
+                add("security", f"{row.configuration}: {row.warnings}",
+                    "see `iotsecbench schemes`; prefer a scheme with integrity and replay "
+                    "protection")
     if data.runs is not None:
         for row in data.runs[data.runs["status"] != "ok"].itertuples():
-            items.append(("run " + str(row.status), f"{row.run_id}: {row.error}",
-                          "re-run the missing runs with iotsecbench run --resume --out DIR"))
+            add(f"run {row.status}", f"{row.run_id}: {row.error}",
+                "re-run the missing runs with `iotsecbench run --resume --out DIR`")
     for warning in (data.analysis or {}).get("warnings") or []:
-        items.append((warning.get("kind", "analysis"),
-                      f"{warning.get('subject', '')}: {warning.get('message', '')}",
-                      warning.get("fix", "")))
+        add(warning.get("kind", "analysis"),
+            f"{_subject_text(warning.get('subject'))}: {warning.get('message', '')}",
+            warning.get("fix", ""))
+    count = sum(len(items) for _, items in groups.values())
     body = "".join(
-        f'<div class="warning"><b>{escape(kind)}</b> {escape(message)}'
-        f'{f"<br><span class=fix>fix: {escape(fix)}</span>" if fix else ""}</div>'
-        for kind, message, fix in items) or "<p>No warnings.</p>"
-    return f'<section id="warnings"><h2>Warnings ({len(items)})</h2>{body}</section>'
+        f'<div class="warning"><b>{escape(kind)}</b> ({len(items)})'
+        f'{f" — <span class=fix>{escape(fix)}</span>" if fix else ""}'
+        f'<ul>{"".join(f"<li>{escape(item)}</li>" for item in items)}</ul></div>'
+        for kind, (fix, items) in groups.items()) or "<p>No warnings.</p>"
+    return f'<section id="warnings"><h2>Warnings ({count})</h2>{body}</section>'
 
 
 METHODS = (
