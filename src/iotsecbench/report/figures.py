@@ -372,6 +372,7 @@ def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure 
             f"{comparison['a']} − {comparison['b']}\n({comparison['device']})", fontsize=8
         )
         axis.set_xlabel("difference of means (mA)")
+        axis.set_ylabel("replicates")
     for axis in list(axes.flat)[len(shown) :]:
         axis.set_visible(False)
     method = shown[0].get("method", "block")
