@@ -79,11 +79,10 @@ def _devices(current: pd.DataFrame) -> list[str]:
     return [d for d in order if d in present] + [d for d in present if d not in order]
 
 
-@styled
-def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
-    if data.current is None or data.current.empty:
-        return None
-    seconds = per_second(data.current)
+def _mean_with_band_per_device(seconds: pd.DataFrame, value: str, ylabel: str,
+                               data: ReportData, palette: Palette):
+    """One panel per device: each configuration's mean across runs at every second, with a
+    95 % t-band across runs."""
     devices = _devices(seconds)
     figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
     for axis, device in zip(axes[0], devices, strict=True):
@@ -91,15 +90,25 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
             subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
             if subset.empty:
                 continue
-            t, matrix = _runs_matrix(subset, "current_ma")
+            t, matrix = _runs_matrix(subset, value)
             mean, low, high = _t_band(matrix)
             color = palette.color(name)
             axis.plot(t, mean, color=color, lw=1.2, ls=palette.line_style(name), label=name)
             axis.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
         axis.set_title(device)
         axis.set_xlabel("time since run start (s)")
-    axes[0][0].set_ylabel("mean current (mA)")
+    axes[0][0].set_ylabel(ylabel)
     axes[0][-1].legend(loc="best")
+    return figure
+
+
+@styled
+def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
+    if data.current is None or data.current.empty:
+        return None
+    seconds = per_second(data.current)
+    figure = _mean_with_band_per_device(seconds, "current_ma", "mean current (mA)", data,
+                                        palette)
     runs = int(seconds.groupby("configuration")["run"].nunique().max())
     return _finish(
         "repeatability",
@@ -162,22 +171,8 @@ def cumulative_energy(data: ReportData, palette: Palette) -> ReportFigure | None
     if data.current is None or data.current.empty:
         return None
     seconds = _cumulative(per_second(data.current))
-    devices = _devices(seconds)
-    figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
-    for axis, device in zip(axes[0], devices, strict=True):
-        for name in data.configurations:
-            subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
-            if subset.empty:
-                continue
-            t, matrix = _runs_matrix(subset, "charge_mah")
-            mean, low, high = _t_band(matrix)
-            color = palette.color(name)
-            axis.plot(t, mean, color=color, ls=palette.line_style(name), lw=1.2, label=name)
-            axis.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
-        axis.set_title(device)
-        axis.set_xlabel("time since run start (s)")
-    axes[0][0].set_ylabel("cumulative charge (mAh)")
-    axes[0][-1].legend(loc="upper left")
+    figure = _mean_with_band_per_device(seconds, "charge_mah", "cumulative charge (mAh)", data,
+                                        palette)
     return _finish(
         "cumulative-energy",
         "Cumulative energy, emitter and receiver",
