@@ -93,20 +93,42 @@ class QualityWarning(Record):
 
 
 def modified_z_scores(values: np.ndarray | Sequence[float]) -> np.ndarray:
-    """``M_i = 0.6745·(x_i − median)/MAD`` (Iglewicz & Hoaglin, 1993); zeros when MAD = 0."""
+    """``M_i = 0.6745·(x_i − median)/MAD`` (Iglewicz & Hoaglin, 1993).
+
+    When more than half the values are equal the MAD is 0; the mean absolute deviation then
+    stands in, ``M_i = (x_i − median)/(1.253314·MeanAD)`` (1.253314 = √(π/2) makes MeanAD
+    estimate σ for normal data, as 1/0.6745 does for the MAD). Zeros if both are 0.
+    """
     array = np.asarray(values, dtype=float)
     median = np.median(array)
-    mad = np.median(np.abs(array - median))
-    if mad == 0:
+    deviations = np.abs(array - median)
+    mad = np.median(deviations)
+    if mad > 0:
+        return MODIFIED_Z_CONSTANT * (array - median) / mad
+    mean_ad = np.mean(deviations)
+    if mean_ad == 0:
         return np.zeros_like(array)
-    return MODIFIED_Z_CONSTANT * (array - median) / mad
+    return (array - median) / (1.253314 * mean_ad)
+
+
+# A value must also sit at least this far from the median, relative to the median, to count
+# as an outlier. A near-constant series (a modelled current that varies by 0.01 % between
+# windows) has a tiny MAD, and the modified z-score alone then flags jitter no mean could
+# notice. Our choice, not Iglewicz & Hoaglin's; 0 restores their rule.
+OUTLIER_MIN_RELATIVE_DEVIATION = 0.01
 
 
 def outlier_mask(
-    values: np.ndarray | Sequence[float], threshold: float = MODIFIED_Z_THRESHOLD
+    values: np.ndarray | Sequence[float],
+    threshold: float = MODIFIED_Z_THRESHOLD,
+    min_relative_deviation: float = OUTLIER_MIN_RELATIVE_DEVIATION,
 ) -> np.ndarray:
-    """Boolean mask of values whose |modified z-score| exceeds ``threshold`` (3.5)."""
-    return np.abs(modified_z_scores(values)) > threshold
+    """Values whose |modified z-score| exceeds ``threshold`` (3.5) and whose distance from
+    the median exceeds ``min_relative_deviation`` of |median|."""
+    array = np.asarray(values, dtype=float)
+    median = np.median(array) if array.size else 0.0
+    far = np.abs(array - median) > min_relative_deviation * abs(median)
+    return (np.abs(modified_z_scores(array)) > threshold) & far
 
 
 def check_outliers(
