@@ -152,9 +152,10 @@ class LocalExecutor:
         on_progress: ProgressCallback,
     ) -> None:
         tls = tls_profile_for(context, run.cell.configuration)
-        # '+' and '#' are MQTT wildcards, never allowed in a topic name (run ids may hold '+').
-        topic_safe = run.run_id.replace("+", "~").replace("#", "~")
-        prefix = f"iotsb/{topic_safe}-{os.urandom(3).hex()}"
+        # Same length for every run ("iotsb/" + 12 hex digits): the topic travels in every
+        # PUBLISH, so a name-dependent topic would bias bytes per message between
+        # configurations. (Run ids could also hold '+', an MQTT wildcard.)
+        prefix = f"iotsb/{os.urandom(6).hex()}"
         emitter_user = BrokerUser.random(
             "emitter",
             read=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
@@ -242,7 +243,7 @@ class LocalExecutor:
             port=target[1],
             username=user.name,
             password=user.password,
-            client_id=f"iotsb-{role}-{prefix.rsplit('-', 1)[-1]}",
+            client_id=f"iotsb-{role}-{prefix.removeprefix('iotsb/')}",
             topic_prefix=prefix,
             payload_bytes=run.cell.payload_bytes,
             rate_hz=run.cell.rate_hz,
