@@ -1,1 +1,1 @@
-"""Focused microbenchmarks (crypto, handshakes)."""
+"""Focused microbenchmarks of iotsecbench's own parts: ``crypto`` (payload schemes)."""

@@ -25,6 +25,8 @@ class CounterNonceAead(PayloadScheme):
 
     aead_class: ClassVar[Any]
     nonce_bytes: ClassVar[int] = 12
+    counter_nonce_bytes = 12
+    aead_accepts_buffers = True  # pyca takes any bytes-like object
     provenance = CRYPTOGRAPHY
     tag_bytes = 16
 
@@ -80,6 +82,7 @@ class AesCcm8(CounterNonceAead):
     enc_key_bytes = 16
     tag_bytes = 8
     nonce_bytes = 11  # L = 15 - 11 = 4 length bytes: messages up to 2**32 - 1 bytes
+    counter_nonce_bytes = 11
     nonce_prefix_bytes = 3
     cipher_warnings = (
         "64-bit tag: forgery odds 2^-64 per attempt (Wycheproof flags short tags InsecureTagSize)",
@@ -105,6 +108,7 @@ class AesEax(PayloadScheme):
     enc_key_bytes = 16
     tag_bytes = 16
     nonce_bytes: ClassVar[int] = 16
+    counter_nonce_bytes = 16
 
     @classmethod
     def nonce_rule_text(cls) -> str:

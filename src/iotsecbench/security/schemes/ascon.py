@@ -40,6 +40,7 @@ class Ascon128v12(PayloadScheme):
     provenance = FAST_ASCON.with_detail("RustCrypto ascon-aead 0.4 (Rust), Ascon-128 v1.2")
     enc_key_bytes = 16
     tag_bytes = 16
+    counter_nonce_bytes = NONCE_BYTES
 
     @classmethod
     def nonce_rule_text(cls) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
 
@@ -97,22 +97,26 @@ class DirectionKeys:
     __str__ = __repr__
 
 
-@dataclass(frozen=True)
-class OpenedMessage:
-    """A message that passed every check the scheme can make."""
+class OpenedMessage(NamedTuple):
+    """A message that passed every check the scheme can make (immutable; a named tuple so
+    the receive path does not pay for a frozen dataclass per message)."""
 
     plaintext: bytes
     seq: int | None  # authenticated sequence number, None when the scheme has none
 
 
-@dataclass(frozen=True)
-class Frame:
-    """Per-message context handed to a variant's cipher step."""
+class Frame(NamedTuple):
+    """Per-message context handed to a variant's cipher step (immutable).
+
+    A named tuple rather than a frozen dataclass: one is built per message, and on the hot
+    path a dataclass's ``__setattr__``-based construction costs more than a 4 KiB AES-GCM.
+    """
 
     keys: DirectionKeys | None
     header: bytes  # version | scheme_id [| seq], exactly as on the wire
     seq: int | None
     explicit_nonce: bytes  # random IV/nonce carried on the wire, b"" for counter schemes
+    aad_bytes: bytes | None = None  # precomputed ``aad`` (sealers and openers pass it)
 
     @property
     def aad(self) -> bytes:
@@ -122,19 +126,27 @@ class Frame:
         reflected message from the other direction, fail authentication (RELIABILITY §5).
         All three parts have fixed lengths, so the concatenation is unambiguous.
         """
-        if self.keys is None:
-            return self.header
-        return self.header + self.keys.session_id + self.keys.direction.encode("ascii")
+        if self.aad_bytes is not None:
+            return self.aad_bytes
+        return self.header + _aad_suffix(self.keys)
 
     def counter_nonce(self, size: int) -> bytes:
         """``nonce_prefix || seq`` (big-endian), ``size`` bytes in all."""
-        if self.keys is None or self.seq is None:
+        keys, seq = self.keys, self.seq
+        if keys is None or seq is None:
             raise SchemeError("counter nonces need keys and a sequence number")
-        counter_bytes = size - len(self.keys.nonce_prefix)
+        counter_bytes = size - len(keys.nonce_prefix)
         if counter_bytes < SEQ_BYTES:
             # A shorter counter could wrap before seq does and repeat a nonce.
             raise SchemeError(f"a {size}-byte nonce has no room for a 64-bit counter")
-        return self.keys.nonce_prefix + self.seq.to_bytes(counter_bytes, "big")
+        return keys.nonce_prefix + seq.to_bytes(counter_bytes, "big")
+
+
+def _aad_suffix(keys: DirectionKeys | None) -> bytes:
+    """``session_id || direction``: the part of every AAD that is not on the wire."""
+    if keys is None:
+        return b""
+    return keys.session_id + keys.direction.encode("ascii")
 
 
 def _is_authentication_failure(error: Exception) -> bool:
@@ -206,6 +218,12 @@ class Sealer:
         if not 0 <= first_seq <= MAX_SEQ + 1:
             raise ValueError(f"first_seq must be in 0..2**64, got {first_seq}")
         self._next_seq = first_seq
+        # Per-message constants, computed once (the seal path is what `bench crypto` times).
+        self._header_prefix = bytes((WIRE_VERSION, scheme.scheme_id))
+        self._sequenced = scheme.sequenced
+        self._explicit_bytes = scheme.explicit_nonce_bytes
+        self._aad_suffix = _aad_suffix(keys)
+        self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
 
     @property
     def next_seq(self) -> int:
@@ -215,23 +233,29 @@ class Sealer:
     def seal(self, plaintext: bytes) -> bytes:
         """Frame and protect one message."""
         scheme = self._scheme
-        plaintext = bytes(plaintext)
+        if type(plaintext) is not bytes:  # copy only what is not already immutable bytes
+            plaintext = bytes(plaintext)
         if not scheme.framed:
             return scheme._seal_body(self._state, _UNFRAMED, plaintext)
         seq = None
-        header = bytes((WIRE_VERSION, scheme.scheme_id))
-        if scheme.sequenced:
-            if self._next_seq > MAX_SEQ:
+        header = self._header_prefix
+        if self._sequenced:
+            seq = self._next_seq
+            if seq > MAX_SEQ:
                 raise NonceExhaustedError(
                     f"{scheme.name}: sequence counter exhausted after 2**64 messages; "
                     "refusing to reuse a nonce (start a new key exchange)"
                 )
-            seq = self._next_seq
             # Advance before encrypting: even if the cipher step fails, this seq is burnt.
-            self._next_seq += 1
+            self._next_seq = seq + 1
             header += seq.to_bytes(SEQ_BYTES, "big")
-        explicit_nonce = os.urandom(scheme.explicit_nonce_bytes)
-        frame = Frame(self._keys, header, seq, explicit_nonce)
+            if self._counter_bytes:
+                # Counter-nonce AEADs (most schemes): nonce and AAD built right here, no Frame.
+                nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
+                aad = header + self._aad_suffix
+                return header + scheme.aead_seal(self._state, nonce, aad, plaintext)
+        explicit_nonce = os.urandom(self._explicit_bytes) if self._explicit_bytes else b""
+        frame = Frame(self._keys, header, seq, explicit_nonce, header + self._aad_suffix)
         return header + explicit_nonce + scheme._seal_body(self._state, frame, plaintext)
 
 
@@ -243,6 +267,12 @@ class Opener:
         self._keys = keys
         self._state = scheme._cipher_state(keys) if keys is not None else None
         self._window = ReplayWindow() if scheme.sequenced else None
+        self._aad_suffix = _aad_suffix(keys)
+        self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
+        # Per-message constants, computed once (the open path is what `bench crypto` times).
+        prefix = scheme.header_bytes + scheme.explicit_nonce_bytes
+        self._layout = (scheme.header_bytes, prefix, prefix + scheme.min_body_bytes)
+        self._buffers = scheme.aead_accepts_buffers
 
     @property
     def replay_window(self) -> ReplayWindow | None:
@@ -252,19 +282,19 @@ class Opener:
     def open(self, message: bytes) -> OpenedMessage:
         """Check and decrypt one message; raise a SchemeError subclass on any failure."""
         scheme = self._scheme
-        try:
-            message = bytes(message)
-        except TypeError as error:
-            raise MalformedMessageError(f"{scheme.name}: message is not bytes") from error
+        if type(message) is not bytes:
+            try:
+                message = bytes(message)
+            except TypeError as error:
+                raise MalformedMessageError(f"{scheme.name}: message is not bytes") from error
         if not scheme.framed:
             return OpenedMessage(self._run(scheme._open_body, _UNFRAMED, message), None)
 
-        header_bytes = scheme.header_bytes
-        prefix_bytes = header_bytes + scheme.explicit_nonce_bytes
-        if len(message) < prefix_bytes + scheme.min_body_bytes:
+        header_bytes, prefix_bytes, minimum = self._layout
+        if len(message) < minimum:
             raise MalformedMessageError(
                 f"{scheme.name}: message of {len(message)} bytes is shorter than the minimum "
-                f"{prefix_bytes + scheme.min_body_bytes}"
+                f"{minimum}"
             )
         # A version or scheme id other than ours means the message was not made by this
         # scheme's sealer with these keys: the same verdict as a wrong key (RELIABILITY #13).
@@ -277,19 +307,47 @@ class Opener:
                 f"{scheme.name}: scheme id {message[1]} is not {scheme.scheme_id}"
             )
         seq = None
-        if scheme.sequenced:
+        window = self._window
+        if window is not None:
             seq = int.from_bytes(message[2:header_bytes], "big")
-            assert self._window is not None
-            self._window.check(seq)  # cheap rejection before any cryptography
+            window.check(seq)  # cheap rejection before any cryptography
+        header = message[:header_bytes]
+        if self._counter_bytes and seq is not None:
+            # Counter-nonce AEADs: no length rule beyond the minimum, no Frame.
+            nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
+            body = memoryview(message)[prefix_bytes:] if self._buffers else message[prefix_bytes:]
+            plaintext = self._run_aead(nonce, header + self._aad_suffix, body)
+            window.accept(seq)  # type: ignore[union-attr]
+            return OpenedMessage(plaintext, seq)
         body = message[prefix_bytes:]
         problem = scheme._body_length_problem(len(body))
         if problem:
             raise MalformedMessageError(f"{scheme.name}: {problem}")
-        frame = Frame(self._keys, message[:header_bytes], seq, message[header_bytes:prefix_bytes])
+        frame = Frame(
+            self._keys, header, seq, message[header_bytes:prefix_bytes], header + self._aad_suffix
+        )
         plaintext = self._run(scheme._open_body, frame, body)
-        if self._window is not None and seq is not None:
-            self._window.accept(seq)
+        if window is not None and seq is not None:
+            window.accept(seq)
         return OpenedMessage(plaintext, seq)
+
+    def _run_aead(self, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        """The counter-nonce AEAD step, with the same exception mapping as ``_run``."""
+        try:
+            return self._scheme.aead_open(self._state, nonce, aad, body)
+        except SchemeError:
+            raise
+        except Exception as error:
+            raise self._mapped(error) from error
+
+    def _mapped(self, error: Exception) -> Exception:
+        if _is_authentication_failure(error):
+            return AuthenticationError(f"{self._scheme.name}: authentication failed")
+        if isinstance(error, ValueError | TypeError | IndexError | OverflowError):
+            return MalformedMessageError(
+                f"{self._scheme.name}: cannot decode message ({type(error).__name__})"
+            )
+        return error
 
     def _run(self, step: Any, frame: Frame, body: bytes) -> bytes:
         """Run a variant's open step, mapping backend exceptions onto the SchemeError family."""
@@ -298,13 +356,21 @@ class Opener:
         except SchemeError:
             raise
         except Exception as error:
-            if _is_authentication_failure(error):
-                raise AuthenticationError(f"{self._scheme.name}: authentication failed") from error
-            if isinstance(error, ValueError | TypeError | IndexError | OverflowError):
-                raise MalformedMessageError(
-                    f"{self._scheme.name}: cannot decode message ({type(error).__name__})"
-                ) from error
-            raise
+            mapped = self._mapped(error)
+            if mapped is error:
+                raise
+            raise mapped from error
+
+
+def _counter_layout(scheme: PayloadScheme, keys: DirectionKeys | None) -> tuple[bytes, int]:
+    """(nonce prefix, counter bytes) of a counter-nonce AEAD; (b"", 0) for other schemes."""
+    if not scheme.counter_nonce_bytes or keys is None or not scheme.sequenced:
+        return b"", 0
+    counter_bytes = scheme.counter_nonce_bytes - len(keys.nonce_prefix)
+    if counter_bytes < SEQ_BYTES:
+        # A shorter counter could wrap before seq does and repeat a nonce.
+        raise SchemeError(f"{scheme.name}: nonce has no room for a 64-bit counter")
+    return keys.nonce_prefix, counter_bytes
 
 
 _UNFRAMED = Frame(keys=None, header=b"", seq=None, explicit_nonce=b"")
@@ -337,6 +403,19 @@ class PayloadScheme(ABC):
     mac_key_bytes: ClassVar[int] = 32
     nonce_prefix_bytes: ClassVar[int] = 4
     cipher_warnings: ClassVar[tuple[str, ...]] = ()  # the cipher's part of properties.warnings
+    # Counter-nonce AEADs set this to their nonce length and implement ``aead_seal`` /
+    # ``aead_open(state, nonce, aad, data)``; the base then builds ``nonce = nonce_prefix ||
+    # seq`` and ``aad`` itself (the hot path: no Frame per message). 0: use the Frame hooks.
+    counter_nonce_bytes: ClassVar[int] = 0
+    aead_accepts_buffers: ClassVar[bool] = False  # aead_open takes a memoryview (no copy)
+
+    def aead_seal(self, state: Any, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        """Counter-nonce AEADs only: ciphertext || tag."""
+        raise NotImplementedError
+
+    def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        """Counter-nonce AEADs only: plaintext, or the backend's tag exception."""
+        raise NotImplementedError
 
     @classmethod
     def nonce_rule_text(cls) -> str:
