@@ -51,7 +51,8 @@ def _write_self_signed(directory: Path, stem: str, key) -> tuple[Path, Path]:
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = directory / f"{stem}.crt", directory / f"{stem}.key"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    # Twice: the server sends it as leaf and as root, like the lab's chain of length 1.
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM) * 2)
     key_path.write_bytes(
         key.private_bytes(
             serialization.Encoding.PEM,
@@ -303,14 +304,15 @@ def test_mosquitto_listener_lines():
         "certfile /p/server.crt",
         "keyfile /p/server.key",
         "tls_version tlsv1.2",
-        "ciphers ECDHE-RSA-AES128-GCM-SHA256",
+        "ciphers ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=2",
         "require_certificate false",
     ]
     tls13 = TlsProfile("1.3", "TLS_AES_128_GCM_SHA256", "ecdsa-p256", mutual=True)
     lines = mosquitto_listener_lines(tls13, Path("/ca"), Path("/c"), Path("/k"))
     assert "tls_version tlsv1.3" in lines
     assert "ciphers_tls1.3 TLS_AES_128_GCM_SHA256" in lines
-    assert not any(line.startswith("ciphers ") for line in lines)
+    # TLS 1.2 suites are off; the line only pins the security level.
+    assert "ciphers DEFAULT:@SECLEVEL=2" in lines
     assert "require_certificate true" in lines
     with pytest.raises(ValueError):
         mosquitto_listener_lines(tls12, "/ca\nlistener 1883", "/c", "/k")
