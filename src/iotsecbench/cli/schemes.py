@@ -8,69 +8,122 @@ from typing import Annotated
 import typer
 
 
+def _mark(flag: bool) -> str:
+    return "yes" if flag else "[red]no[/]"
+
+
+def _implementation(provenance: dict) -> str:
+    return f"{provenance['library']} ({'native' if provenance['native'] else 'pure Py'})"
+
+
 def schemes(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Machine-readable output: every scheme.")
+    ] = False,
+    show_all: Annotated[
+        bool,
+        typer.Option("--all", help="One row per scheme (every key establishment x cipher)."),
+    ] = False,
 ) -> None:
     """List payload schemes: what each protects, its key establishment and implementation.
 
-    Combine a scheme with a transport as TRANSPORT+SCHEME, e.g. tls1.2+ecdh-p256-aes128-gcm;
-    a bare scheme runs over plain MQTT, and `plain`, `tls1.2`, `tls1.3` are transport only.
+    A scheme is KEY-ESTABLISHMENT-CIPHER, e.g. x25519-chacha20-poly1305 or psk-aes128-gcm
+    (docs/schemes.md). Combine it with a transport as TRANSPORT+SCHEME, e.g.
+    tls1.2+ecdh-p256-aes128-gcm; a bare scheme runs over plain MQTT, and `plain`, `tls1.2`,
+    `tls1.3` are transport only. Without --all the table shows one row per cipher and a
+    second table the key establishments, which combine freely.
     """
     from rich.console import Console
     from rich.table import Table
 
     from iotsecbench.security.schemes import describe_schemes
+    from iotsecbench.security.schemes.catalog import CIPHERS, KEY_ESTABLISHMENTS
 
     described = describe_schemes()
     if as_json:
         typer.echo(json.dumps(described, indent=2))
         return
-
-    def mark(flag: bool) -> str:
-        return "yes" if flag else "[red]no[/]"
-
+    console = Console()
+    # Short headings keep the tables readable in an 80-column terminal; --json has full names.
     # conf. = confidentiality, integ. = integrity, e2e = end to end through the broker,
     # PFS = forward secrecy, +B @256 = bytes added to a 256-byte payload.
+    if show_all:
+        table = Table(
+            title="Payload schemes (combine with a transport: plain, tls1.2, tls1.3)",
+            title_justify="left",
+            header_style="bold",
+        )
+        table.add_column("scheme", no_wrap=True)
+        for heading in ("conf.", "integ.", "replay", "e2e", "PFS", "tag B", "+B @256", "impl."):
+            table.add_column(heading)
+        for entry in described:
+            props = entry["properties"]
+            table.add_row(
+                entry["name"],
+                _mark(props["confidentiality"]),
+                _mark(props["integrity"]),
+                _mark(props["replay_protection"]),
+                _mark(props["end_to_end"]),
+                _mark(props["forward_secrecy"]),
+                str(props["tag_bytes"]),
+                str(entry.get("overhead_bytes", "")),
+                _implementation(entry["provenance"]),
+            )
+        console.print(table)
+        warned: dict[str, list[str]] = {}
+        for entry in described:
+            for warning in entry["properties"].get("warnings", []):
+                warned.setdefault(warning, []).append(entry["name"])
+        for warning, names in warned.items():
+            subject = names[0] if len(names) == 1 else f"{len(names)} schemes"
+            console.print(f"[yellow]warning[/] {subject}: {warning}")
+        return
 
+    ciphers: dict[str, dict] = {}
+    for entry in described:
+        if entry["cipher"] and entry["cipher"] not in ciphers:
+            ciphers[entry["cipher"]] = entry
     table = Table(
-        title="Payload schemes (combine with a transport: plain, tls1.2, tls1.3)",
+        title="Ciphers (wire formats): use as KEY-ESTABLISHMENT-CIPHER, e.g. psk-aes128-gcm",
         title_justify="left",
         header_style="bold",
     )
-    table.add_column("scheme", no_wrap=True)
-    # Short headings keep the table readable in an 80-column terminal; --json has full names.
-    for heading in (
-        "key est.",
-        "conf.",
-        "integ.",
-        "replay",
-        "e2e",
-        "PFS",
-        "tag B",
-        "+B @256",
-        "implementation",
-    ):
+    table.add_column("cipher", no_wrap=True)
+    for heading in ("key bits", "integ.", "replay", "tag B", "+B @256", "implementation"):
         table.add_column(heading)
-    for entry in described:
+    for cipher, entry in ciphers.items():
         props = entry["properties"]
-        provenance = entry["provenance"]
         table.add_row(
-            entry["name"],
-            entry.get("key_establishment") or "–",
-            mark(props["confidentiality"]),
-            mark(props["integrity"]),
-            mark(props["replay_protection"]),
-            mark(props["end_to_end"]),
-            mark(props["forward_secrecy"]),
+            cipher,
+            str(entry["key_bits"]),
+            _mark(props["integrity"]),
+            _mark(props["replay_protection"]),
             str(props["tag_bytes"]),
-            str(entry.get("overhead_bytes", "")),
-            f"{provenance['library']} ({'native' if provenance['native'] else 'pure Py'})",
+            str(entry["overhead_bytes"]),
+            _implementation(entry["provenance"]),
         )
-    console = Console()
     console.print(table)
-    for entry in described:
-        for warning in entry["properties"].get("warnings", []):
-            console.print(f"[yellow]warning[/] {entry['name']}: {warning}")
+    kx_table = Table(
+        title="Key establishments (each then HKDF-SHA256 per direction and purpose)",
+        title_justify="left",
+        header_style="bold",
+    )
+    kx_table.add_column("key establishment", no_wrap=True)
+    kx_table.add_column("PFS")
+    kx_table.add_column("what it does")
+    for info in KEY_ESTABLISHMENTS.values():
+        kx_table.add_row(info.name, _mark(info.forward_secrecy), info.summary)
+    console.print(kx_table)
+    console.print(
+        f"{len(described) - 1} schemes; every scheme is end to end through the broker. "
+        "`iotsecbench schemes --all` lists each one, `--json` with full properties."
+    )
+    for cipher_class in CIPHERS:
+        for warning in cipher_class.cipher_warnings:
+            console.print(f"[yellow]warning[/] {cipher_class.cipher}: {warning}")
+    for info in KEY_ESTABLISHMENTS.values():
+        for warning in info.warnings:
+            console.print(f"[yellow]warning[/] {info.name}: {warning}")
 
 
 def register(app: typer.Typer) -> None:

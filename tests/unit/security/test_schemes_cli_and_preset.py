@@ -1,0 +1,52 @@
+"""`iotsecbench schemes` groups by cipher (readable), `--all`/`--json` list every scheme; the
+`payload-schemes` preset reproduces the study's grid; `bench crypto` runs end to end."""
+
+from __future__ import annotations
+
+import json
+
+from iotsecbench.security import scheme_names
+from iotsecbench.spec.load import load_spec
+
+
+def test_schemes_table_is_grouped_by_cipher(cli):
+    result = cli("schemes")
+    assert result.returncode == 0, result.stderr
+    assert "x25519" in result.stdout and "salsa20-128-blake2b" in result.stdout
+    assert len(result.stdout.splitlines()) < 80  # not one row per combination
+    everything = cli("schemes", "--all")
+    assert "rsa-oaep-aes256-gcm" in everything.stdout
+    listed = json.loads(cli("schemes", "--json").stdout)
+    assert {entry["name"] for entry in listed} == set(scheme_names())
+
+
+def test_payload_schemes_preset_is_the_study_grid():
+    spec = load_spec(None, "payload-schemes", {})
+    assert spec.payload_bytes == [1024, 5120, 10240]
+    assert spec.repetitions == 10 and spec.duration_s * spec.rate_hz[0] == 100
+    ciphers = {name.removeprefix("psk-") for name in spec.configurations}
+    for study_cipher in ("salsa20-128-blake2b", "salsa20-256-blake2b", "aes128-eax", "aes256-eax",
+                         "aes128-gcm", "aes256-gcm", "aes128-ccm8", "aes256-ccm8",
+                         "tinyaes128-ctr-hmac", "ascon128v12", "simon128-128-ctr-hmac",
+                         "simon128-256-ctr-hmac", "speck128-128-ctr-hmac",
+                         "speck128-256-ctr-hmac", "chacha20-poly1305"):  # fmt: skip
+        assert study_cipher in ciphers
+
+
+def test_bench_crypto_end_to_end(cli, tmp_path):
+    out_json, out_csv, plot = tmp_path / "b.json", tmp_path / "b.csv", tmp_path / "b.png"
+    result = cli(
+        "bench", "crypto", "--schemes", "aes128-gcm,x25519-chacha20-poly1305", "--sizes", "16,256",
+        "--repetitions", "5", "--json", str(out_json), "--csv", str(out_csv), "--plot", str(plot),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out_json.read_text())
+    assert data["format_version"] == 1 and len(data["results"]) == 4
+    row = data["results"][0]
+    for key in ("seal", "open", "harness_ns", "expansion_bytes", "peak_heap_bytes", "provenance"):
+        assert key in row
+    assert row["seal"]["q1_ns"] <= row["seal"]["median_ns"] <= row["seal"]["q3_ns"]
+    assert set(data["key_establishment_ns"]) == {"psk", "x25519"}
+    assert out_csv.read_text().count("\n") == 5 and plot.stat().st_size > 1000
+    bad = cli("bench", "crypto", "--schemes", "aes128-gmc")
+    assert bad.returncode == 2 and "did you mean" in bad.stderr
