@@ -49,6 +49,9 @@ class CounterNonceAead(PayloadScheme):
         # InvalidTag propagates; the base maps it to AuthenticationError.
         return state.decrypt(nonce, body, aad)
 
+    def aead_functions(self, state: Any) -> tuple[Any, Any]:
+        return state.encrypt, state.decrypt  # pyca's own (nonce, data, aad) methods
+
     def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
         return self.aead_seal(state, frame.counter_nonce(self.nonce_bytes), frame.aad, plaintext)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -224,6 +225,8 @@ class Sealer:
         self._explicit_bytes = scheme.explicit_nonce_bytes
         self._aad_suffix = _aad_suffix(keys)
         self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
+        if self._counter_bytes:
+            self._encrypt = scheme.aead_functions(self._state)[0]
 
     @property
     def next_seq(self) -> int:
@@ -252,8 +255,7 @@ class Sealer:
             if self._counter_bytes:
                 # Counter-nonce AEADs (most schemes): nonce and AAD built right here, no Frame.
                 nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
-                aad = header + self._aad_suffix
-                return header + scheme.aead_seal(self._state, nonce, aad, plaintext)
+                return header + self._encrypt(nonce, plaintext, header + self._aad_suffix)
         explicit_nonce = os.urandom(self._explicit_bytes) if self._explicit_bytes else b""
         frame = Frame(self._keys, header, seq, explicit_nonce, header + self._aad_suffix)
         return header + explicit_nonce + scheme._seal_body(self._state, frame, plaintext)
@@ -269,6 +271,8 @@ class Opener:
         self._window = ReplayWindow() if scheme.sequenced else None
         self._aad_suffix = _aad_suffix(keys)
         self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
+        if self._counter_bytes:
+            self._decrypt = scheme.aead_functions(self._state)[1]
         # Per-message constants, computed once (the open path is what `bench crypto` times).
         prefix = scheme.header_bytes + scheme.explicit_nonce_bytes
         self._layout = (scheme.header_bytes, prefix, prefix + scheme.min_body_bytes)
@@ -334,7 +338,7 @@ class Opener:
     def _run_aead(self, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         """The counter-nonce AEAD step, with the same exception mapping as ``_run``."""
         try:
-            return self._scheme.aead_open(self._state, nonce, aad, body)
+            return self._decrypt(nonce, body, aad)
         except SchemeError:
             raise
         except Exception as error:
@@ -416,6 +420,17 @@ class PayloadScheme(ABC):
     def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         """Counter-nonce AEADs only: plaintext, or the backend's tag exception."""
         raise NotImplementedError
+
+    def aead_functions(self, state: Any) -> tuple[Callable[..., bytes], Callable[..., bytes]]:
+        """(encrypt, decrypt) taking ``(nonce, data, aad)``, bound to one key's state.
+
+        The sealer and opener call these once per message; pyca-style AEADs return their
+        bound C methods, so no Python frame sits between the framing and the cipher.
+        """
+        return (
+            lambda nonce, data, aad: self.aead_seal(state, nonce, aad, data),
+            lambda nonce, data, aad: self.aead_open(state, nonce, aad, data),
+        )
 
     @classmethod
     def nonce_rule_text(cls) -> str:
