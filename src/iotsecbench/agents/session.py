@@ -9,6 +9,7 @@ hooks, so the phases are exactly what paho does: ``tcp_connect`` (socket connect
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import signal
@@ -24,6 +25,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from iotsecbench.agents.config import AgentConfig
+from iotsecbench.agents.handshake import measured_tls_handshake
 from iotsecbench.agents.records import RecordWriter
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import process_cpu_ns, thread_cpu_ns
@@ -51,6 +53,7 @@ class InstrumentedClient(mqtt.Client):
         super().__init__(**kwargs)
         self._session = session
         self.socket_ready_ns: int | None = None
+        self.tls_session: ssl.SSLSession | None = None  # offered for resumption when set
 
     def _create_socket_connection(self) -> socket.socket:
         with self._session.phase("tcp_connect"):
@@ -60,8 +63,26 @@ class InstrumentedClient(mqtt.Client):
         return sock
 
     def _ssl_wrap_socket(self, tcp_sock: socket.socket) -> ssl.SSLSocket:
-        with self._session.phase("tls_handshake"):
-            return super()._ssl_wrap_socket(tcp_sock)
+        # paho's own wrap cannot offer a session; the context checks the host name.
+        assert self._ssl_context is not None
+        ssl_sock, measured = measured_tls_handshake(
+            self._ssl_context,
+            tcp_sock,
+            self._host,
+            session=self.tls_session,
+            timeout=self._connect_timeout,
+        )
+        detail: dict[str, Any] = {
+            key: value
+            for key, value in measured.to_dict().items()
+            if key not in ("t_start_ns", "t_end_ns", "wall_ns", "thread_cpu_ns")
+        }
+        detail["cpu_scope"] = "thread (the handshake runs in the connecting thread)"
+        detail["session_offered"] = self.tls_session is not None
+        self._session.record_phase(
+            "tls_handshake", measured.t_start_ns, measured.t_end_ns, measured.thread_cpu_ns, detail
+        )
+        return ssl_sock
 
     def _create_socket(self) -> Any:
         sock = super()._create_socket()
@@ -165,6 +186,8 @@ class AgentSession:
                 # secrets), appending; the runner created the file 0600.
                 context.keylog_filename = config.keylog
             client.tls_set_context(context)
+            if profile.resumption:
+                client.tls_session = self._priming_session(context)
         client.connect_timeout = config.connect_timeout_s
         self.client = client
         cpu_start = process_cpu_ns()
@@ -190,6 +213,45 @@ class AgentSession:
         if self.tls_observer is not None:
             self._record_tls(t_connack)
 
+    def _priming_session(self, context: ssl.SSLContext) -> ssl.SSLSession:
+        """A resumption profile measures a *resumed* handshake: first a full one (paho
+        connect → CONNACK → disconnect, recorded as a ``tls_priming_connection`` event, not as
+        handshake phases) whose session the measured connection then offers. The CONNACK read
+        also processes TLS 1.3 session tickets, which arrive after the handshake."""
+        config = self.config
+        primer = mqtt.Client(
+            callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+            client_id=f"{config.client_id}-p",
+            protocol=mqtt.MQTTv311,
+        )
+        primer.username_pw_set(config.username, config.password)
+        primer.tls_set_context(context)
+        acknowledged: list[Any] = []
+        primer.on_connect = lambda client, userdata, flags, reason, props: acknowledged.append(
+            reason
+        )
+        t_start = now_ns()
+        try:
+            primer.connect(config.host, config.port, keepalive=60)
+            deadline = t_start + int(config.connect_timeout_s * 1e9)
+            while not acknowledged and now_ns() < deadline:
+                primer.loop(0.05)
+        except (OSError, ssl.SSLError) as error:
+            raise AgentFailure(f"priming connection for TLS resumption failed: {error}") from None
+        sock = primer.socket()
+        session = getattr(sock, "session", None)
+        negotiated = None
+        if self.tls_observer is not None and sock is not None:
+            with contextlib.suppress(ValueError):
+                negotiated = self.tls_observer.negotiated(sock).to_dict()  # type: ignore[arg-type]
+        primer.disconnect()
+        with contextlib.suppress(Exception):
+            primer.loop(0.05)
+        if not acknowledged or session is None:
+            raise AgentFailure("priming connection for TLS resumption got no CONNACK or session")
+        self.event("tls_priming_connection", wall_ns=now_ns() - t_start, negotiated=negotiated)
+        return session
+
     def _record_tls(self, t_ns: int) -> None:
         assert self.client is not None and self.tls_observer is not None
         negotiated = self.tls_observer.negotiated(self.client.socket())
@@ -197,7 +259,7 @@ class AgentSession:
         self.writer.write("negotiated", **negotiated.to_dict())
         profile = TlsProfile(**self.config.tls.profile)  # type: ignore[union-attr]
         try:
-            verify_negotiated(profile, negotiated)
+            verify_negotiated(profile, negotiated, expect_resumed=profile.resumption)
         except ValueError as error:
             raise AgentFailure(f"TLS negotiated something else than requested: {error}") from None
         self.operations(t_ns, handshake_operations(negotiated, profile.certificate))

@@ -93,6 +93,9 @@ class MosquittoBroker:
 
     ``tls_lines`` are the listener options of a TLS listener (from
     ``security.tls.mosquitto_listener_lines``); ``None`` opens a plain listener.
+    ``openssl_config`` (from ``security.tls.broker_openssl_config``) is an OpenSSL
+    configuration for the broker process only (``OPENSSL_CONF``): mosquitto 2.0.11 has no
+    option for the key-exchange groups, OpenSSL's ``system_default`` section does.
     """
 
     READY_TIMEOUT_S = 10.0
@@ -106,12 +109,14 @@ class MosquittoBroker:
         tls_lines: Sequence[str] | None = None,
         settings: BrokerSettings | None = None,
         host: str = "127.0.0.1",
+        openssl_config: str | None = None,
     ) -> None:
         self.directory = private_directory(directory)
         self.users = list(users)
         self.tls_lines = list(tls_lines) if tls_lines is not None else None
         self.settings = settings or BrokerSettings()
         self.host = host
+        self.openssl_config = openssl_config
         self.binary = mosquitto_binary()
         self.listener: Listener | None = None
         self._process: Supervised | None = None
@@ -192,6 +197,7 @@ class MosquittoBroker:
             process = Supervised(
                 [self.binary, "-c", str(self.config_path)],
                 stderr_path=self.directory / "mosquitto.stderr",
+                env=self._environment(),
             ).__enter__()
             problem = self._wait_ready(process, port)
             if problem is None:
@@ -224,6 +230,14 @@ class MosquittoBroker:
             dict.fromkeys(re.sub(r"^\S+: (Error: )?", "", text).strip() for text in texts)
         )
         return "; ".join(messages)
+
+    def _environment(self) -> dict[str, str] | None:
+        """The broker's environment: ours, plus OPENSSL_CONF when a TLS profile needs it."""
+        if self.openssl_config is None:
+            return None
+        path = self.directory / "openssl.cnf"
+        path.write_text(self.openssl_config)
+        return {**os.environ, "OPENSSL_CONF": str(path)}
 
     def _wait_ready(self, process: Supervised, port: int) -> str | None:
         deadline = time.monotonic() + self.READY_TIMEOUT_S

@@ -1,8 +1,14 @@
 """A throw-away public-key infrastructure per experiment: CA, server and client certificates.
 
 Generated with ``cryptography``; the CA signs with the same key type as the leaf it issues,
-so an ``ecdsa-p256`` configuration is ECDSA end to end. Private keys are written with mode
-0600 into a 0700 directory (RELIABILITY.md, security hygiene).
+so an ``ecdsa-p256`` configuration is ECDSA end to end (``ed25519`` likewise). A chain of
+length N is root CA → N−1 intermediate CAs → server certificate; the server's certificate
+file holds the leaf, the intermediates and the root — what it sends, N + 1 certificates:
+for a bare leaf OpenSSL would add the root from mosquitto's ``cafile`` anyway (automatic
+chain building), so the root is listed explicitly to make every length behave alike. The
+CA file holds only the root (what clients trust). Client certificates are issued by the
+root. Private keys are written with mode 0600 into a 0700 directory (RELIABILITY.md,
+security hygiene).
 """
 
 from __future__ import annotations
@@ -14,12 +20,13 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from iotsecbench.files import private_directory, write_secret
 
-KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256")
+KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519")
+PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
 
 
 @dataclass(frozen=True)
@@ -34,13 +41,15 @@ class CertificateSet:
     client_key: Path
 
 
-def _new_key(key_type: str) -> rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey:
+def _new_key(key_type: str) -> PrivateKey:
     if key_type == "rsa2048":
         return rsa.generate_private_key(public_exponent=65537, key_size=2048)
     if key_type == "rsa3072":
         return rsa.generate_private_key(public_exponent=65537, key_size=3072)
     if key_type == "ecdsa-p256":
         return ec.generate_private_key(ec.SECP256R1())
+    if key_type == "ed25519":
+        return ed25519.Ed25519PrivateKey.generate()
     raise ValueError(f"unknown key type {key_type!r}; known: {', '.join(KEY_TYPES)}")
 
 
@@ -53,7 +62,7 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
-def _pem_key(key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) -> bytes:
+def _pem_key(key: PrivateKey) -> bytes:
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
@@ -63,9 +72,9 @@ def _pem_key(key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) -> bytes:
 
 def _issue(
     subject: str,
-    key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey,
+    key: PrivateKey,
     issuer: x509.Name,
-    issuer_key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey,
+    issuer_key: PrivateKey,
     *,
     is_ca: bool,
     usage: x509.ObjectIdentifier | None,
@@ -105,12 +114,23 @@ def _issue(
         )
         if usage is not None:
             builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    return builder.sign(issuer_key, hashes.SHA256())
+    # Ed25519 signs the message itself (RFC 8410): no separate hash algorithm.
+    digest = None if isinstance(issuer_key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
+    return builder.sign(issuer_key, digest)
 
 
-def create_certificates(directory: Path, key_type: str = "rsa2048") -> CertificateSet:
-    """Create (or reuse, if complete) the CA, server and client credentials of ``key_type``."""
-    folder = private_directory(directory / key_type)
+def create_certificates(
+    directory: Path, key_type: str = "rsa2048", chain_length: int = 1
+) -> CertificateSet:
+    """Create (or reuse, if complete) the CA, server and client credentials of ``key_type``.
+
+    ``chain_length`` counts the certificates below the root: 1 = the server's own, issued
+    by the root; 2 and 3 add one or two intermediate CAs.
+    """
+    if chain_length not in (1, 2, 3):
+        raise ValueError(f"chain_length must be 1, 2 or 3, got {chain_length!r}")
+    name = key_type if chain_length == 1 else f"{key_type}-chain{chain_length}"
+    folder = private_directory(directory / name)
     paths = CertificateSet(
         key_type,
         folder / "ca.pem",
@@ -129,9 +149,21 @@ def create_certificates(directory: Path, key_type: str = "rsa2048") -> Certifica
     ca_key = _new_key(key_type)
     ca_name = _name(f"iotsecbench {key_type} CA")
     ca_cert = _issue(f"iotsecbench {key_type} CA", ca_key, ca_name, ca_key, is_ca=True, usage=None)
+    issuer_name, issuer_key = ca_name, ca_key
+    intermediates = []
+    for level in range(1, chain_length):
+        key = _new_key(key_type)
+        subject = f"iotsecbench {key_type} intermediate CA {level}"
+        intermediates.append(_issue(subject, key, issuer_name, issuer_key, is_ca=True, usage=None))
+        issuer_name, issuer_key = _name(subject), key
     server_key = _new_key(key_type)
     server_cert = _issue(
-        "localhost", server_key, ca_name, ca_key, is_ca=False, usage=ExtendedKeyUsageOID.SERVER_AUTH
+        "localhost",
+        server_key,
+        issuer_name,
+        issuer_key,
+        is_ca=False,
+        usage=ExtendedKeyUsageOID.SERVER_AUTH,
     )
     client_key = _new_key(key_type)
     client_cert = _issue(
@@ -142,9 +174,12 @@ def create_certificates(directory: Path, key_type: str = "rsa2048") -> Certifica
         is_ca=False,
         usage=ExtendedKeyUsageOID.CLIENT_AUTH,
     )
-    paths.ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    paths.server_cert.write_bytes(server_cert.public_bytes(serialization.Encoding.PEM))
-    paths.client_cert.write_bytes(client_cert.public_bytes(serialization.Encoding.PEM))
+    pem = serialization.Encoding.PEM
+    paths.ca_file.write_bytes(ca_cert.public_bytes(pem))
+    # Leaf first, then each issuer upwards to the root (RFC 8446 §4.4.2).
+    chain = [server_cert, *reversed(intermediates), ca_cert]
+    paths.server_cert.write_bytes(b"".join(c.public_bytes(pem) for c in chain))
+    paths.client_cert.write_bytes(client_cert.public_bytes(pem))
     write_secret(paths.server_key, _pem_key(server_key))
     write_secret(paths.client_key, _pem_key(client_key))
     return paths

@@ -23,6 +23,7 @@ from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.runner.local import tls_profile_of
 from iotsecbench.runner.outcome import (
     Executor,
     ExperimentContext,
@@ -79,6 +80,8 @@ class ExperimentOutcome:
 def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix."""
     transports = {resolve_configuration(name).transport for name in spec.configurations}
+    for name in spec.configurations:
+        tls_profile_of(spec, name)  # impossible TLS combinations (RELIABILITY.md #4)
     load_profile(spec.device)
     if broker_url is not None:
         url = urlparse(broker_url)

@@ -33,8 +33,13 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.security import resolve_configuration
-from iotsecbench.security.tls import TlsProfile, mosquitto_listener_lines
+from iotsecbench.security.tls import (
+    TlsProfile,
+    broker_openssl_config,
+    mosquitto_listener_lines,
+)
 from iotsecbench.spec.matrix import PlannedRun
+from iotsecbench.spec.models import ExperimentSpec
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
 # id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".
@@ -66,14 +71,33 @@ def _fault_for(role: str, run_id: str) -> str | None:
     return action if target == role and run_part and run_part in run_id else None
 
 
-def tls_profile_for(context: ExperimentContext, configuration: str) -> TlsProfile | None:
+def tls_profile_of(spec: ExperimentSpec, configuration: str) -> TlsProfile | None:
+    """The configuration's TLS profile with the spec's ``[tls]`` options; ``SpecError`` (exit
+    2, before anything starts) for a combination that cannot negotiate what it asks for."""
     profile = resolve_configuration(configuration).tls_profile
     if profile is None:
         return None
-    settings = context.spec.tls
-    return dataclasses.replace(
-        profile, certificate=settings.certificate, ciphers=settings.ciphers or profile.ciphers
-    )
+    settings = spec.tls
+    ciphers = settings.ciphers
+    if profile.version == "1.3" and settings.ciphers_tls13 is not None:
+        ciphers = settings.ciphers_tls13
+    try:
+        return dataclasses.replace(
+            profile,
+            certificate=settings.certificate,
+            ciphers=ciphers or profile.ciphers,
+            group=settings.group,
+            chain_length=settings.chain_length,
+            mutual=settings.mutual,
+            resumption=settings.resumption,
+            security_level=settings.security_level,
+        )
+    except SpecError as error:
+        raise SpecError(f"[tls] with configuration {configuration!r}: {error}") from None
+
+
+def tls_profile_for(context: ExperimentContext, configuration: str) -> TlsProfile | None:
+    return tls_profile_of(context.spec, configuration)
 
 
 class LocalExecutor:
@@ -86,12 +110,15 @@ class LocalExecutor:
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
         self._psk_run: str | None = None
 
-    def certificates(self, context: ExperimentContext, key_type: str) -> CertificateSet:
-        if key_type not in self._certificates:
-            self._certificates[key_type] = create_certificates(
-                context.results_dir / "pki", key_type
+    def certificates(
+        self, context: ExperimentContext, key_type: str, chain_length: int = 1
+    ) -> CertificateSet:
+        key = f"{key_type}/{chain_length}"
+        if key not in self._certificates:
+            self._certificates[key] = create_certificates(
+                context.results_dir / "pki", key_type, chain_length
             )
-        return self._certificates[key_type]
+        return self._certificates[key]
 
     # -- one run ---------------------------------------------------------------------------
     def execute(
@@ -174,7 +201,7 @@ class LocalExecutor:
                     raise SpecError("a TLS configuration on an external broker needs --broker-ca")
                 tls_files = TlsClientFiles(dataclasses.asdict(tls), str(context.broker_ca_file))
             else:
-                certs = self.certificates(context, tls.certificate)
+                certs = self.certificates(context, tls.certificate, tls.chain_length)
                 tls_lines = mosquitto_listener_lines(
                     tls, certs.ca_file, certs.server_cert, certs.server_key
                 )
@@ -191,6 +218,7 @@ class LocalExecutor:
                 [emitter_user, receiver_user],
                 tls_lines=tls_lines,
                 settings=context.spec.broker,
+                openssl_config=broker_openssl_config(tls) if tls is not None else None,
             )
             with broker:
                 assert broker.listener is not None

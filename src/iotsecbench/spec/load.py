@@ -67,7 +67,12 @@ def preset_data(name: str) -> dict[str, Any]:
     if name not in preset_names():
         raise SpecError(f"unknown preset '{name}' (known: {', '.join(preset_names())})")
     text = (resources.files("iotsecbench.spec") / "presets" / f"{name}.toml").read_text()
-    return tomllib.loads(text)
+    data = tomllib.loads(text)
+    if data.get("kind") == "bench-handshake":  # a benchmark preset, not an experiment
+        raise SpecError(
+            f"preset '{name}' is a handshake benchmark: iotsecbench bench handshake --preset {name}"
+        )
+    return data
 
 
 def load_spec(

@@ -41,10 +41,19 @@ class BrokerSettings(StrictModel):
 
 
 class TlsSettings(StrictModel):
-    """Options of the TLS transports (``tls1.2``, ``tls1.3``)."""
+    """Options of the TLS transports (``tls1.2``, ``tls1.3``); docs/tls.md. Combinations that
+    cannot negotiate what they ask for are refused before anything starts (the runner builds
+    each configuration's ``security.tls.TlsProfile``)."""
 
-    certificate: Literal["rsa2048", "rsa3072", "ecdsa-p256"] = "rsa2048"  # server key type
-    ciphers: str | None = None  # OpenSSL cipher string for TLS 1.2 (None: library default)
+    certificate: Literal["rsa2048", "rsa3072", "ecdsa-p256", "ed25519"] = "rsa2048"  # server key
+    # OpenSSL cipher string (TLS 1.2) or ":"-list of TLS_* suites (TLS 1.3); None: default.
+    ciphers: str | None = None
+    ciphers_tls13: str | None = None  # TLS 1.3 suites when a spec mixes tls1.2 and tls1.3
+    group: str | None = None  # key-exchange group: x25519, P-256, P-384, ffdhe2048, modp2048 …
+    chain_length: int = Field(1, ge=1, le=3)  # certificates below the root CA
+    mutual: bool = False  # the agents present client certificates
+    resumption: bool = False  # each agent resumes the session of a priming connection
+    security_level: int = Field(2, ge=0, le=5)  # OpenSSL security level, both ends
 
 
 class CellFilter(StrictModel):
