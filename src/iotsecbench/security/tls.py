@@ -312,13 +312,15 @@ class TlsProfile:
         auth = _AUTH_OF_CERTIFICATE[self.certificate]
         matching_auth = [c for c in suites if c["auth"] == auth]
         if not matching_auth:
-            family = "RSA" if auth == "auth-rsa" else "ECDSA/Ed25519"
+            needed = {"auth-rsa": "an RSA", "auth-ecdsa": "an ECDSA or Ed25519"}.get(
+                suites[0]["auth"], f"a {suites[0]['auth'].removeprefix('auth-').upper()}"
+            )
             other = "ecdsa-p256" if auth == "auth-rsa" else "rsa2048"
             kx = suites[0]["kea"] if suites[0]["kea"] in ("kx-ecdhe", "kx-dhe") else "kx-ecdhe"
             example = _EXAMPLE_SUITE.get((auth, kx), _EXAMPLE_SUITE[(auth, "kx-ecdhe")])
             raise SpecError(
                 f"TLS 1.2 suite(s) {self.ciphers} cannot authenticate with a {self.certificate} "
-                f"server certificate ({family} needed by none of them): set certificate = "
+                f"server certificate (they need {needed} certificate): set certificate = "
                 f"{other} or use a suite such as {example}"
             )
         if self.group is None:
