@@ -8,6 +8,7 @@ reports. Loopback only; no broker involved.
 from __future__ import annotations
 
 import datetime
+import re
 import socket
 import ssl
 import threading
@@ -26,9 +27,12 @@ from iotsecbench.security.tls import (
     HandshakeObserver,
     NegotiatedTls,
     TlsProfile,
+    broker_openssl_config,
     client_context,
+    client_groups,
     handshake_operations,
     mosquitto_listener_lines,
+    parse_profile,
     verify_negotiated,
 )
 
@@ -316,3 +320,73 @@ def test_mosquitto_listener_lines():
     assert "require_certificate true" in lines
     with pytest.raises(ValueError):
         mosquitto_listener_lines(tls12, "/ca\nlistener 1883", "/c", "/k")
+
+
+@pytest.mark.parametrize(
+    ("options", "fix"),
+    [
+        ({"version": "1.2", "ciphers": "ECDHE-ECDSA-AES128-GCM-SHA256"}, "= ecdsa-p256"),
+        (
+            {"version": "1.2", "ciphers": "ECDHE-RSA-AES128-GCM-SHA256", "certificate": "ed25519"},
+            "certificate = rsa2048",
+        ),
+        ({"version": "1.2", "ciphers": "AES256-GCM-SHA384", "group": "x25519"}, "drop group"),
+        (
+            {"version": "1.2", "ciphers": "ECDHE-RSA-AES128-GCM-SHA256", "group": "modp2048"},
+            "needs a DHE suite",
+        ),
+        ({"version": "1.2", "group": "ffdhe2048"}, "use tls1.3 for ffdhe2048"),
+        ({"version": "1.2", "group": "modp2048", "certificate": "rsa3072"}, "= rsa2048"),
+        ({"version": "1.3", "group": "modp2048"}, "ffdhe2048"),
+        ({"version": "1.3", "security_level": 3}, "security_level = 2"),
+        (
+            {"version": "1.2", "ciphers": "AES256-GCM-SHA384", "certificate": "rsa3072",
+             "security_level": 3},
+            "security_level = 2",
+        ),
+        ({"version": "1.3", "ciphers": "TLS_AES_512_GCM"}, "known: TLS_AES_128_GCM_SHA256"),
+        ({"version": "1.3", "group": "brainpool"}, "unknown TLS group"),
+        ({"version": "1.3", "chain_length": 4}, "chain_length"),
+    ],
+)  # fmt: skip
+def test_impossible_combinations_name_the_fix(options, fix):
+    options = {"ciphers": None, "certificate": "rsa2048", **options}
+    with pytest.raises(SpecError, match=re.escape(fix)):
+        TlsProfile(**options)
+
+
+def test_profile_names_round_trip():
+    profile = parse_profile("tls1.3/TLS_AES_128_GCM_SHA256/P-256/ed25519/chain2/mutual/resume")
+    assert profile.group == "secp256r1" and profile.certificate == "ed25519"
+    assert profile.chain_length == 2 and profile.mutual and profile.resumption
+    assert parse_profile(profile.name) == profile
+    assert parse_profile("tls1.2/ECDHE-ECDSA-AES128-GCM-SHA256/ecdsa-p256").version == "1.2"
+    with pytest.raises(SpecError, match="cannot read 'bogus'"):
+        parse_profile("tls1.3/bogus")
+    with pytest.raises(SpecError, match="must start with"):
+        parse_profile("x25519/tls1.3")
+
+
+def test_client_offers_only_the_requested_group_and_suite(certificates):
+    # The ctypes route: the TLS 1.3 key share and suite are the profile's, no HelloRetryRequest.
+    profile = TlsProfile("1.3", "TLS_CHACHA20_POLY1305_SHA256", "rsa2048", group="P-384")
+    negotiated = handshake(certificates, profile)
+    assert negotiated.group == "secp384r1" and not negotiated.hello_retry
+    assert negotiated.cipher == "TLS_CHACHA20_POLY1305_SHA256"
+    assert negotiated.round_trips == 1
+    verify_negotiated(profile, negotiated)
+    context = client_context(profile, certificates["rsa2048"][0])
+    assert context.security_level == 2
+    low = client_context(
+        TlsProfile("1.3", None, "rsa2048", security_level=1), certificates["rsa2048"][0]
+    )
+    assert low.security_level == 1
+
+
+def test_broker_gets_the_group_through_openssl_conf():
+    assert "Groups = P-384" in broker_openssl_config(
+        TlsProfile("1.2", None, "rsa2048", group="P-384")
+    )
+    assert broker_openssl_config(TlsProfile("1.3", None, "rsa2048")) is None
+    assert client_groups(TlsProfile("1.2", None, "ecdsa-p256", group="x25519")) == "X25519:P-256"
+    assert client_groups(TlsProfile("1.3", None, "ecdsa-p256", group="x25519")) == "X25519"
