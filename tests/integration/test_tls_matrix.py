@@ -234,3 +234,32 @@ def test_run_records_negotiated_tcp_counts_and_resumption(mosquitto: str, tmp_pa
     for (detail,) in details:
         record = json.loads(detail)
         assert record["session_offered"] and record["tcp_bytes_received"] > 0
+
+
+def test_bench_handshake_cli_target_ci_store_and_report(mosquitto: str, tmp_path: Path) -> None:
+    out, document = tmp_path / "bench", tmp_path / "bench.json"
+    result = run_cli(
+        "bench", "handshake", "--profiles", "tls1.3/x25519/ecdsa-p256,tls1.2/AES256-GCM-SHA384",
+        "--target-ci", "25%", "--max-reps", "40", "--json", str(document), "--out", str(out),
+        "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    profiles = json.loads(document.read_text())["profiles"]
+    for profile in profiles:
+        statistics = profile["statistics"]
+        n = statistics["tls_wall_ns"]["n"]
+        assert 5 <= n <= 40
+        if n < 40:  # stopped by the target: both intervals narrower than 25 % of the mean
+            for metric in ("tls_wall_ns", "tls_cpu_ns"):
+                s = statistics[metric]
+                assert (s["ci_high"] - s["ci_low"]) / 2 < 0.25 * s["mean"]
+        assert statistics["tls_cpu_ns"]["mean"] < statistics["tls_wall_ns"]["mean"]
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        rows = db.execute("select cell_label, tls_cipher from runs order by run_order").fetchall()
+        phases = db.execute("select count(*) from handshakes").fetchone()[0]
+    assert [label for label, _ in rows] == [p["profile"] for p in profiles]
+    assert phases == 3 * sum(p["repetitions"] for p in profiles)
+    report = run_cli("report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert (out / "report" / "report.html").exists()
+    assert "handshake" in (out / "report" / "report.html").read_text().lower()
