@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 extras=""
 [ "${1:-}" = "--dev" ] && extras="[dev]"
 
-packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables)
+packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables ethtool)
 # The report's browser test drives Debian's Chromium (never a downloaded browser).
 [ -n "$extras" ] && packages+=(chromium fonts-dejavu-core)
 missing=()

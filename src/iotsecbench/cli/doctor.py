@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
 
+from iotsecbench.errors import NoPermissionError
+
 
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    cleanup: Annotated[
+        bool,
+        typer.Option(
+            "--cleanup",
+            help="Remove the network namespaces (and the processes inside them) left by runs "
+            "whose runner died, e.g. after SIGKILL. Needs root.",
+        ),
+    ] = False,
 ) -> None:
     """Check mosquitto, OpenSSL, privileges, namespaces, tracing, perf and cgroups.
 
@@ -19,6 +30,16 @@ def doctor(
 
     from iotsecbench.lab.capabilities import all_checks
 
+    if cleanup:
+        from iotsecbench.lab.network import cleanup_leftovers, leftover_namespaces
+
+        if leftover_namespaces() and os.geteuid() != 0:
+            raise NoPermissionError("doctor --cleanup: removing network namespaces needs root")
+        removed = cleanup_leftovers()
+        for name in removed:
+            typer.echo(f"removed network namespace {name}")
+        typer.echo(f"cleanup: {len(removed)} leftover namespace(s) removed")
+        return
     checks = all_checks()
     if as_json:
         typer.echo(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))

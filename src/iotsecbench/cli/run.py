@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +30,19 @@ def _float_list(text: str | None, option: str) -> list[float] | None:
         return [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise SpecError(f"{option} takes numbers separated by commas, got {text!r}") from None
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: the run is torn down and stored
+
+
+def _check_network(profiles: list[str], broker: str | None) -> None:
+    """Emulated networks need root and our own broker; refuse early, in one line."""
+    from iotsecbench.lab.network import is_loopback, require_support
+
+    if broker is not None and not all(is_loopback(name) for name in profiles):
+        raise SpecError("--network profiles need the embedded broker; drop --broker")
+    require_support(profiles)  # NoPermissionError (exit 3) when not root / no namespaces
 
 
 def run(
@@ -60,6 +75,15 @@ def run(
         str | None, typer.Option(help="Message rate(s) in Hz, comma-separated.")
     ] = None,
     qos: Annotated[str | None, typer.Option(help="MQTT QoS level(s) 0,1,2.")] = None,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            "--network",
+            help="Network profile(s), comma-separated: loopback (default), ideal, wifi, "
+            "wifi-lossy, wifi-lossy-5, cellular-nbiot, lora, or one from the spec's [networks]. "
+            "Anything but loopback needs root (docs/network.md).",
+        ),
+    ] = None,
     device: Annotated[
         str | None,
         typer.Option(help="Device profile for the energy model (default esp32-wroom-32)."),
@@ -131,10 +155,15 @@ def run(
         "payload_bytes": _int_list(payload, "--payload"),
         "rate_hz": _float_list(rate, "--rate"),
         "qos": _int_list(qos, "--qos"),
+        "network": [n.strip() for n in network.split(",") if n.strip()] if network else None,
         "device": device,
         "seed": seed,
     }
     spec = load_spec(spec_file, preset, overrides)
+    if not simulate:
+        _check_network(spec.network, broker)
+    with contextlib.suppress(ValueError):  # only the main thread may set handlers
+        signal.signal(signal.SIGTERM, _interrupt)
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"

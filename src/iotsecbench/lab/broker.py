@@ -16,7 +16,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +109,9 @@ class MosquittoBroker:
         tls_lines: Sequence[str] | None = None,
         settings: BrokerSettings | None = None,
         host: str = "127.0.0.1",
+        port: int | None = None,
+        command_prefix: Sequence[str] = (),
+        connect: Callable[[str, int, float], socket.socket] | None = None,
         openssl_config: str | None = None,
     ) -> None:
         self.directory = private_directory(directory)
@@ -116,6 +119,13 @@ class MosquittoBroker:
         self.tls_lines = list(tls_lines) if tls_lines is not None else None
         self.settings = settings or BrokerSettings()
         self.host = host
+        # In a network namespace (lab/network.py): a fixed port (the namespace is empty),
+        # the `ip netns exec` prefix, and a connect that opens its socket inside it.
+        self.fixed_port = port
+        self.command_prefix = list(command_prefix)
+        self._connect = connect or (
+            lambda host, port, timeout: socket.create_connection((host, port), timeout=timeout)
+        )
         self.openssl_config = openssl_config
         self.binary = mosquitto_binary()
         self.listener: Listener | None = None
@@ -191,11 +201,11 @@ class MosquittoBroker:
         password_file, acl_file = self._write_auth_files()
         last_problem = ""
         for _attempt in range(self.START_ATTEMPTS):
-            port = free_port(self.host)
+            port = self.fixed_port or free_port(self.host)
             self.config_path.write_text(self._config_text(port, password_file, acl_file))
             self.log_path.unlink(missing_ok=True)
             process = Supervised(
-                [self.binary, "-c", str(self.config_path)],
+                [*self.command_prefix, self.binary, "-c", str(self.config_path)],
                 stderr_path=self.directory / "mosquitto.stderr",
                 env=self._environment(),
             ).__enter__()
@@ -248,7 +258,7 @@ class MosquittoBroker:
                     f"(mosquitto {describe_exit(process.poll())})"
                 )
             try:
-                with socket.create_connection((self.host, port), timeout=0.2):
+                with self._connect(self.host, port, 0.2):
                     return None
             except OSError:
                 time.sleep(0.02)

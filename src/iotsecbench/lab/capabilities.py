@@ -83,33 +83,41 @@ def check_root() -> Check:
 
 
 def check_netns() -> Check:
-    ip = shutil.which("ip")
-    if not ip:
+    from iotsecbench.lab.network import support_problem
+
+    problem = support_problem()  # creates and deletes a probe namespace when root
+    if problem is not None:
         return Check(
             "network namespaces",
             False,
-            "`ip` not found",
-            "install iproute2; --network profiles will be refused",
+            problem,
+            "--network profiles will be refused (exit 3); loopback runs work",
         )
-    if os.geteuid() != 0:
-        return Check(
-            "network namespaces",
-            False,
-            "need root",
-            "--network profiles will be refused; loopback runs work",
-        )
-    return Check("network namespaces", True, f"ip at {ip}, root")
+    return Check("network namespaces", True, "root; ip, tc and ethtool found; netns works")
+
+
+def check_leftover_namespaces() -> Check:
+    from iotsecbench.lab.network import leftover_namespaces
+
+    leftovers = leftover_namespaces()
+    return Check(
+        "leftover namespaces",
+        not leftovers,
+        f"{len(leftovers)} from runs whose runner died" if leftovers else "none",
+        "remove them with `iotsecbench doctor --cleanup`",
+    )
 
 
 def check_tc() -> Check:
-    tc = shutil.which("tc")
-    nft = shutil.which("nft")
-    detail = f"tc: {tc or 'missing'}, nft: {nft or 'missing'}"
+    # Rate limits are tbf qdiscs; offloads are turned off with ethtool (docs/network.md).
+    tc = shutil.which("tc") or shutil.which("tc", path="/usr/sbin:/sbin")
+    ethtool = shutil.which("ethtool") or shutil.which("ethtool", path="/usr/sbin:/sbin")
+    detail = f"tc: {tc or 'missing'}, ethtool: {ethtool or 'missing'}"
     return Check(
-        "link shaping (tc, nftables)",
-        bool(tc and nft),
+        "link shaping (tc, ethtool)",
+        bool(tc and ethtool),
         detail,
-        "install iproute2 and nftables for shaped links",
+        "install iproute2 and ethtool (scripts/setup.sh) for shaped links",
     )
 
 
@@ -174,6 +182,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_openssl(),
         check_root(),
         check_netns(),
+        check_leftover_namespaces(),
         check_tc(),
         check_tracefs(),
         check_perf(),

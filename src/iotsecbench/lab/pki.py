@@ -24,6 +24,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from iotsecbench.files import private_directory, write_secret
+from iotsecbench.lab.network import ADDRESSES
+
+NETWORK_BROKER_ADDRESS = ADDRESSES["broker"]
 
 KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519")
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
@@ -107,8 +110,13 @@ def _issue(
         )
     else:
         builder = builder.add_extension(
+            # 127.0.0.1 for loopback runs, the broker host's address for emulated networks.
             x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                [
+                    x509.DNSName("localhost"),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    x509.IPAddress(ipaddress.ip_address(NETWORK_BROKER_ADDRESS)),
+                ]
             ),
             critical=False,
         )

@@ -239,9 +239,22 @@ def build_outcome(
     error: str | None,
     started_utc: str,
     details: dict[str, Any] | None = None,
+    host_counters: list[Any] | None = None,
 ) -> RunOutcome:
-    """The run's ``runs`` row and table rows, from its agents' records."""
+    """The run's ``runs`` row and table rows, from its agents' records.
+
+    ``host_counters`` are the ``lab.network.CounterRow``s of an emulated network (None on
+    loopback); their TCP retransmissions are summed into ``tcp_retransmissions``.
+    """
     facts, tables = collect(run.run_id, records, run.cell.payload_bytes, context.device)
+    retransmissions = None
+    if host_counters is not None:
+        tables["host_counters"] = [
+            {"run_id": run.run_id, **dataclasses.asdict(counter)} for counter in host_counters
+        ]
+        retransmissions = sum(
+            c.value for c in host_counters if c.source == "snmp" and c.name == "Tcp.RetransSegs"
+        )
     security = resolve_configuration(run.cell.configuration)
     row = {
         "run_id": run.run_id,
@@ -254,6 +267,8 @@ def build_outcome(
         "payload_bytes": run.cell.payload_bytes,
         "rate_hz": run.cell.rate_hz,
         "qos": run.cell.qos,
+        "network": run.cell.network,
+        "tcp_retransmissions": retransmissions,
         "duration_s": context.spec.duration_s,
         "device": context.device.name,
         "repetition": run.repetition,

@@ -8,6 +8,7 @@ reaped, and whatever the agents wrote stays in the run directory.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import select
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -23,6 +25,7 @@ from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
 from iotsecbench.files import private_directory, write_secret
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
+from iotsecbench.lab.network import NetworkLab
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.runner.collect import build_outcome, first_error, utc_now
@@ -40,6 +43,7 @@ from iotsecbench.security.tls import (
 )
 from iotsecbench.spec.matrix import PlannedRun
 from iotsecbench.spec.models import ExperimentSpec
+from iotsecbench.spec.network import LOOPBACK, resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
 # id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".
@@ -107,6 +111,7 @@ class LocalExecutor:
 
     def __init__(self, keylog: Path | None = None) -> None:
         self._certificates: dict[str, CertificateSet] = {}
+        self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
         self._psk_run: str | None = None
 
@@ -156,7 +161,39 @@ class LocalExecutor:
         records = {
             agent: read_records(run_dir / f"{agent}.jsonl") for agent in ("emitter", "receiver")
         }
-        return build_outcome(run, context, records, status=status, error=error, started_utc=started)
+        network = self._networks.pop(run.run_id, None)
+        return build_outcome(
+            run,
+            context,
+            records,
+            status=status,
+            error=error,
+            started_utc=started,
+            host_counters=network.counter_rows if network is not None else None,
+        )
+
+    def _network(
+        self, run: PlannedRun, context: ExperimentContext, run_dir: Path
+    ) -> NetworkLab | None:
+        """The run's emulated network, or None on loopback (docs/network.md)."""
+        profile = resolve_profile(run.cell.network, context.spec.networks)
+        if profile.kind == LOOPBACK:
+            return None
+        # The wire's loss pattern: reproducible per run, different between runs.
+        seed = zlib.crc32(f"{context.spec.seed}/{run.run_id}".encode())
+        network = NetworkLab(profile, run.run_id, run_dir, seed=seed)
+        self._networks[run.run_id] = network
+        return network
+
+    @staticmethod
+    def _broker_in(network: NetworkLab, tls: bool) -> dict[str, object]:
+        """MosquittoBroker arguments that put it on the broker host of ``network``."""
+        return {
+            "host": network.address("broker"),
+            "port": 8883 if tls else 1883,
+            "command_prefix": network.command("broker", []),
+            "connect": lambda host, port, timeout: network.connect("broker", host, port, timeout),
+        }
 
     def _broker_target(
         self, context: ExperimentContext, run: PlannedRun, tls: TlsProfile | None
@@ -213,14 +250,16 @@ class LocalExecutor:
                 )
         external = self._broker_target(context, run, tls)
         if external is None:
+            network = self._network(run, context, run_dir)
             broker = MosquittoBroker(
                 run_dir / "broker",
                 [emitter_user, receiver_user],
                 tls_lines=tls_lines,
                 settings=context.spec.broker,
                 openssl_config=broker_openssl_config(tls) if tls is not None else None,
+                **(self._broker_in(network, tls_lines is not None) if network else {}),  # type: ignore[arg-type]
             )
-            with broker:
+            with network or contextlib.nullcontext(), broker:
                 assert broker.listener is not None
                 target = (broker.listener.host, broker.listener.port)
                 self._agents(
@@ -233,6 +272,7 @@ class LocalExecutor:
                     tls_files,
                     on_progress,
                     broker,
+                    network,
                 )
                 if not broker.alive():
                     raise RunFailure(f"broker exited ({broker.exit_description()})")
@@ -315,6 +355,7 @@ class LocalExecutor:
         tls_files: TlsClientFiles | None,
         on_progress: ProgressCallback,
         broker: MosquittoBroker | None,
+        network: NetworkLab | None = None,
     ) -> None:
         spec = context.spec
         configs = {
@@ -323,7 +364,9 @@ class LocalExecutor:
         }
 
         def argv(role: str) -> list[str]:
+            inside = network.command(role, []) if network is not None else []
             return [
+                *inside,
                 sys.executable,
                 "-m",
                 f"iotsecbench.agents.{role}",

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from iotsecbench.errors import SpecError
 from iotsecbench.spec.models import CellFilter, ExperimentSpec
+from iotsecbench.spec.network import LOOPBACK
+
+FACTORS = ("configuration", "payload_bytes", "rate_hz", "qos", "network")
 
 
 @dataclass(frozen=True)
@@ -25,12 +28,15 @@ class Cell:
     rate_hz: float
     qos: int
     label: str = ""  # human label, unique within the experiment
+    network: str = LOOPBACK  # network profile name
 
     @property
     def cell_id(self) -> str:
         """File-system-safe identifier, stable across runs of the same spec."""
         rate = f"{self.rate_hz:g}".replace(".", "p")
         raw = f"{self.configuration}_{self.payload_bytes}B_{rate}Hz_q{self.qos}"
+        if self.network != LOOPBACK:  # loopback ids stay as they were before networks
+            raw += f"_net-{self.network}"
         return re.sub(r"[^A-Za-z0-9_.+-]", "-", raw)
 
 
@@ -50,7 +56,7 @@ class PlannedRun:
 def _matches(cell: Cell, rule: CellFilter) -> bool:
     return all(
         getattr(rule, field) is None or getattr(rule, field) == getattr(cell, field)
-        for field in ("configuration", "payload_bytes", "rate_hz", "qos")
+        for field in FACTORS
     )
 
 
@@ -62,15 +68,17 @@ def _label(cell: Cell, varying: set[str]) -> str:
         parts.append(f"{cell.rate_hz:g} Hz")
     if "qos" in varying:
         parts.append(f"QoS{cell.qos}")
+    if "network" in varying:
+        parts.append(cell.network)
     return " · ".join(parts)
 
 
 def expand(spec: ExperimentSpec) -> list[Cell]:
     """All cells of the spec, in the order the factors are listed, with unique labels."""
     cells = [
-        Cell(configuration, payload, rate, qos)
-        for configuration, payload, rate, qos in itertools.product(
-            spec.configurations, spec.payload_bytes, spec.rate_hz, spec.qos
+        Cell(configuration, payload, rate, qos, network=network)
+        for configuration, payload, rate, qos, network in itertools.product(
+            spec.configurations, spec.payload_bytes, spec.rate_hz, spec.qos, spec.network
         )
     ]
     cells = [cell for cell in cells if not any(_matches(cell, rule) for rule in spec.exclude)]
@@ -80,20 +88,32 @@ def expand(spec: ExperimentSpec) -> list[Cell]:
             for f in ("configuration", "payload_bytes", "rate_hz", "qos")
             if getattr(rule, f) is None
         ]
+        network = rule.network or (spec.network[0] if len(spec.network) == 1 else None)
+        if network is None:
+            missing.append("network")
+        elif network not in spec.network:
+            raise SpecError(f"include: network '{network}' is not in the spec's `network` list")
         if missing:
             raise SpecError(f"include entries must set every factor; missing {', '.join(missing)}")
-        extra = Cell(rule.configuration, rule.payload_bytes, rule.rate_hz, rule.qos)  # type: ignore[arg-type]
+        extra = Cell(
+            rule.configuration,  # type: ignore[arg-type]
+            rule.payload_bytes,  # type: ignore[arg-type]
+            rule.rate_hz,  # type: ignore[arg-type]
+            rule.qos,  # type: ignore[arg-type]
+            network=network,  # type: ignore[arg-type]
+        )
         if extra not in cells:
             cells.append(extra)
     if not cells:
         raise SpecError("the experiment has no cells left after `exclude`")
     varying = {
         field
-        for field in ("payload_bytes", "rate_hz", "qos")
+        for field in ("payload_bytes", "rate_hz", "qos", "network")
         if len({getattr(cell, field) for cell in cells}) > 1
     }
     return [
-        Cell(c.configuration, c.payload_bytes, c.rate_hz, c.qos, _label(c, varying)) for c in cells
+        Cell(c.configuration, c.payload_bytes, c.rate_hz, c.qos, _label(c, varying), c.network)
+        for c in cells
     ]
 
 

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from iotsecbench.spec.network import LOOPBACK, NetworkProfile, resolve_profile
+
 # MQTT's Remaining Length field tops out at 268,435,455 bytes (MQTT 3.1.1 §2.2.3); the
 # topic and packet identifier share that budget, so payloads stay a little below it.
 MQTT_MAX_PAYLOAD_BYTES = 268_435_455 - 1024
@@ -63,6 +65,7 @@ class CellFilter(StrictModel):
     payload_bytes: int | None = None
     rate_hz: float | None = None
     qos: int | None = None
+    network: str | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -87,6 +90,10 @@ class ExperimentSpec(StrictModel):
     tls: TlsSettings = Field(default_factory=TlsSettings)
     connect_timeout_s: float = Field(10.0, gt=0, le=600)
     drain_s: float = Field(2.0, ge=0, le=600)  # receiver waits this long for stragglers
+    # Network profiles (a factor): built-in names (spec/presets/networks/) or custom ones
+    # from `networks`; anything but `loopback` runs each host in its own namespace.
+    network: list[str] = Field(default_factory=lambda: [LOOPBACK], min_length=1)
+    networks: dict[str, NetworkProfile] = Field(default_factory=dict)  # custom profiles
 
     @field_validator("configurations")
     @classmethod
@@ -131,6 +138,14 @@ class ExperimentSpec(StrictModel):
         return levels
 
     @model_validator(mode="after")
+    def _networks_known(self) -> ExperimentSpec:
+        if len(set(self.network)) != len(self.network):
+            raise ValueError(f"network profiles are listed twice: {self.network}")
+        for name in self.network:
+            resolve_profile(name, self.networks)  # ValueError with a suggestion
+        return self
+
+    @model_validator(mode="after")
     def _payload_fits_broker(self) -> ExperimentSpec:
         limit = self.broker.message_size_limit
         if limit and max(self.payload_bytes) > limit:
@@ -148,5 +163,14 @@ class ExperimentSpec(StrictModel):
         ``name`` and ``description`` are labels, not factors.
         """
         shaping = self.model_dump(mode="json", exclude={"repetitions", "name", "description"})
+        # The network factor came later: left at its default it leaves the hash (and so the
+        # resume of older experiments) unchanged.
+        if shaping["network"] == [LOOPBACK]:
+            del shaping["network"]
+        if not shaping["networks"]:
+            del shaping["networks"]
+        for rule in (*shaping["include"], *shaping["exclude"]):
+            if rule.get("network") is None:
+                rule.pop("network", None)
         canonical = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,8 +1,8 @@
 """Upgrading results databases made by older schema versions, one step at a time.
 
 ``MIGRATIONS[N]`` turns a version N-1 database into version N (pyperf and asv upgrade old
-result files on load the same way). There are no steps yet: version 1 is the first release.
-When the schema changes, add ``migrate_to_N(connection)`` here and register it.
+result files on load the same way). When the schema changes, add ``migrate_to_N(connection)``
+here and register it. Each step spells out its SQL, frozen as it was for that version.
 """
 
 from __future__ import annotations
@@ -16,7 +16,23 @@ from iotsecbench.store import schema
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 
-MIGRATIONS: dict[int, Migration] = {}
+
+def migrate_to_2(connection: duckdb.DuckDBPyConnection) -> None:
+    """Emulated networks: runs.network, runs.tcp_retransmissions, table host_counters."""
+    connection.execute("ALTER TABLE runs ADD COLUMN network VARCHAR")
+    connection.execute("UPDATE runs SET network = 'loopback'")  # all version-1 runs were
+    connection.execute("ALTER TABLE runs ADD COLUMN tcp_retransmissions BIGINT")
+    connection.execute(
+        "CREATE TABLE host_counters (run_id VARCHAR NOT NULL, host VARCHAR, source VARCHAR, "
+        "name VARCHAR, value BIGINT)"
+    )
+
+
+MIGRATIONS: dict[int, Migration] = {2: migrate_to_2}
+
+# Record files (runs/*/record.json) of these older versions read as current ones: their
+# upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1})
 
 
 def check_readable(version: int, where: str) -> None:

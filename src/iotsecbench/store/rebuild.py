@@ -103,7 +103,7 @@ def _check_version(document: Any, path: Path, expected_format: str) -> None:
     if not isinstance(version, int):
         raise DataError(f"{path} has no integer schema_version")
     migrations.check_readable(version, str(path))
-    if version != schema.SCHEMA_VERSION:
+    if version != schema.SCHEMA_VERSION and version not in migrations.RECORDS_READABLE_AS_CURRENT:
         # Record files are rows of their own schema version; upgrading them needs row-level
         # steps that no schema change has required yet.
         raise DataError(
@@ -138,6 +138,8 @@ def _read_record(path: Path) -> dict[str, Any]:
     tables = document.get("tables")
     if not isinstance(run, dict) or not run.get("run_id") or not isinstance(tables, dict):
         raise DataError(f"{path} lacks its run row or tables")
+    if document.get("schema_version") == 1:
+        run = {"network": "loopback", **run}  # as migrate_to_2 does in the database
     try:
         run_data = to_arrow(schema.RUNS, [run])
         table_data = {}

@@ -9,6 +9,9 @@ Schema version history (newest last; the ``meta`` table of every results DB reco
 
 version 1: first released layout — tables meta, experiments, runs, events, messages, samples,
            handshakes, operations.
+version 2: emulated networks — runs.network (profile name; 'loopback' for older runs) and
+           runs.tcp_retransmissions; table host_counters (per-host kernel counters and the
+           wire's counters of each run on an emulated network).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -230,6 +233,20 @@ RUNS = Table(
             "run directory relative to the results directory (POSIX separators)",
         ),
         Column("details_json", "VARCHAR", "JSON", "anything else the runner recorded"),
+        # Version 2 (appended, so migrated and new databases have the same column order).
+        Column(
+            "network",
+            "VARCHAR",
+            "-",
+            "network profile of the run: 'loopback' or an emulated network (docs/network.md)",
+        ),
+        Column(
+            "tcp_retransmissions",
+            "BIGINT",
+            "segments",
+            "TCP segments retransmitted by the emitter, broker and receiver hosts together "
+            "(Tcp.RetransSegs of each namespace); NULL on loopback",
+        ),
     ),
     primary_key="run_id",
     order_by=("run_order", "run_id"),
@@ -354,10 +371,42 @@ OPERATIONS = Table(
     order_by=("run_id", "agent", "t_ns"),
 )
 
+HOST_COUNTERS = Table(
+    name="host_counters",
+    description=(
+        "Counters of each host of an emulated network at the end of the run (fresh namespaces, "
+        "so they are the run's totals): /proc/net/snmp and netstat, interface bytes and "
+        "packets, the rate limiter's drops, and the wire's frames, drops and forwards."
+    ),
+    columns=(
+        _run_id(),
+        Column("host", "VARCHAR", "-", "'emitter', 'broker', 'receiver' or 'wire'"),
+        Column(
+            "source",
+            "VARCHAR",
+            "-",
+            "'snmp', 'netstat', 'dev:IFACE', 'qdisc:IFACE', 'link:HOST.up|down' or 'wire'",
+        ),
+        Column("name", "VARCHAR", "-", "counter name, e.g. 'Tcp.RetransSegs', 'tx_bytes'"),
+        Column("value", "BIGINT", "count or bytes", "counter value at the end of the run"),
+    ),
+    order_by=("run_id", "host", "source", "name"),
+)
+
 # Creation order; readers and exporters walk tables in this order.
 TABLES: dict[str, Table] = {
     table.name: table
-    for table in (META, EXPERIMENTS, RUNS, EVENTS, MESSAGES, SAMPLES, HANDSHAKES, OPERATIONS)
+    for table in (
+        META,
+        EXPERIMENTS,
+        RUNS,
+        EVENTS,
+        MESSAGES,
+        SAMPLES,
+        HANDSHAKES,
+        OPERATIONS,
+        HOST_COUNTERS,
+    )
 }
 
 # Tables whose rows write_run replaces as a whole for one run.

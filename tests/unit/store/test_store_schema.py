@@ -44,7 +44,8 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 1
+    assert schema.SCHEMA_VERSION == 2
+    assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
 def test_database_columns_follow_the_definitions(results_dir: Path) -> None:
@@ -96,25 +97,43 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     with ResultsStore.open(results_dir):
         pass
     applied: list[int] = []
+    current = schema.SCHEMA_VERSION
 
-    def migrate_to_2(connection: duckdb.DuckDBPyConnection) -> None:
-        applied.append(2)
+    def migrate_to_next(connection: duckdb.DuckDBPyConnection) -> None:
+        applied.append(current + 1)
         connection.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
 
     # Pretend this iotsecbench is one version ahead of the file on disk.
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(migrations.MIGRATIONS, 2, migrate_to_2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(migrations.MIGRATIONS, current + 1, migrate_to_next)
 
     read.runs_frame(results_dir)  # a reader opening an old file upgrades it
-    assert applied == [2]
+    assert applied == [current + 1]
     assert "note" in runs_columns(results_dir)
-    copies = list(results_dir.glob("results.duckdb.v1-*"))
+    copies = list(results_dir.glob(f"results.duckdb.v{current}-*"))
     assert len(copies) == 1
     with ResultsStore.open(results_dir) as store:
         assert store.connection.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchall() == [("2",)]
-    assert applied == [2]  # already current: not applied again
+        ).fetchall() == [(str(current + 1),)]
+    assert applied == [current + 1]  # already current: not applied again
+
+
+def test_version_1_database_gains_the_network_columns(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir) as store:
+        store.connection.execute(
+            "INSERT INTO runs (run_id, experiment_id, status) VALUES ('r1', 'e', 'ok')"
+        )
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    connection.execute("DROP TABLE host_counters")
+    connection.execute("ALTER TABLE runs DROP COLUMN tcp_retransmissions")
+    connection.execute("ALTER TABLE runs DROP COLUMN network")
+    connection.close()
+    set_meta_version(results_dir, 1)
+    frame = read.runs_frame(results_dir)
+    assert list(frame["network"]) == ["loopback"]
+    assert runs_columns(results_dir) == schema.RUNS.column_names
+    assert read.table(results_dir, "host_counters").empty
 
 
 def test_missing_migration_step_is_a_data_error(
@@ -122,11 +141,13 @@ def test_missing_migration_step_is_a_data_error(
 ) -> None:
     with ResultsStore.open(results_dir):
         pass
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(migrations.MIGRATIONS, 3, lambda connection: None)
-    with pytest.raises(DataError, match="no migration to version 2"):
+    current = schema.SCHEMA_VERSION
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 2)
+    monkeypatch.setitem(migrations.MIGRATIONS, current + 2, lambda connection: None)
+    monkeypatch.delitem(migrations.MIGRATIONS, current + 1, raising=False)
+    with pytest.raises(DataError, match=f"no migration to version {current + 1}"):
         ResultsStore.open(results_dir)
-    assert not list(results_dir.glob("results.duckdb.v1-*"))
+    assert not list(results_dir.glob(f"results.duckdb.v{current}-*"))
 
 
 def test_failed_migration_rolls_back(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,9 +158,10 @@ def test_failed_migration_rolls_back(results_dir: Path, monkeypatch: pytest.Monk
         connection.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
         raise RuntimeError("step failed")
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(migrations.MIGRATIONS, 2, broken)
+    current = schema.SCHEMA_VERSION
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(migrations.MIGRATIONS, current + 1, broken)
     with pytest.raises(RuntimeError, match="step failed"):
         ResultsStore.open(results_dir)
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current)
     assert "note" not in runs_columns(results_dir)
