@@ -7,6 +7,7 @@ the configured delay (docs/network.md). Needs root.
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import statistics
 import tempfile
@@ -42,7 +43,13 @@ def excess_ms(delay_ms: float, count: int, gap_s: float, directory: Path) -> lis
     return sorted(excess)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    # SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the namespaces are removed.
+    signal.signal(signal.SIGTERM, _interrupt)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delays", default="0,1,50,400", help="delays in ms, comma-separated")
     parser.add_argument("--count", type=int, default=300)
