@@ -19,11 +19,5 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
     for name in BENCHMARKS:
-        try:
-            module = importlib.import_module(f"iotsecbench.cli.bench_{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"iotsecbench.cli.bench_{name}":
-                raise
-            continue  # that benchmark is not built yet
-        module.register(bench_app)
+        importlib.import_module(f"iotsecbench.cli.bench_{name}").register(bench_app)
     app.add_typer(bench_app, name="bench")
