@@ -30,7 +30,7 @@ def test_tls13_ecdsa_scheme_over_tls_and_qos_levels(mosquitto: str, tmp_path: Pa
             select configuration, qos, status, tls_version, tls_cipher, tls_signature,
                    messages_sent, messages_delivered from runs order by 1, 2""").fetchall()
         assert len(rows) == 4
-        for configuration, qos, status, version, cipher, signature, sent, delivered in rows:
+        for configuration, _qos, status, version, cipher, signature, sent, delivered in rows:
             assert status == "ok" and sent == delivered == 10
             if configuration == "tls1.3":
                 assert version == "1.3" and cipher.startswith("TLS_")
@@ -49,12 +49,28 @@ def test_external_broker_by_url(mosquitto: str, tmp_path: Path) -> None:
         assert broker.listener is not None
         url = f"mqtt://{shared.name}:{shared.password}@127.0.0.1:{broker.listener.port}"
         out = tmp_path / "out"
-        result = run_cli("run", "--configs", "plain,ecdh-p256-aes128-gcm", "--duration", "1",
-                         "--reps", "1", "--broker", url, "--out", str(out), "--quiet")
+        result = run_cli(
+            "run",
+            "--configs",
+            "plain,ecdh-p256-aes128-gcm",
+            "--duration",
+            "1",
+            "--reps",
+            "1",
+            "--broker",
+            url,
+            "--out",
+            str(out),
+            "--quiet",
+        )
         assert result.returncode == 0, result.stderr + result.stdout
         log = (tmp_path / "external" / "mosquitto.log").read_text()
     assert log.count(f"u'{shared.name}'") >= 4  # both agents of both runs used our broker
     assert not (out / "runs" / "plain_256B_10Hz_q1_r1" / "broker").exists()
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
-        assert db.execute("select count(*) from runs where status = 'ok' "
-                          "and broker_version = 'external'").fetchone()[0] == 2
+        assert (
+            db.execute(
+                "select count(*) from runs where status = 'ok' and broker_version = 'external'"
+            ).fetchone()[0]
+            == 2
+        )

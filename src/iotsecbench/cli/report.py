@@ -9,13 +9,19 @@ import typer
 
 
 def report(
-    source: Annotated[Path, typer.Argument(
-        help="A results directory (from `run`, analysed or not) or an analysis.json "
-             "(e.g. from `analyze --csv`).")],
-    format: Annotated[str, typer.Option(
-        "--format", help="Comma-separated: html, md, csv, tex.")] = "html,md,csv,tex",
-    out: Annotated[Path | None, typer.Option(
-        help="Output directory (default: SOURCE/report).")] = None,
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A results directory (from `run`, analysed or not) or an analysis.json "
+            "(e.g. from `analyze --csv`)."
+        ),
+    ],
+    format: Annotated[
+        str, typer.Option("--format", help="Comma-separated: html, md, csv, tex.")
+    ] = "html,md,csv,tex",
+    out: Annotated[
+        Path | None, typer.Option(help="Output directory (default: SOURCE/report).")
+    ] = None,
 ) -> None:
     """Build the report: every figure of the stability study, summary, inference and
     reliability tables (Markdown, CSV, LaTeX) and one HTML file that needs no network."""

@@ -40,8 +40,9 @@ def parse_formats(text: str) -> list[str]:
     return formats
 
 
-def build_report(source: Path, out: Path | None = None,
-                 formats: list[str] | tuple[str, ...] = FORMATS) -> BuiltReport:
+def build_report(
+    source: Path, out: Path | None = None, formats: list[str] | tuple[str, ...] = FORMATS
+) -> BuiltReport:
     """Build the report of ``source`` (results directory or analysis.json) into ``out``."""
     data = load(source)
     directory = out or (source if source.is_dir() else source.parent) / "report"
@@ -63,8 +64,9 @@ def build_report(source: Path, out: Path | None = None,
             table_dir = directory / "tables"
             table_dir.mkdir(exist_ok=True)
             for table in tables:
-                files.append(write_atomic(table_dir / f"{table.key}{suffix}",
-                                          render(table).encode("utf-8")))
+                files.append(
+                    write_atomic(table_dir / f"{table.key}{suffix}", render(table).encode("utf-8"))
+                )
         else:
             text = "\n".join(render(table) for table in tables)
             files.append(write_atomic(directory / f"tables{suffix}", text.encode("utf-8")))

@@ -79,8 +79,9 @@ def _devices(current: pd.DataFrame) -> list[str]:
     return [d for d in order if d in present] + [d for d in present if d not in order]
 
 
-def _mean_with_band_per_device(seconds: pd.DataFrame, value: str, ylabel: str,
-                               data: ReportData, palette: Palette):
+def _mean_with_band_per_device(
+    seconds: pd.DataFrame, value: str, ylabel: str, data: ReportData, palette: Palette
+):
     """One panel per device: each configuration's mean across runs at every second, with a
     95 % t-band across runs."""
     devices = _devices(seconds)
@@ -107,8 +108,7 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
     if data.current is None or data.current.empty:
         return None
     seconds = per_second(data.current)
-    figure = _mean_with_band_per_device(seconds, "current_ma", "mean current (mA)", data,
-                                        palette)
+    figure = _mean_with_band_per_device(seconds, "current_ma", "mean current (mA)", data, palette)
     runs = int(seconds.groupby("configuration")["run"].nunique().max())
     return _finish(
         "repeatability",
@@ -171,8 +171,9 @@ def cumulative_energy(data: ReportData, palette: Palette) -> ReportFigure | None
     if data.current is None or data.current.empty:
         return None
     seconds = _cumulative(per_second(data.current))
-    figure = _mean_with_band_per_device(seconds, "charge_mah", "cumulative charge (mAh)", data,
-                                        palette)
+    figure = _mean_with_band_per_device(
+        seconds, "charge_mah", "cumulative charge (mAh)", data, palette
+    )
     return _finish(
         "cumulative-energy",
         "Cumulative energy, emitter and receiver",

@@ -18,8 +18,16 @@ from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure
 from iotsecbench.report.tables import ReportTable
 
-SECTIONS = ("experiment", "summary", "hypotheses", "figures", "tables", "warnings", "methods",
-            "raw-data")
+SECTIONS = (
+    "experiment",
+    "summary",
+    "hypotheses",
+    "figures",
+    "tables",
+    "warnings",
+    "methods",
+    "raw-data",
+)
 
 CSS = """
 :root { --ink: #1b1b1b; --muted: #5a5a5a; --rule: #d8d8d8; --accent: #0072B2;
@@ -71,22 +79,27 @@ dl.facts dt { color: var(--muted); }
 def _table_html(table: ReportTable, max_rows: int | None = None) -> str:
     head = "".join(
         f"<th>{escape(c.title)}{f' ({escape(c.unit)})' if c.unit else ''}</th>"
-        for c in table.columns)
+        for c in table.columns
+    )
     rows = []
     for cells in table.cells()[:max_rows]:
         row = "".join(
             f'<td class="num">{escape(v)}</td>' if c.digits is not None else f"<td>{escape(v)}</td>"
-            for c, v in zip(table.columns, cells, strict=True))
+            for c, v in zip(table.columns, cells, strict=True)
+        )
         rows.append(f"<tr>{row}</tr>")
-    return (f'<h3 id="table-{escape(table.key)}">{escape(table.title)}</h3>'
-            f'<p class="muted">{escape(table.note)}</p>'
-            f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<h3 id="table-{escape(table.key)}">{escape(table.title)}</h3>'
+        f'<p class="muted">{escape(table.note)}</p>'
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _facts(pairs: list[tuple[str, Any]]) -> str:
-    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in pairs
-                    if v not in (None, ""))
+    items = "".join(
+        f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in pairs if v not in (None, "")
+    )
     return f'<dl class="facts">{items}</dl>'
 
 
@@ -97,24 +110,39 @@ def _experiment_section(data: ReportData) -> str:
     host = _json_field(experiment.get("host_json"))
     parts = ['<section id="experiment"><h2>Experiment</h2>']
     if spec:
-        parts.append(_facts([
-            ("name", spec.get("name")), ("description", spec.get("description")),
-            ("configurations", ", ".join(spec.get("configurations", []))),
-            ("payload (B)", ", ".join(map(str, spec.get("payload_bytes", [])))),
-            ("rate (Hz)", ", ".join(f"{r:g}" for r in spec.get("rate_hz", []))),
-            ("QoS", ", ".join(map(str, spec.get("qos", [])))),
-            ("duration per run (s)", spec.get("duration_s")),
-            ("repetitions", spec.get("repetitions")), ("device profile", spec.get("device")),
-            ("seed", spec.get("seed")), ("created", experiment.get("created_utc")),
-            ("config hash", experiment.get("config_hash")),
-        ]))
-        parts.append("<details><summary>Full experiment spec (JSON)</summary><pre>"
-                     f"{escape(json.dumps(spec, indent=2))}</pre></details>")
+        parts.append(
+            _facts(
+                [
+                    ("name", spec.get("name")),
+                    ("description", spec.get("description")),
+                    ("configurations", ", ".join(spec.get("configurations", []))),
+                    ("payload (B)", ", ".join(map(str, spec.get("payload_bytes", [])))),
+                    ("rate (Hz)", ", ".join(f"{r:g}" for r in spec.get("rate_hz", []))),
+                    ("QoS", ", ".join(map(str, spec.get("qos", [])))),
+                    ("duration per run (s)", spec.get("duration_s")),
+                    ("repetitions", spec.get("repetitions")),
+                    ("device profile", spec.get("device")),
+                    ("seed", spec.get("seed")),
+                    ("created", experiment.get("created_utc")),
+                    ("config hash", experiment.get("config_hash")),
+                ]
+            )
+        )
+        parts.append(
+            "<details><summary>Full experiment spec (JSON)</summary><pre>"
+            f"{escape(json.dumps(spec, indent=2))}</pre></details>"
+        )
     elif data.analysis is not None:
         inputs = data.analysis.get("inputs", {})
-        parts.append(_facts([("analysed CSV", inputs.get("csv")),
-                             ("latency CSV", inputs.get("latency_csv")),
-                             ("configurations", ", ".join(data.configurations))]))
+        parts.append(
+            _facts(
+                [
+                    ("analysed CSV", inputs.get("csv")),
+                    ("latency CSV", inputs.get("latency_csv")),
+                    ("configurations", ", ".join(data.configurations)),
+                ]
+            )
+        )
     if versions or host:
         parts.append("<h3>Software and host</h3>")
         parts.append(_facts(list(versions.items()) + list(host.items())))
@@ -124,12 +152,14 @@ def _experiment_section(data: ReportData) -> str:
             f"<td>{escape(str(r.cell_label))}</td><td class='num'>{int(r.repetition)}</td>"
             f"<td>{escape(str(r.status))}</td><td>{escape(str(r.started_utc or ''))}</td>"
             f"<td>{escape(str(r.error or ''))}</td></tr>"
-            for r in data.runs.sort_values("run_order").itertuples())
+            for r in data.runs.sort_values("run_order").itertuples()
+        )
         parts.append(
             "<details><summary>Run order (configurations interleaved, seeded)</summary>"
             "<div class='scroll'><table><thead><tr><th>order</th><th>run</th>"
             "<th>configuration</th><th>rep.</th><th>status</th><th>started (UTC)</th>"
-            f"<th>error</th></tr></thead><tbody>{rows}</tbody></table></div></details>")
+            f"<th>error</th></tr></thead><tbody>{rows}</tbody></table></div></details>"
+        )
     parts.append("</section>")
     return "".join(parts)
 
@@ -152,13 +182,18 @@ def _readable(value: Any) -> str:
         keys = ("comparison", "difference", "ci_low", "ci_high", "cohens_d")
         if set(keys[1:4]) <= set(value):
             # One comparison: the sentence a paper would use.
-            text = (f"{value.get('comparison', '')}: Δ = {_readable(value['difference'])} "
-                    f"[{_readable(value['ci_low'])}, {_readable(value['ci_high'])}]")
+            text = (
+                f"{value.get('comparison', '')}: Δ = {_readable(value['difference'])} "
+                f"[{_readable(value['ci_low'])}, {_readable(value['ci_high'])}]"
+            )
             if value.get("cohens_d") is not None:
                 text += f", d = {_readable(value['cohens_d'])}"
             return text.strip(": ")
-        return "; ".join(f"{key.replace('_', ' ')}: {_readable(item)}"
-                         for key, item in value.items() if key not in ("metric", "device"))
+        return "; ".join(
+            f"{key.replace('_', ' ')}: {_readable(item)}"
+            for key, item in value.items()
+            if key not in ("metric", "device")
+        )
     if isinstance(value, list | tuple):
         return ", ".join(_readable(item) for item in value) or "none"
     return "" if value is None else str(value)
@@ -167,22 +202,28 @@ def _readable(value: Any) -> str:
 def _hypotheses_section(data: ReportData) -> str:
     hypotheses = (data.analysis or {}).get("hypotheses") or []
     if not hypotheses:
-        return ('<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
-                "run <code>iotsecbench analyze</code> on the results directory.</p></section>")
+        return (
+            '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
+            "run <code>iotsecbench analyze</code> on the results directory.</p></section>"
+        )
     rows = []
     for h in hypotheses:
         verdict = str(h.get("verdict", ""))
         css = "verdict-" + verdict.replace(" ", "-")
         evidence_text = _readable(h.get("evidence"))
-        rows.append(f"<tr><td>{escape(str(h.get('id')))}</td><td>{escape(h.get('statement', ''))}"
-                    f"</td><td class='{css}'>{escape(verdict)}</td>"
-                    f"<td class='muted'>{escape(evidence_text)}</td></tr>")
-    return ('<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">The study\'s H1–H3 '
-            "generalised to every configuration against the baseline "
-            f"<b>{escape(str(data.baseline))}</b>, each with its evidence.</p>"
-            "<div class='scroll'><table><thead><tr><th>id</th><th>statement</th><th>verdict</th>"
-            f"<th>evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-            "</section>")
+        rows.append(
+            f"<tr><td>{escape(str(h.get('id')))}</td><td>{escape(h.get('statement', ''))}"
+            f"</td><td class='{css}'>{escape(verdict)}</td>"
+            f"<td class='muted'>{escape(evidence_text)}</td></tr>"
+        )
+    return (
+        '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">The study\'s H1–H3 '
+        "generalised to every configuration against the baseline "
+        f"<b>{escape(str(data.baseline))}</b>, each with its evidence.</p>"
+        "<div class='scroll'><table><thead><tr><th>id</th><th>statement</th><th>verdict</th>"
+        f"<th>evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        "</section>"
+    )
 
 
 def _figures_section(figures: list[ReportFigure], skipped: list[str]) -> str:
@@ -194,10 +235,13 @@ def _figures_section(figures: list[ReportFigure], skipped: list[str]) -> str:
             f'{escape(figure.provenance)}">{escape(figure.provenance)}</span>'
             f"{escape(figure.title)}</h3>"
             f'<img alt="{escape(figure.title)}" src="data:image/png;base64,{encoded}">'
-            f"<figcaption>{escape(figure.caption)}</figcaption></figure>")
+            f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
+        )
     if skipped:
-        parts.append(f"<p class='muted'>Not drawn (no data for them in this report): "
-                     f"{escape(', '.join(skipped))}.</p>")
+        parts.append(
+            f"<p class='muted'>Not drawn (no data for them in this report): "
+            f"{escape(', '.join(skipped))}.</p>"
+        )
     parts.append("</section>")
     return "".join(parts)
 
@@ -218,98 +262,157 @@ def _warnings_section(data: ReportData) -> str:
     if data.summary is not None and "warnings" in data.summary:
         for row in data.summary.itertuples():
             if row.warnings:
-                add("security", f"{row.configuration}: {row.warnings}",
+                add(
+                    "security",
+                    f"{row.configuration}: {row.warnings}",
                     "see `iotsecbench schemes`; prefer a scheme with integrity and replay "
-                    "protection")
+                    "protection",
+                )
     if data.runs is not None:
         for row in data.runs[data.runs["status"] != "ok"].itertuples():
-            add(f"run {row.status}", f"{row.run_id}: {row.error}",
-                "re-run the missing runs with `iotsecbench run --resume --out DIR`")
+            add(
+                f"run {row.status}",
+                f"{row.run_id}: {row.error}",
+                "re-run the missing runs with `iotsecbench run --resume --out DIR`",
+            )
     for warning in (data.analysis or {}).get("warnings") or []:
-        add(warning.get("kind", "analysis"),
+        add(
+            warning.get("kind", "analysis"),
             f"{_subject_text(warning.get('subject'))}: {warning.get('message', '')}",
-            warning.get("fix", ""))
+            warning.get("fix", ""),
+        )
     count = sum(len(items) for _, items in groups.values())
-    body = "".join(
-        f'<div class="warning"><b>{escape(kind)}</b> ({len(items)})'
-        f'{f" — <span class=fix>{escape(fix)}</span>" if fix else ""}'
-        f'<ul>{"".join(f"<li>{escape(item)}</li>" for item in items)}</ul></div>'
-        for kind, (fix, items) in groups.items()) or "<p>No warnings.</p>"
+    body = (
+        "".join(
+            f'<div class="warning"><b>{escape(kind)}</b> ({len(items)})'
+            f"{f' — <span class=fix>{escape(fix)}</span>' if fix else ''}"
+            f"<ul>{''.join(f'<li>{escape(item)}</li>' for item in items)}</ul></div>"
+            for kind, (fix, items) in groups.items()
+        )
+        or "<p>No warnings.</p>"
+    )
     return f'<section id="warnings"><h2>Warnings ({count})</h2>{body}</section>'
 
 
 METHODS = (
-    ("Device current (modelled)",
-     "Per 100 ms window of each agent: idle associated current + busy-core current × CPU "
-     "fraction + (TX − idle) × TX airtime fraction + (RX − idle) × RX airtime fraction. CPU "
-     "time from the operations the agent performed, priced per primitive from the device "
-     "profile; airtime from the measured TCP bytes and segments. Every parameter has a "
-     "source.", "docs/energy-model.md; ESP32 Series Datasheet v5.2; ESP-IDF docs"),
-    ("1 Hz series", "Mean of the samples within each whole second (ten 100 ms samples), as in "
-     "the stability study.", "Del-Valle-Soto et al. 2026"),
-    ("Descriptive statistics", "Mean, SD (n−1), median, mode, P25/P50/P75, min/max; CV across "
-     "runs and across contiguous segments.", "docs/analysis.md"),
-    ("ACF / PACF, k_c", "statsmodels acf/pacf up to lag 60 with the ±1.96/√n white-noise band; "
-     "k_c is the first lag whose ACF falls inside the band.", "Box, Jenkins & Reinsel"),
-    ("Ljung–Box, ADF, KPSS", "statsmodels acorr_ljungbox, adfuller and kpss; ADF (null: unit "
-     "root) and KPSS (null: stationary) reported together.",
-     "Ljung & Box 1978; Dickey & Fuller 1979; Kwiatkowski et al. 1992"),
-    ("Change points", "ruptures KernelCPD (linear kernel, PELT, jump = 1) with a penalty "
-     "scaled by the long-run variance; splits transient (handshake) from steady state.",
-     "Truong, Oudre & Vayatis 2020"),
-    ("Block bootstrap", "arch Moving/Circular/Stationary block bootstrap of the difference of "
-     "means, blocks inside runs, percentile CI; block length 20 (the study), auto "
-     "(Politis–White) or 1.5·k_c.", "Künsch 1989; Politis & White 2004; arch"),
-    ("Run-level bootstrap", "i.i.d. bootstrap over runs for per-run energy, Hesterberg's "
-     "expanded percentile interval for few runs.", "Hesterberg 2015"),
-    ("Effect size", "Cohen's d with pooled SD; 0.2 / 0.5 / 0.8 small / medium / large.",
-     "Cohen 1988"),
-    ("Pareto front", "Non-dominated configurations over the objectives (default cumulative "
-     "energy and mean latency, minimised); security properties as constraints.",
-     "docs/analysis.md"),
+    (
+        "Device current (modelled)",
+        "Per 100 ms window of each agent: idle associated current + busy-core current × CPU "
+        "fraction + (TX − idle) × TX airtime fraction + (RX − idle) × RX airtime fraction. CPU "
+        "time from the operations the agent performed, priced per primitive from the device "
+        "profile; airtime from the measured TCP bytes and segments. Every parameter has a "
+        "source.",
+        "docs/energy-model.md; ESP32 Series Datasheet v5.2; ESP-IDF docs",
+    ),
+    (
+        "1 Hz series",
+        "Mean of the samples within each whole second (ten 100 ms samples), as in "
+        "the stability study.",
+        "Del-Valle-Soto et al. 2026",
+    ),
+    (
+        "Descriptive statistics",
+        "Mean, SD (n−1), median, mode, P25/P50/P75, min/max; CV across "
+        "runs and across contiguous segments.",
+        "docs/analysis.md",
+    ),
+    (
+        "ACF / PACF, k_c",
+        "statsmodels acf/pacf up to lag 60 with the ±1.96/√n white-noise band; "
+        "k_c is the first lag whose ACF falls inside the band.",
+        "Box, Jenkins & Reinsel",
+    ),
+    (
+        "Ljung–Box, ADF, KPSS",
+        "statsmodels acorr_ljungbox, adfuller and kpss; ADF (null: unit "
+        "root) and KPSS (null: stationary) reported together.",
+        "Ljung & Box 1978; Dickey & Fuller 1979; Kwiatkowski et al. 1992",
+    ),
+    (
+        "Change points",
+        "ruptures KernelCPD (linear kernel, PELT, jump = 1) with a penalty "
+        "scaled by the long-run variance; splits transient (handshake) from steady state.",
+        "Truong, Oudre & Vayatis 2020",
+    ),
+    (
+        "Block bootstrap",
+        "arch Moving/Circular/Stationary block bootstrap of the difference of "
+        "means, blocks inside runs, percentile CI; block length 20 (the study), auto "
+        "(Politis–White) or 1.5·k_c.",
+        "Künsch 1989; Politis & White 2004; arch",
+    ),
+    (
+        "Run-level bootstrap",
+        "i.i.d. bootstrap over runs for per-run energy, Hesterberg's "
+        "expanded percentile interval for few runs.",
+        "Hesterberg 2015",
+    ),
+    (
+        "Effect size",
+        "Cohen's d with pooled SD; 0.2 / 0.5 / 0.8 small / medium / large.",
+        "Cohen 1988",
+    ),
+    (
+        "Pareto front",
+        "Non-dominated configurations over the objectives (default cumulative "
+        "energy and mean latency, minimised); security properties as constraints.",
+        "docs/analysis.md",
+    ),
     ("Outliers", "Modified z-score with the 3.5 threshold.", "Iglewicz & Hoaglin 1993"),
 )
 
 
 def _methods_section(data: ReportData) -> str:
     options = (data.analysis or {}).get("options") or {}
-    rows = "".join(f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td class='muted'>{escape(c)}"
-                   "</td></tr>" for a, b, c in METHODS)
-    option_text = ", ".join(f"{k} = {v}" for k, v in options.items()
-                            if not isinstance(v, dict | list))
+    rows = "".join(
+        f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td class='muted'>{escape(c)}</td></tr>"
+        for a, b, c in METHODS
+    )
+    option_text = ", ".join(
+        f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)
+    )
     notes = "".join(f"<li>{escape(n)}</li>" for n in (data.analysis or {}).get("notes", []))
-    parameters = f"<p class=muted>Analysis parameters: {escape(option_text)}</p>" \
-        if option_text else ""
-    return ('<section id="methods"><h2>Methods</h2>'
-            "<p>Measurement methods (clock, phases, samples): docs/methods.md.</p>"
-            "<div class='scroll'><table><thead><tr><th>statistic</th><th>how</th>"
-            f"<th>reference</th></tr></thead><tbody>{rows}</tbody></table></div>"
-            f"{parameters}{f'<ul class=muted>{notes}</ul>' if notes else ''}</section>")
+    parameters = (
+        f"<p class=muted>Analysis parameters: {escape(option_text)}</p>" if option_text else ""
+    )
+    return (
+        '<section id="methods"><h2>Methods</h2>'
+        "<p>Measurement methods (clock, phases, samples): docs/methods.md.</p>"
+        "<div class='scroll'><table><thead><tr><th>statistic</th><th>how</th>"
+        f"<th>reference</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        f"{parameters}{f'<ul class=muted>{notes}</ul>' if notes else ''}</section>"
+    )
 
 
 def _raw_data_section(data: ReportData) -> str:
     source = str(data.source)
     if data.has_store:
-        body = (f"<p>Every raw measurement is in <code>{escape(source)}/results.duckdb</code> "
-                "(tables experiments, runs, events, messages, samples, handshakes, operations; "
-                "format in docs/results-format.md), the agents' raw records in "
-                f"<code>{escape(source)}/runs/&lt;run id&gt;/</code>, the statistics in "
-                f"<code>{escape(source)}/analysis.json</code>. "
-                f"<code>iotsecbench export {escape(source)}</code> writes Parquet.</p>")
+        body = (
+            f"<p>Every raw measurement is in <code>{escape(source)}/results.duckdb</code> "
+            "(tables experiments, runs, events, messages, samples, handshakes, operations; "
+            "format in docs/results-format.md), the agents' raw records in "
+            f"<code>{escape(source)}/runs/&lt;run id&gt;/</code>, the statistics in "
+            f"<code>{escape(source)}/analysis.json</code>. "
+            f"<code>iotsecbench export {escape(source)}</code> writes Parquet.</p>"
+        )
     else:
         body = f"<p>Statistics from <code>{escape(source)}</code> (analysis.json).</p>"
     return f'<section id="raw-data"><h2>Raw data</h2>{body}</section>'
 
 
-def render(data: ReportData, figures: list[ReportFigure], skipped: list[str],
-           tables: list[ReportTable]) -> str:
+def render(
+    data: ReportData, figures: list[ReportFigure], skipped: list[str], tables: list[ReportTable]
+) -> str:
     """The whole report as one HTML string."""
     name = data.spec.get("name") or data.source.name
     generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     by_key = {t.key: t for t in tables}
     summary = by_key.get("summary")
-    summary_html = _table_html(summary) if summary else \
-        "<p class='muted'>No results store: summary not available.</p>"
+    summary_html = (
+        _table_html(summary)
+        if summary
+        else "<p class='muted'>No results store: summary not available.</p>"
+    )
     other_tables = "".join(_table_html(t) for t in tables if t.key != "summary")
     nav = "".join(f'<a href="#{s}">{s.replace("-", " ")}</a>' for s in SECTIONS)
     return f"""<!DOCTYPE html>
@@ -326,8 +429,9 @@ def render(data: ReportData, figures: list[ReportFigure], skipped: list[str],
 <section id="summary"><h2>Summary</h2>{summary_html}</section>
 {_hypotheses_section(data)}
 {_figures_section(figures, skipped)}
-<section id="tables"><h2>Inference and reliability</h2>{other_tables or
- "<p class='muted'>No analysis yet.</p>"}</section>
+<section id="tables"><h2>Inference and reliability</h2>{
+        other_tables or "<p class='muted'>No analysis yet.</p>"
+    }</section>
 {_warnings_section(data)}
 {_methods_section(data)}
 {_raw_data_section(data)}

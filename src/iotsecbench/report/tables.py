@@ -36,40 +36,59 @@ class ReportTable:
     rows: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     def cells(self) -> list[list[str]]:
-        return [[column.format(row.get(column.key)) for column in self.columns]
-                for row in self.rows]
+        return [
+            [column.format(row.get(column.key)) for column in self.columns] for row in self.rows
+        ]
 
 
 def summary_table(data: ReportData) -> ReportTable | None:
     if data.summary is None or data.summary.empty:
         return None
-    columns = (TableColumn("configuration", "configuration"),
-               *(TableColumn(c.key, c.title, c.unit, c.digits) for c in SUMMARY_COLUMNS))
+    columns = (
+        TableColumn("configuration", "configuration"),
+        *(TableColumn(c.key, c.title, c.unit, c.digits) for c in SUMMARY_COLUMNS),
+    )
     return ReportTable(
-        "summary", "Summary per configuration",
+        "summary",
+        "Summary per configuration",
         "Means over runs. Handshake (emitter), latency, CPU, bytes and memory are measured on "
         "this host; current and charge are modelled for the device (docs/energy-model.md).",
-        columns, tuple(data.summary.to_dict("records")))
+        columns,
+        tuple(data.summary.to_dict("records")),
+    )
 
 
 def cv_table(data: ReportData) -> ReportTable | None:
     entries = (data.analysis or {}).get("cv") or []
     if not entries:
         return None
-    rows = tuple({"configuration": e["configuration"], "device": e["device"],
-                  "metric": e["metric"], "cv_runs": _percent(e.get("cv_across_runs")),
-                  "cv_segments": _percent(e.get("segment_cv_mean")),
-                  "runs": len(e.get("run_means") or [])} for e in entries)
+    rows = tuple(
+        {
+            "configuration": e["configuration"],
+            "device": e["device"],
+            "metric": e["metric"],
+            "cv_runs": _percent(e.get("cv_across_runs")),
+            "cv_segments": _percent(e.get("segment_cv_mean")),
+            "runs": len(e.get("run_means") or []),
+        }
+        for e in entries
+    )
     segments = (data.analysis or {}).get("options", {}).get("segments", 5)
     return ReportTable(
-        "cv", "Coefficient of variation",
+        "cv",
+        "Coefficient of variation",
         f"CV = SD/mean: across the per-run means, and the mean over runs of the CV across "
         f"{segments} contiguous segments of each run (the study's reliability measures).",
-        (TableColumn("configuration", "configuration"), TableColumn("device", "device"),
-         TableColumn("metric", "metric"), TableColumn("runs", "runs", "", 0),
-         TableColumn("cv_runs", "CV across runs", "%", 2),
-         TableColumn("cv_segments", "CV across segments", "%", 2)),
-        rows)
+        (
+            TableColumn("configuration", "configuration"),
+            TableColumn("device", "device"),
+            TableColumn("metric", "metric"),
+            TableColumn("runs", "runs", "", 0),
+            TableColumn("cv_runs", "CV across runs", "%", 2),
+            TableColumn("cv_segments", "CV across segments", "%", 2),
+        ),
+        rows,
+    )
 
 
 def _percent(value: Any) -> float | None:
@@ -80,21 +99,37 @@ def inference_table(data: ReportData) -> ReportTable | None:
     comparisons = (data.analysis or {}).get("comparisons") or []
     if not comparisons:
         return None
-    rows = tuple({**c, "pair": f"{c['a']} − {c['b']}",
-                  "method_text": c["method"] if c.get("block_length") is None
-                  else f"{c['method']}, b={c['block_length']}"} for c in comparisons)
+    rows = tuple(
+        {
+            **c,
+            "pair": f"{c['a']} − {c['b']}",
+            "method_text": c["method"]
+            if c.get("block_length") is None
+            else f"{c['method']}, b={c['block_length']}",
+        }
+        for c in comparisons
+    )
     reps = comparisons[0].get("reps")
     return ReportTable(
-        "inference", "Pairwise differences of means",
+        "inference",
+        "Pairwise differences of means",
         f"Difference = mean(a) − mean(b); 95 % percentile bootstrap CI ({reps} replicates); "
         "significant when the CI excludes 0; Cohen's d with pooled SD. Current and energy are "
         "modelled, latency measured.",
-        (TableColumn("metric", "metric"), TableColumn("device", "device"),
-         TableColumn("pair", "a − b"), TableColumn("difference", "difference", "", 5),
-         TableColumn("ci_low", "CI low", "", 5), TableColumn("ci_high", "CI high", "", 5),
-         TableColumn("significant", "significant"), TableColumn("cohens_d", "Cohen's d", "", 2),
-         TableColumn("effect", "effect"), TableColumn("method_text", "method")),
-        rows)
+        (
+            TableColumn("metric", "metric"),
+            TableColumn("device", "device"),
+            TableColumn("pair", "a − b"),
+            TableColumn("difference", "difference", "", 5),
+            TableColumn("ci_low", "CI low", "", 5),
+            TableColumn("ci_high", "CI high", "", 5),
+            TableColumn("significant", "significant"),
+            TableColumn("cohens_d", "Cohen's d", "", 2),
+            TableColumn("effect", "effect"),
+            TableColumn("method_text", "method"),
+        ),
+        rows,
+    )
 
 
 def build_tables(data: ReportData) -> list[ReportTable]:

@@ -109,8 +109,9 @@ def test_bad_inputs(tmp_path: Path) -> None:
         load(bogus)
 
 
-def test_report_from_analyze_csv_draws_the_series_from_the_csv(golden_results: Path,
-                                                                tmp_path: Path) -> None:
+def test_report_from_analyze_csv_draws_the_series_from_the_csv(
+    golden_results: Path, tmp_path: Path
+) -> None:
     """Measurements from real devices arrive as CSV: the report reads the CSVs the analysis
     names, so the time-series figures are drawn too."""
     from iotsecbench.analysis.pipeline import AnalysisOptions
@@ -121,8 +122,9 @@ def test_report_from_analyze_csv_draws_the_series_from_the_csv(golden_results: P
     read.current_frame(golden_results).to_csv(current_csv, index=False)
     latency_csv = tmp_path / "latency.csv"
     read.latency_frame(golden_results).to_csv(latency_csv, index=False)
-    _, analysis = run_analyze(csv_path=current_csv, latency_csv=latency_csv,
-                              options=AnalysisOptions(reps=200, seed=1))
+    _, analysis = run_analyze(
+        csv_path=current_csv, latency_csv=latency_csv, options=AnalysisOptions(reps=200, seed=1)
+    )
     built = build_report(analysis)
     assert "repeatability" not in built.skipped_figures
     assert "latency distribution" not in built.skipped_figures

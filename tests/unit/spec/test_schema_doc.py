@@ -10,4 +10,5 @@ SCHEMA = Path(__file__).resolve().parents[3] / "docs" / "experiment-spec.schema.
 
 def test_published_schema_is_current() -> None:
     assert json.loads(SCHEMA.read_text()) == ExperimentSpec.model_json_schema(), (
-        "regenerate: python scripts/spec_schema.py > docs/experiment-spec.schema.json")
+        "regenerate: python scripts/spec_schema.py > docs/experiment-spec.schema.json"
+    )

@@ -12,8 +12,9 @@ from iotsecbench.report.tables import ReportTable
 def render(table: ReportTable) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([f"{c.key}_{c.unit}".replace("%", "percent") if c.unit else c.key
-                     for c in table.columns])
+    writer.writerow(
+        [f"{c.key}_{c.unit}".replace("%", "percent") if c.unit else c.key for c in table.columns]
+    )
     for row in table.rows:
         values = []
         for column in table.columns:

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from iotsecbench.report.tables import ReportTable
 
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-            "^": r"\textasciicircum{}", "−": "$-$", "µ": r"\textmu{}", "·": r"$\cdot$",
-            "–": "--"}
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "−": "$-$",
+    "µ": r"\textmu{}",
+    "·": r"$\cdot$",
+    "–": "--",
+}
 
 
 def escape(text: str) -> str:
@@ -16,8 +28,7 @@ def escape(text: str) -> str:
 
 def render(table: ReportTable) -> str:
     spec = "".join("r" if c.digits is not None else "l" for c in table.columns)
-    headers = [escape(c.title) + (f" ({escape(c.unit)})" if c.unit else "")
-               for c in table.columns]
+    headers = [escape(c.title) + (f" ({escape(c.unit)})" if c.unit else "") for c in table.columns]
     lines = [
         "\\begin{table}[htbp]",
         "\\centering",
