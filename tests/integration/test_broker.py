@@ -75,8 +75,11 @@ def test_tls_listener_speaks_the_requested_version(mosquitto: str, tmp_path: Pat
 def test_broker_start_failure_is_one_clear_error(mosquitto: str, tmp_path: Path) -> None:
     user = BrokerUser.random("emitter", read=[], write=["t"])
     broken = MosquittoBroker(tmp_path / "broker", [user], tls_lines=["no_such_option 1"])
-    with pytest.raises(EnvironmentProblem) as error:
-        broken.start()
+    try:
+        with pytest.raises(EnvironmentProblem) as error:
+            broken.start()
+    finally:
+        broken.stop()  # had it started after all, no broker may outlive the test
     assert "mosquitto did not start" in str(error.value)
     assert "no_such_option" in str(error.value)
 
