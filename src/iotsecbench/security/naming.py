@@ -36,4 +36,11 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> SpecError:
     match = suggest(name, known)
     if match is not None:
         return SpecError(f"unknown {kind} {name!r} (did you mean {match}?)")
-    return SpecError(f"unknown {kind} {name!r} (known: {', '.join(known)})")
+    if len(known) <= 12:
+        return SpecError(f"unknown {kind} {name!r} (known: {', '.join(known)})")
+    # Hundreds of combinations (key establishment × cipher × transport) would not be one
+    # line a person can read: name the grammar and where the list is instead.
+    return SpecError(
+        f"unknown {kind} {name!r}: use plain, tls1.2, tls1.3, a scheme KEYEST-CIPHER such as "
+        "ecdh-p256-aes128-gcm, or TRANSPORT+SCHEME (every name: iotsecbench schemes --all)"
+    )

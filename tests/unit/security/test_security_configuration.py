@@ -61,7 +61,7 @@ def test_redundant_spellings_are_canonicalised():
             r"unknown scheme 'aes-gmc' .*did you mean tls1\.2\+ecdh-p256-aes128-gcm",
         ),
         ("tsl1.3+ecdh-p256-aes128-gcm", r"unknown transport 'tsl1\.3'.*did you mean tls1\.3\+"),
-        ("quantum", r"known: .*plain"),
+        ("quantum", r"use plain, tls1.2, tls1.3.*schemes --all"),
         ("tls1.2+rot13", r"known: .*none"),
         ("", "non-empty"),
     ],
