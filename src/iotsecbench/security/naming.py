@@ -40,7 +40,9 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> SpecError:
         return SpecError(f"unknown {kind} {name!r} (known: {', '.join(known)})")
     # Hundreds of combinations (key establishment × cipher × transport) would not be one
     # line a person can read: name the grammar and where the list is instead.
+    transports = "plain, tls1.2, tls1.3, " if "configuration" in kind else ""
+    combined = ", or TRANSPORT+SCHEME" if transports else ""
     return SpecError(
-        f"unknown {kind} {name!r}: use plain, tls1.2, tls1.3, a scheme KEYEST-CIPHER such as "
-        "ecdh-p256-aes128-gcm, or TRANSPORT+SCHEME (every name: iotsecbench schemes --all)"
+        f"unknown {kind} {name!r}: use {transports}a scheme KEYEST-CIPHER such as "
+        f"ecdh-p256-aes128-gcm{combined} (every name: iotsecbench schemes --all)"
     )
