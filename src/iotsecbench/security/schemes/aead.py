@@ -17,10 +17,10 @@ from Crypto.Cipher import AES as PycryptodomeAES
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
 from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
-from iotsecbench.security.schemes.base import DirectionKeys, Frame, PayloadScheme
+from iotsecbench.security.schemes.base import AeadScheme, DirectionKeys
 
 
-class CounterNonceAead(PayloadScheme):
+class CounterNonceAead(AeadScheme):
     """Any pyca-style AEAD (``cls(key).encrypt(nonce, data, aad)``) with counter nonces."""
 
     aead_class: ClassVar[Any]
@@ -51,12 +51,6 @@ class CounterNonceAead(PayloadScheme):
 
     def aead_functions(self, state: Any) -> tuple[Any, Any]:
         return state.encrypt, state.decrypt  # pyca's own (nonce, data, aad) methods
-
-    def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
-        return self.aead_seal(state, frame.counter_nonce(self.nonce_bytes), frame.aad, plaintext)
-
-    def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
-        return self.aead_open(state, frame.counter_nonce(self.nonce_bytes), frame.aad, body)
 
 
 class AesGcm(CounterNonceAead):
@@ -101,7 +95,7 @@ class Aes256Ccm8(AesCcm8):
     enc_key_bytes = 32
 
 
-class AesEax(PayloadScheme):
+class AesEax(AeadScheme):
     """AES-EAX (pycryptodome; AES core in C, the EAX composition in Python), 128-bit nonces."""
 
     cipher = "aes128-eax"
@@ -132,12 +126,6 @@ class AesEax(PayloadScheme):
         cipher.update(aad)
         # ValueError("MAC check failed") propagates; the base maps it to AuthenticationError.
         return cipher.decrypt_and_verify(body[: -self.tag_bytes], body[-self.tag_bytes :])
-
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return self.aead_seal(state, frame.counter_nonce(self.nonce_bytes), frame.aad, plaintext)
-
-    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
-        return self.aead_open(state, frame.counter_nonce(self.nonce_bytes), frame.aad, body)
 
 
 class Aes256Eax(AesEax):

@@ -21,17 +21,16 @@ import fast_ascon
 
 from iotsecbench.security.properties import ASCON_PURE, FAST_ASCON
 from iotsecbench.security.schemes.base import (
+    AeadScheme,
     AuthenticationError,
     DirectionKeys,
-    Frame,
-    PayloadScheme,
 )
 
 VARIANT = "Ascon-128"  # both libraries' name for Ascon-128 v1.2
 NONCE_BYTES = 16
 
 
-class Ascon128v12(PayloadScheme):
+class Ascon128v12(AeadScheme):
     """Ascon-128 v1.2 (native, fast-ascon)."""
 
     cipher = "ascon128v12"
@@ -60,12 +59,6 @@ class Ascon128v12(PayloadScheme):
             return fast_ascon.decrypt(state, nonce, aad, body, VARIANT)
         except Exception as error:  # fast-ascon reports a bad tag as a bare Exception
             raise AuthenticationError(f"{self.name}: authentication failed") from error
-
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return self.aead_seal(state, frame.counter_nonce(NONCE_BYTES), frame.aad, plaintext)
-
-    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
-        return self.aead_open(state, frame.counter_nonce(NONCE_BYTES), frame.aad, body)
 
 
 class Ascon128v12PurePython(Ascon128v12):

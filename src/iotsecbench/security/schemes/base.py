@@ -523,3 +523,19 @@ class PayloadScheme(ABC):
                 f"scheme {self.name} needs a {self.nonce_prefix_bytes}-byte nonce_prefix"
             )
         return keys
+
+
+class AeadScheme(PayloadScheme):
+    """A scheme whose body is one AEAD call (``aead_seal``/``aead_open``) under the frame's
+    nonce: the counter nonce when ``counter_nonce_bytes`` is set, else the explicit one."""
+
+    def _aead_nonce(self, frame: Frame) -> bytes:
+        if self.counter_nonce_bytes:
+            return frame.counter_nonce(self.counter_nonce_bytes)
+        return frame.explicit_nonce
+
+    def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
+        return self.aead_seal(state, self._aead_nonce(frame), frame.aad, plaintext)
+
+    def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
+        return self.aead_open(state, self._aead_nonce(frame), frame.aad, body)

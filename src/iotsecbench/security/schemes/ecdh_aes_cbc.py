@@ -30,6 +30,27 @@ from iotsecbench.security.schemes.base import (
 BLOCK_BYTES = 16
 
 
+def cbc_pkcs7_encrypt(key_schedule: algorithms.AES, iv: bytes, plaintext: bytes) -> bytes:
+    """AES-CBC of PKCS#7-padded ``plaintext`` (no integrity of its own)."""
+    padder = padding.PKCS7(8 * BLOCK_BYTES).padder()
+    padded = padder.update(plaintext) + padder.finalize()
+    encryptor = Cipher(key_schedule, modes.CBC(iv)).encryptor()
+    return encryptor.update(padded) + encryptor.finalize()
+
+
+def cbc_pkcs7_decrypt(
+    key_schedule: algorithms.AES, iv: bytes, ciphertext: bytes, scheme_name: str
+) -> bytes:
+    """Inverse of ``cbc_pkcs7_encrypt``; bad padding is ``MalformedMessageError``."""
+    decryptor = Cipher(key_schedule, modes.CBC(iv)).decryptor()
+    padded = decryptor.update(ciphertext) + decryptor.finalize()
+    unpadder = padding.PKCS7(8 * BLOCK_BYTES).unpadder()
+    try:
+        return unpadder.update(padded) + unpadder.finalize()
+    except ValueError as error:
+        raise MalformedMessageError(f"{scheme_name}: invalid PKCS#7 padding") from error
+
+
 class AesCbcNoMac(PayloadScheme):
     """AES-128-CBC, random IV, PKCS#7, no MAC. Wire: version | scheme_id | IV(16) | ciphertext."""
 
@@ -68,16 +89,7 @@ class AesCbcNoMac(PayloadScheme):
         return algorithms.AES(keys.enc_key)
 
     def _seal_body(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
-        padder = padding.PKCS7(8 * BLOCK_BYTES).padder()
-        padded = padder.update(plaintext) + padder.finalize()
-        encryptor = Cipher(state, modes.CBC(frame.explicit_nonce)).encryptor()
-        return encryptor.update(padded) + encryptor.finalize()
+        return cbc_pkcs7_encrypt(state, frame.explicit_nonce, plaintext)
 
     def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
-        decryptor = Cipher(state, modes.CBC(frame.explicit_nonce)).decryptor()
-        padded = decryptor.update(body) + decryptor.finalize()
-        unpadder = padding.PKCS7(8 * BLOCK_BYTES).unpadder()
-        try:
-            return unpadder.update(padded) + unpadder.finalize()
-        except ValueError as error:
-            raise MalformedMessageError(f"{self.name}: invalid PKCS#7 padding") from error
+        return cbc_pkcs7_decrypt(state, frame.explicit_nonce, body, self.name)

@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 
 import tinyaes
 from Crypto.Cipher import Salsa20
-from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from simon import SimonCipher
 from speck import SpeckCipher
@@ -48,9 +47,9 @@ from iotsecbench.security.schemes.base import (
     AuthenticationError,
     DirectionKeys,
     Frame,
-    MalformedMessageError,
     PayloadScheme,
 )
+from iotsecbench.security.schemes.ecdh_aes_cbc import cbc_pkcs7_decrypt, cbc_pkcs7_encrypt
 
 BLOCK_BYTES = 16
 MAC_TAG_BYTES = 32
@@ -177,19 +176,11 @@ class AesCbcHmac(EncryptThenMac):
         return algorithms.AES(enc_key)
 
     def _encrypt(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
-        padder = padding.PKCS7(8 * BLOCK_BYTES).padder()
-        padded = padder.update(plaintext) + padder.finalize()
-        encryptor = Cipher(state, modes.CBC(frame.explicit_nonce)).encryptor()
-        return encryptor.update(padded) + encryptor.finalize()
+        return cbc_pkcs7_encrypt(state, frame.explicit_nonce, plaintext)
 
     def _decrypt(self, state: Any, frame: Frame, ciphertext: bytes) -> bytes:
-        decryptor = Cipher(state, modes.CBC(frame.explicit_nonce)).decryptor()
-        padded = decryptor.update(ciphertext) + decryptor.finalize()
-        unpadder = padding.PKCS7(8 * BLOCK_BYTES).unpadder()
-        try:
-            return unpadder.update(padded) + unpadder.finalize()
-        except ValueError as error:  # only reachable with a valid MAC: a sender bug
-            raise MalformedMessageError(f"{self.name}: invalid PKCS#7 padding") from error
+        # A padding error is only reachable with a valid MAC: a sender bug.
+        return cbc_pkcs7_decrypt(state, frame.explicit_nonce, ciphertext, self.name)
 
 
 class Aes256CbcHmac(AesCbcHmac):

@@ -20,12 +20,18 @@ from typing import Any
 from nacl import bindings
 
 from iotsecbench.security.properties import PYNACL
-from iotsecbench.security.schemes.base import DirectionKeys, Frame, PayloadScheme, SchemeError
+from iotsecbench.security.schemes.base import (
+    AeadScheme,
+    DirectionKeys,
+    Frame,
+    PayloadScheme,
+    SchemeError,
+)
 
 NONCE_BYTES = 24
 
 
-class XChaCha20Poly1305Aead(PayloadScheme):
+class XChaCha20Poly1305Aead(AeadScheme):
     """XChaCha20-Poly1305 with random 192-bit nonces (libsodium)."""
 
     cipher = "xchacha20-poly1305"
@@ -50,12 +56,6 @@ class XChaCha20Poly1305Aead(PayloadScheme):
     def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         # CryptoError propagates; the base maps it to AuthenticationError.
         return bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(body, aad, nonce, state)
-
-    def _seal_body(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
-        return self.aead_seal(state, frame.explicit_nonce, frame.aad, plaintext)
-
-    def _open_body(self, state: bytes, frame: Frame, body: bytes) -> bytes:
-        return self.aead_open(state, frame.explicit_nonce, frame.aad, body)
 
 
 class XSalsa20Poly1305Secretbox(PayloadScheme):
