@@ -45,7 +45,7 @@ def runs(out: Path) -> dict[str, tuple[str, str | None]]:
 
 def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> None:
     out = tmp_path / "crash"
-    result = run_cli(
+    args = (
         "run",
         "--configs",
         "plain,ecdh-p256-aes128-gcm",
@@ -56,6 +56,9 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
         "--out",
         str(out),
         "--quiet",
+    )
+    result = run_cli(
+        *args,
         env={"IOTSB_TEST_FAULT": "emitter:crash-after=5@ecdh-p256-aes128-gcm"},
     )
     assert result.returncode == 1, result.stderr
@@ -70,19 +73,7 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
     assert (out / "runs" / "ecdh-p256-aes128-gcm_256B_10Hz_q1_r1" / "emitter.jsonl").exists()
     assert processes_mentioning(str(out)) == []
     # --resume re-runs only the failed run.
-    again = run_cli(
-        "run",
-        "--configs",
-        "plain,ecdh-p256-aes128-gcm",
-        "--duration",
-        "1.5",
-        "--reps",
-        "1",
-        "--out",
-        str(out),
-        "--quiet",
-        "--resume",
-    )
+    again = run_cli(*args, "--resume")
     assert again.returncode == 0, again.stderr
     assert "1 runs executed, 1 kept" in again.stdout
     assert {status for status, _ in runs(out).values()} == {"ok"}

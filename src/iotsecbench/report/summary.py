@@ -102,12 +102,13 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     return values
 
 
-def _spec_position(results_dir: Path, group: pd.DataFrame) -> tuple[int, int, float, int]:
-    """Sort key: the order the spec lists configurations in (runs themselves are shuffled)."""
+def _spec_order(results_dir: Path) -> list[str]:
+    """Configurations in the order the spec lists them (runs themselves are shuffled)."""
     spec_file = results_dir / "spec.json"
-    order = (
-        json.loads(spec_file.read_text()).get("configurations", []) if spec_file.exists() else []
-    )
+    return json.loads(spec_file.read_text()).get("configurations", []) if spec_file.exists() else []
+
+
+def _spec_position(order: list[str], group: pd.DataFrame) -> tuple[int, int, float, int]:
     first = group.iloc[0]
     position = (
         order.index(first["configuration"]) if first["configuration"] in order else len(order)
@@ -127,9 +128,10 @@ def summarise(results_dir: Path) -> pd.DataFrame:
     }
     latency = read.latency_frame(results_dir)
     rows = []
+    order = _spec_order(results_dir)  # read once, not per configuration
     for label, group in sorted(
         runs.groupby("cell_label", sort=False),
-        key=lambda item: _spec_position(results_dir, item[1]),
+        key=lambda item: _spec_position(order, item[1]),
     ):
         per_run = pd.DataFrame([_per_run(run, tables) for _, run in group.iterrows()])
         row: dict[str, Any] = {"configuration": label, "runs": len(group)}
