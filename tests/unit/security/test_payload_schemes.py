@@ -20,6 +20,7 @@ from iotsecbench.security.schemes import (
     NonceExhaustedError,
     ReplayError,
     describe_schemes,
+    evp,
     get_scheme,
     scheme_names,
 )
@@ -300,7 +301,9 @@ def test_registry_and_misspellings():
     described = {d["name"]: d for d in describe_schemes()}
     assert described[GCM]["overhead_bytes"] == 26
     assert described[CBC]["properties"]["integrity"] is False
-    assert described[GCM]["provenance"]["library"] == "cryptography"
+    assert described[GCM]["provenance"]["library"] == (
+        "openssl" if evp.AVAILABLE else "cryptography"
+    )
 
 
 def test_independent_decryption_from_the_key_log(gcm_keys):

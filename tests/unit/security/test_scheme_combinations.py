@@ -24,6 +24,7 @@ from iotsecbench.security.schemes import (
     MalformedMessageError,
     cipher_names,
     describe_schemes,
+    evp,
     get_scheme,
     key_establishment_names,
     scheme_names,
@@ -82,7 +83,7 @@ def test_describe_lists_every_scheme_with_provenance():
     assert set(described) == set(scheme_names())
     entry = described["x25519-chacha20-poly1305"]
     assert entry["cipher"] == "chacha20-poly1305" and entry["key_bits"] == 256
-    assert entry["provenance"]["library"] == "cryptography"
+    assert entry["provenance"]["library"] == ("openssl" if evp.AVAILABLE else "cryptography")
     assert entry["wire_format_version"] == 1
     assert described["none"]["cipher"] is None
 

@@ -1,4 +1,5 @@
-"""Counter-nonce AEADs: AES-GCM, AES-CCM (8-byte tag), ChaCha20-Poly1305 (pyca), AES-EAX
+"""Counter-nonce AEADs: AES-GCM, AES-CCM (8-byte tag), ChaCha20-Poly1305 (OpenSSL's EVP with
+the framing in C, ``evp.py``; pyca ``cryptography`` where that extension is not built), AES-EAX
 (pycryptodome).
 
 Wire: ``version(1) | scheme_id(1) | seq(8) | ciphertext | tag``. The nonce is
@@ -17,17 +18,26 @@ from Crypto.Cipher import AES as PycryptodomeAES
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
 from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
-from iotsecbench.security.schemes.base import AeadScheme, DirectionKeys
+from iotsecbench.security.schemes import evp
+from iotsecbench.security.schemes.base import (
+    MAX_SEQ,
+    WIRE_VERSION,
+    AeadScheme,
+    DirectionKeys,
+    NonceExhaustedError,
+)
 
 
 class CounterNonceAead(AeadScheme):
-    """Any pyca-style AEAD (``cls(key).encrypt(nonce, data, aad)``) with counter nonces."""
+    """An AEAD OpenSSL implements, with counter nonces: EVP with the framing in C when the
+    extension is built, else pyca's class (``cls(key).encrypt(nonce, data, aad)``)."""
 
-    aead_class: ClassVar[Any]
+    aead_class: ClassVar[Any]  # pyca's class: the fallback, and tests' independent reference
+    evp_cipher: ClassVar[str]  # OpenSSL's name of the same cipher, e.g. "AES-128-GCM"
     nonce_bytes: ClassVar[int] = 12
     counter_nonce_bytes = 12
-    aead_accepts_buffers = True  # pyca takes any bytes-like object
-    provenance = CRYPTOGRAPHY
+    aead_accepts_buffers = True  # both backends take any bytes-like object
+    provenance = evp.PROVENANCE or CRYPTOGRAPHY
     tag_bytes = 16
 
     @classmethod
@@ -39,7 +49,29 @@ class CounterNonceAead(AeadScheme):
         )
 
     def _cipher_state(self, keys: DirectionKeys) -> Any:
-        return self.aead_class(keys.enc_key)
+        if evp.ACTIVE:
+            return evp.aead(self.evp_cipher, keys.enc_key, self.tag_bytes)
+        return self.pyca_state(keys.enc_key)
+
+    def pyca_state(self, key: bytes) -> Any:
+        """pyca's object for ``key``: the backend without the C extension."""
+        return self.aead_class(key)
+
+    def native_framing(self, state: Any, keys: DirectionKeys, first_seq: int) -> Any | None:
+        if not evp.is_aead(state):
+            return None
+        return evp.framing(
+            state,
+            version=WIRE_VERSION,
+            scheme_id=self.scheme_id,
+            nonce_prefix=keys.nonce_prefix,
+            nonce_bytes=self.counter_nonce_bytes,
+            aad_suffix=keys.session_id + keys.direction.encode("ascii"),
+            first_seq=first_seq,
+            max_seq=MAX_SEQ,
+            exhausted_error=NonceExhaustedError,
+            label=self.name,
+        )
 
     def aead_seal(self, state: Any, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
         """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
@@ -60,12 +92,14 @@ class AesGcm(CounterNonceAead):
     scheme_id = 2
     bulk_primitive = "aes-gcm"
     aead_class = AESGCM
+    evp_cipher = "AES-128-GCM"
     enc_key_bytes = 16
 
 
 class Aes256Gcm(AesGcm):
     cipher = "aes256-gcm"
     scheme_id = 3
+    evp_cipher = "AES-256-GCM"
     enc_key_bytes = 32
 
 
@@ -76,6 +110,7 @@ class AesCcm8(CounterNonceAead):
     scheme_id = 4
     bulk_primitive = "aes-ccm"
     aead_class = AESCCM
+    evp_cipher = "AES-128-CCM"
     enc_key_bytes = 16
     tag_bytes = 8
     nonce_bytes = 11  # L = 15 - 11 = 4 length bytes: messages up to 2**32 - 1 bytes
@@ -85,13 +120,14 @@ class AesCcm8(CounterNonceAead):
         "64-bit tag: forgery odds 2^-64 per attempt (Wycheproof flags short tags InsecureTagSize)",
     )
 
-    def _cipher_state(self, keys: DirectionKeys) -> Any:
-        return AESCCM(keys.enc_key, tag_length=self.tag_bytes)
+    def pyca_state(self, key: bytes) -> Any:
+        return AESCCM(key, tag_length=self.tag_bytes)
 
 
 class Aes256Ccm8(AesCcm8):
     cipher = "aes256-ccm8"
     scheme_id = 5
+    evp_cipher = "AES-256-CCM"
     enc_key_bytes = 32
 
 
@@ -141,4 +177,5 @@ class ChaCha20Poly1305Aead(CounterNonceAead):
     scheme_id = 13
     bulk_primitive = "chacha20-poly1305"
     aead_class = ChaCha20Poly1305
+    evp_cipher = "ChaCha20-Poly1305"
     enc_key_bytes = 32

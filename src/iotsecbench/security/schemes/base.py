@@ -227,11 +227,17 @@ class Sealer:
         self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
         if self._counter_bytes:
             self._encrypt = scheme.aead_functions(self._state)[0]
+        self._native = (
+            scheme.native_framing(self._state, keys, first_seq) if self._counter_bytes else None
+        )
+        if self._native is not None:
+            # The whole seal is one C call (same bytes on the wire): no Python frame in between.
+            self.seal = self._native.seal  # type: ignore[method-assign]
 
     @property
     def next_seq(self) -> int:
         """Sequence number the next sealed message will carry."""
-        return self._next_seq
+        return self._native.next_seq if self._native is not None else self._next_seq
 
     def seal(self, plaintext: bytes) -> bytes:
         """Frame and protect one message."""
@@ -273,6 +279,8 @@ class Opener:
         self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
         if self._counter_bytes:
             self._decrypt = scheme.aead_functions(self._state)[1]
+        native = scheme.native_framing(self._state, keys, 0) if self._counter_bytes else None
+        self._native_open = native.open if native is not None else None
         # Per-message constants, computed once (the open path is what `bench crypto` times).
         prefix = scheme.header_bytes + scheme.explicit_nonce_bytes
         self._layout = (scheme.header_bytes, prefix, prefix + scheme.min_body_bytes)
@@ -315,14 +323,21 @@ class Opener:
         if window is not None:
             seq = int.from_bytes(message[2:header_bytes], "big")
             window.check(seq)  # cheap rejection before any cryptography
-        header = message[:header_bytes]
         if self._counter_bytes and seq is not None:
             # Counter-nonce AEADs: no length rule beyond the minimum, no Frame.
-            nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
-            body = memoryview(message)[prefix_bytes:] if self._buffers else message[prefix_bytes:]
-            plaintext = self._run_aead(nonce, header + self._aad_suffix, body)
+            if self._native_open is not None:
+                plaintext = self._run_aead(self._native_open, message)
+            else:
+                nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
+                body = (
+                    memoryview(message)[prefix_bytes:] if self._buffers else message[prefix_bytes:]
+                )
+                plaintext = self._run_aead(
+                    self._decrypt, nonce, body, message[:header_bytes] + self._aad_suffix
+                )
             window.accept(seq)  # type: ignore[union-attr]
             return OpenedMessage(plaintext, seq)
+        header = message[:header_bytes]
         body = message[prefix_bytes:]
         problem = scheme._body_length_problem(len(body))
         if problem:
@@ -335,10 +350,10 @@ class Opener:
             window.accept(seq)
         return OpenedMessage(plaintext, seq)
 
-    def _run_aead(self, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+    def _run_aead(self, decrypt: Callable[..., bytes], *args: Any) -> bytes:
         """The counter-nonce AEAD step, with the same exception mapping as ``_run``."""
         try:
-            return self._decrypt(nonce, body, aad)
+            return decrypt(*args)
         except SchemeError:
             raise
         except Exception as error:
@@ -420,6 +435,15 @@ class PayloadScheme(ABC):
     def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         """Counter-nonce AEADs only: plaintext, or the backend's tag exception."""
         raise NotImplementedError
+
+    def native_framing(self, state: Any, keys: DirectionKeys, first_seq: int) -> Any | None:
+        """An object doing one direction's whole framing in C, or None (the default).
+
+        It has ``seal(plaintext)`` (exactly the bytes the Python path produces, raising
+        ``NonceExhaustedError`` when the counter is used up), ``open(message)`` (after the
+        Python ``Opener``'s header, length and replay checks) and ``next_seq``.
+        """
+        return None
 
     def aead_functions(self, state: Any) -> tuple[Callable[..., bytes], Callable[..., bytes]]:
         """(encrypt, decrypt) taking ``(nonce, data, aad)``, bound to one key's state.

@@ -1,0 +1,101 @@
+"""The C extension ``_evp``: OpenSSL EVP AEADs with the whole wire framing in one C call.
+
+Why: through pyca, the Python framing around a counter-nonce AEAD (sequence number, header,
+nonce, AAD, the copy that prepends the header) cost as much as encrypting ~2 KiB, so a 4 KiB
+AES-128-GCM seal measured ~1.5x ``openssl speed`` and the ranking of fast ciphers partly
+ranked framing code. With ``_evp`` a seal is one call into C, within ~1.2x of ``openssl
+speed`` (benchmarks/README.md). The ciphers and the bytes on the wire are the same either way.
+
+The extension is optional (``setup.py``): where it could not be built, AES-GCM, AES-CCM and
+ChaCha20-Poly1305 run through pyca ``cryptography`` as before, every result's provenance says
+which ran, and ``iotsecbench doctor`` says why it is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iotsecbench.security.properties import Provenance
+
+try:
+    from iotsecbench.security.schemes import _evp
+except ImportError as error:  # not built: no compiler / headers when installing
+    _evp = None
+    MISSING_REASON: str | None = (
+        f"C extension not built ({error}); install gcc, libc6-dev, python3-dev and libssl-dev, "
+        "then rerun scripts/setup.sh"
+    )
+else:
+    MISSING_REASON = None
+
+AVAILABLE = _evp is not None
+# Read at every key setup (not only at import), so tests can run the pyca path beside it.
+ACTIVE = AVAILABLE
+
+
+def openssl_version() -> str:
+    """Version text of the libcrypto the extension runs, e.g. "OpenSSL 3.0.19 27 Jan 2026"."""
+    return _evp.openssl_version() if _evp is not None else "not available"
+
+
+def _provenance() -> Provenance | None:
+    if _evp is None:
+        return None
+    fields = openssl_version().split()
+    version = fields[1] if len(fields) > 1 else openssl_version()
+    return Provenance(
+        library="openssl",
+        version=version,
+        native=True,
+        detail=(
+            "libcrypto EVP through iotsecbench's C extension: nonce, header, AAD and cipher in "
+            "one C call per message"
+        ),
+    )
+
+
+PROVENANCE = _provenance()
+
+
+def aead(cipher: str, key: bytes, tag_bytes: int) -> Any:
+    """An EVP AEAD under ``key`` with pyca's ``encrypt/decrypt(nonce, data, aad)``."""
+    if _evp is None:
+        raise RuntimeError(MISSING_REASON)
+    return _evp.Aead(cipher, key, tag_bytes)
+
+
+def is_aead(state: Any) -> bool:
+    """Whether ``state`` came from :func:`aead` (so the framing can run in C too)."""
+    return _evp is not None and isinstance(state, _evp.Aead)
+
+
+def framing(
+    state: Any,
+    *,
+    version: int,
+    scheme_id: int,
+    nonce_prefix: bytes,
+    nonce_bytes: int,
+    aad_suffix: bytes,
+    first_seq: int,
+    max_seq: int,
+    exhausted_error: type[Exception],
+    label: str,
+) -> Any:
+    """One direction's framing in C: ``seal(plaintext)``, ``open(message)``, ``next_seq``.
+
+    ``open`` expects the caller to have checked the version, scheme id, minimum length and
+    replay window (the Python ``Opener`` does); it authenticates and decrypts.
+    """
+    return _evp.Framing(
+        state,
+        version,
+        scheme_id,
+        nonce_prefix,
+        nonce_bytes,
+        aad_suffix,
+        min(first_seq, max_seq),
+        first_seq > max_seq,  # exhausted: a sealer made with first_seq = 2**64 (tests)
+        exhausted_error,
+        label,
+    )
