@@ -10,6 +10,9 @@ extras=""
 [ "${1:-}" = "--dev" ] && extras="[dev]"
 
 packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables ethtool)
+# To build the C extension that seals AES-GCM/CCM and ChaCha20-Poly1305 through OpenSSL's EVP
+# (setup.py; without these the install goes on and those schemes run through pyca).
+packages+=(gcc libc6-dev python3-dev libssl-dev)
 # The report's browser test drives Debian's Chromium (never a downloaded browser).
 [ -n "$extras" ] && packages+=(chromium fonts-dejavu-core)
 missing=()
@@ -33,4 +36,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
+.venv/bin/python -c "from iotsecbench.security.schemes import evp; evp.AVAILABLE or print('setup: warning:', evp.MISSING_REASON)"
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"
