@@ -173,11 +173,15 @@ def test_1_mbit_rate_limit_gives_1_mbit_goodput(tmp_path: Path) -> None:
         time.sleep(1.0)  # past slow start: the rate limiter's queue is full
         # The kernel's count of payload bytes received (TCP_INFO), not the reader's, which
         # lags behind by whatever sits in the socket buffer.
+        # Each count is timed by the midpoint of the clock reads around it, so a preemption
+        # next to a read (a busy CI machine) does not add bytes without adding their time.
+        before = time.monotonic()
         first = read_tcp_info(accepted[0])
-        started = time.monotonic()
+        started = (before + time.monotonic()) / 2
         time.sleep(5.0)
+        before = time.monotonic()
         last = read_tcp_info(accepted[0])
-        elapsed = time.monotonic() - started
+        elapsed = (before + time.monotonic()) / 2 - started
         stop.set()
         client.shutdown(socket.SHUT_RDWR)
         writer.join(timeout=10)

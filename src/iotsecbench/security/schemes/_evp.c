@@ -229,22 +229,31 @@ fail:
     return 0;
 }
 
-static PyObject *Aead_encrypt(AeadObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* encrypt/decrypt(nonce, data, aad): parse the buffers once, for both directions. */
+static PyObject *aead_call(AeadObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           int encrypting) {
     Py_buffer nonce = {0}, data = {0}, aad = {0};
     PyObject *out = NULL;
     if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "encrypt(nonce, data, aad)");
+        PyErr_Format(PyExc_TypeError, "%s(nonce, data, aad)", encrypting ? "encrypt" : "decrypt");
         return NULL;
     }
     if (PyObject_GetBuffer(args[0], &nonce, PyBUF_SIMPLE) < 0) goto done;
     if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) goto done;
     if (args[2] != Py_None && PyObject_GetBuffer(args[2], &aad, PyBUF_SIMPLE) < 0) goto done;
     if (!lengths_fit(aad.len, data.len)) goto done;
-    out = PyBytes_FromStringAndSize(NULL, data.len + self->tag_len);
+    if (!encrypting && data.len < self->tag_len) {
+        PyErr_SetNone(InvalidTag);
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, data.len + (encrypting ? 1 : -1) * self->tag_len);
     if (out == NULL) goto done;
-    if (!aead_encrypt(self, nonce.buf, nonce.len, aad.buf, aad.len, data.buf, data.len,
-                      (unsigned char *)PyBytes_AS_STRING(out)))
-        Py_CLEAR(out);
+    unsigned char *result = (unsigned char *)PyBytes_AS_STRING(out);
+    int ok = encrypting ? aead_encrypt(self, nonce.buf, nonce.len, aad.buf, aad.len, data.buf,
+                                       data.len, result)
+                        : aead_decrypt(self, nonce.buf, nonce.len, aad.buf, aad.len, data.buf,
+                                       data.len, result);
+    if (!ok) Py_CLEAR(out);
 done:
     if (nonce.obj) PyBuffer_Release(&nonce);
     if (data.obj) PyBuffer_Release(&data);
@@ -252,31 +261,12 @@ done:
     return out;
 }
 
+static PyObject *Aead_encrypt(AeadObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return aead_call(self, args, nargs, 1);
+}
+
 static PyObject *Aead_decrypt(AeadObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_buffer nonce = {0}, data = {0}, aad = {0};
-    PyObject *out = NULL;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "decrypt(nonce, data, aad)");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[0], &nonce, PyBUF_SIMPLE) < 0) goto done;
-    if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) goto done;
-    if (args[2] != Py_None && PyObject_GetBuffer(args[2], &aad, PyBUF_SIMPLE) < 0) goto done;
-    if (!lengths_fit(aad.len, data.len)) goto done;
-    if (data.len < self->tag_len) {
-        PyErr_SetNone(InvalidTag);
-        goto done;
-    }
-    out = PyBytes_FromStringAndSize(NULL, data.len - self->tag_len);
-    if (out == NULL) goto done;
-    if (!aead_decrypt(self, nonce.buf, nonce.len, aad.buf, aad.len, data.buf, data.len,
-                      (unsigned char *)PyBytes_AS_STRING(out)))
-        Py_CLEAR(out);
-done:
-    if (nonce.obj) PyBuffer_Release(&nonce);
-    if (data.obj) PyBuffer_Release(&data);
-    if (aad.obj) PyBuffer_Release(&aad);
-    return out;
+    return aead_call(self, args, nargs, 0);
 }
 
 static PyObject *Aead_get_tag_len(AeadObject *self, void *closure) {
