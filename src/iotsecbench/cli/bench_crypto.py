@@ -77,7 +77,7 @@ def crypto(
         "scheme", "bytes", "seal ns", "seal ns/B", "open ns", "MB/s seal", "harness ns",
         "+B", "heap B", "kx ms", "implementation",
     ):  # fmt: skip
-        table.add_column(heading, no_wrap=heading in ("scheme", "implementation"))
+        table.add_column(heading, no_wrap=heading == "scheme", min_width=len(heading))
     for r in bench.results:
         provenance = r.provenance
         table.add_row(
@@ -93,10 +93,14 @@ def crypto(
             "" if r.key_establishment_ms is None else f"{r.key_establishment_ms:.2f}",
             f"{provenance['library']} ({'native' if provenance['native'] else 'pure Py'})",
         )
-    Console().print(table)
+    out = Console()
+    if not out.is_terminal:
+        # Piped to a file, rich would assume 80 columns and squeeze 11 columns to nothing.
+        out = Console(width=200)
+    out.print(table)
     kx = ", ".join(f"{k} {v.median_ns / 1e6:.2f} ms" for k, v in bench.key_establishment_ns.items())
     if kx:
-        Console().print(f"key establishment (both sides, in process, median): {kx}")
+        out.print(f"key establishment (both sides, in process, median): {kx}")
 
 
 def register(bench_app: typer.Typer) -> None:

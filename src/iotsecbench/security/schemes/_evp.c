@@ -13,11 +13,13 @@
  *   Aead(cipher_name, key, tag_len)   pyca-compatible encrypt/decrypt(nonce, data, aad);
  *                                      the published test vectors run through these
  *   Framing(aead, version, scheme_id, nonce_prefix, nonce_len, aad_suffix, first_seq,
- *           exhausted, exhausted_error, label)
+ *           exhausted, label)
  *                                      seal(plaintext) -> version|id|seq(8)|ct|tag and
- *                                      open(message) -> plaintext, the byte layout of
- *                                      docs/wire-format.md (the Python Sealer/Opener check
- *                                      versions, lengths and the replay window)
+ *                                      open(message) -> OpenedMessage(plaintext, seq), the
+ *                                      byte layout of docs/wire-format.md, with the header
+ *                                      checks and the RFC 4303 replay window of base.py
+ *   configure(...)                     the Python classes to raise and return (base.py's),
+ *                                      set once by evp.py
  *
  * The GIL is held for the whole call: a call is a few microseconds, and holding it makes a
  * call atomic with respect to the Python objects it reads (a bytearray plaintext cannot
@@ -40,6 +42,10 @@
 #define MAX_TAG 16
 
 static PyObject *InvalidTag; /* cryptography.exceptions.InvalidTag */
+/* base.py's classes, set by configure(): the C path raises and returns exactly what the
+ * Python path does, so callers cannot tell the two apart. */
+static PyObject *NonceExhaustedError, *AuthenticationError, *MalformedMessageError,
+    *ReplayError, *OpenedMessage;
 
 /* ---- Aead ------------------------------------------------------------------------------- */
 
@@ -310,7 +316,10 @@ typedef struct {
     int suffix_len;
     uint64_t next_seq;
     int exhausted; /* the counter passed 2**64 - 1: sealing again would reuse a nonce */
-    PyObject *exhausted_error;
+    /* the receiver's replay window (RFC 4303 section 3.4.3, 64 entries): bit i of bitmap
+     * says whether highest - i was accepted */
+    int has_highest;
+    uint64_t highest, bitmap;
     PyObject *label;
 } FramingObject;
 
@@ -325,17 +334,21 @@ static uint64_t load_be64(const unsigned char *p) {
 }
 
 static int Framing_init(FramingObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"aead",       "version",   "scheme_id",       "nonce_prefix",
-                             "nonce_len",  "aad_suffix", "first_seq",      "exhausted",
-                             "exhausted_error", "label", NULL};
-    PyObject *aead, *exhausted_error, *label;
+    static char *kwlist[] = {"aead",       "version",    "scheme_id", "nonce_prefix",
+                             "nonce_len",  "aad_suffix", "first_seq", "exhausted",
+                             "label",      NULL};
+    PyObject *aead, *label;
     unsigned char version, scheme_id;
     Py_buffer prefix, suffix;
     int nonce_len, exhausted;
     unsigned long long first_seq;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!bby*iy*KpOU", kwlist, &AeadType, &aead,
+    if (OpenedMessage == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_evp.configure() has not been called");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!bby*iy*KpU", kwlist, &AeadType, &aead,
                                      &version, &scheme_id, &prefix, &nonce_len, &suffix,
-                                     &first_seq, &exhausted, &exhausted_error, &label))
+                                     &first_seq, &exhausted, &label))
         return -1;
     int result = -1;
     if (prefix.len < 0 || nonce_len > MAX_NONCE || nonce_len - prefix.len < SEQ_BYTES) {
@@ -348,8 +361,6 @@ static int Framing_init(FramingObject *self, PyObject *args, PyObject *kwds) {
     }
     Py_INCREF(aead);
     Py_XSETREF(self->aead, (AeadObject *)aead);
-    Py_INCREF(exhausted_error);
-    Py_XSETREF(self->exhausted_error, exhausted_error);
     Py_INCREF(label);
     Py_XSETREF(self->label, label);
     self->version = version;
@@ -361,6 +372,8 @@ static int Framing_init(FramingObject *self, PyObject *args, PyObject *kwds) {
     self->suffix_len = (int)suffix.len;
     self->next_seq = (uint64_t)first_seq;
     self->exhausted = exhausted;
+    self->has_highest = 0;
+    self->highest = self->bitmap = 0;
     result = 0;
 done:
     PyBuffer_Release(&prefix);
@@ -371,7 +384,6 @@ done:
 static void Framing_dealloc(FramingObject *self) {
     OPENSSL_cleanse(self->nonce_prefix, sizeof self->nonce_prefix);
     Py_XDECREF(self->aead);
-    Py_XDECREF(self->exhausted_error);
     Py_XDECREF(self->label);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -392,7 +404,7 @@ static PyObject *Framing_seal(FramingObject *self, PyObject *plaintext) {
     PyObject *out = NULL;
     if (PyObject_GetBuffer(plaintext, &in, PyBUF_SIMPLE) < 0) return NULL;
     if (self->exhausted) {
-        PyErr_Format(self->exhausted_error,
+        PyErr_Format(NonceExhaustedError,
                      "%U: sequence counter exhausted after 2**64 messages; refusing to reuse "
                      "a nonce (start a new key exchange)",
                      self->label);
@@ -420,29 +432,140 @@ done:
     return out;
 }
 
-/* The caller (the Python Opener) has checked version, scheme id, minimum length and the
- * replay window; this authenticates and decrypts. */
+static void raise_replay(FramingObject *self, uint64_t seq, const char *reason) {
+    /* The texts of base.py's ReplayWindow.check, word for word. */
+    PyObject *message =
+        strcmp(reason, "too-old") == 0
+            ? PyUnicode_FromFormat("sequence %llu is older than the replay window "
+                                   "(highest %llu)",
+                                   (unsigned long long)seq, (unsigned long long)self->highest)
+            : PyUnicode_FromFormat("sequence %llu was already accepted",
+                                   (unsigned long long)seq);
+    PyObject *args = message ? PyTuple_Pack(1, message) : NULL;
+    PyObject *kwargs = args ? Py_BuildValue("{ss}", "reason", reason) : NULL;
+    PyObject *error = kwargs ? PyObject_Call(ReplayError, args, kwargs) : NULL;
+    if (error != NULL) PyErr_SetObject(ReplayError, error);
+    Py_XDECREF(error);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(args);
+    Py_XDECREF(message);
+}
+
+/* Raise ReplayError and return 0 when seq must be refused; change nothing. */
+static int window_check(FramingObject *self, uint64_t seq) {
+    if (!self->has_highest || seq > self->highest) return 1;
+    uint64_t offset = self->highest - seq;
+    if (offset >= 64) {
+        raise_replay(self, seq, "too-old");
+        return 0;
+    }
+    if ((self->bitmap >> offset) & 1) {
+        raise_replay(self, seq, "duplicate");
+        return 0;
+    }
+    return 1;
+}
+
+/* Only after authentication, so a forged message never moves the window. */
+static void window_accept(FramingObject *self, uint64_t seq) {
+    if (!self->has_highest) {
+        self->has_highest = 1;
+        self->highest = seq;
+        self->bitmap = 1;
+    } else if (seq > self->highest) {
+        uint64_t shift = seq - self->highest;
+        self->bitmap = shift < 64 ? (self->bitmap << shift) | 1 : 1;
+        self->highest = seq;
+    } else {
+        self->bitmap |= (uint64_t)1 << (self->highest - seq);
+    }
+}
+
+/* The InvalidTag just raised becomes AuthenticationError("<scheme>: authentication failed")
+ * with InvalidTag as its cause, as base.py's mapping does. */
+static void raise_authentication_failure(FramingObject *self) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyErr_Format(AuthenticationError, "%U: authentication failed", self->label);
+    if (value != NULL) {
+        PyObject *type2, *value2, *traceback2;
+        PyErr_Fetch(&type2, &value2, &traceback2);
+        PyErr_NormalizeException(&type2, &value2, &traceback2);
+        if (traceback != NULL) PyException_SetTraceback(value, traceback);
+        PyException_SetCause(value2, value); /* steals the reference to value */
+        Py_INCREF(value);
+        PyException_SetContext(value2, value);
+        PyErr_Restore(type2, value2, traceback2);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+}
+
+/* The whole receive path of base.py's Opener for counter-nonce AEADs: length, version and
+ * scheme id, the replay window (checked before any cryptography), authentication and
+ * decryption, then the window moves. */
 static PyObject *Framing_open(FramingObject *self, PyObject *message) {
     Py_buffer in;
     unsigned char nonce[MAX_NONCE], aad[HEADER_BYTES + MAX_AAD_SUFFIX];
-    PyObject *out = NULL;
-    if (PyObject_GetBuffer(message, &in, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *plaintext = NULL, *result = NULL;
+    if (PyObject_GetBuffer(message, &in, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_Format(MalformedMessageError, "%U: message is not bytes", self->label);
+        return NULL;
+    }
     const unsigned char *p = in.buf;
-    Py_ssize_t body = in.len - HEADER_BYTES;
-    if (body < self->aead->tag_len) {
-        PyErr_SetString(PyExc_ValueError, "message shorter than header and tag");
+    Py_ssize_t minimum = HEADER_BYTES + self->aead->tag_len;
+    if (in.len < minimum) {
+        PyErr_Format(MalformedMessageError,
+                     "%U: message of %zd bytes is shorter than the minimum %zd", self->label,
+                     in.len, minimum);
         goto done;
     }
+    /* Another version or scheme id: not made by this scheme's sealer with these keys, the
+     * same verdict as a wrong key (RELIABILITY #13). */
+    if (p[0] != self->version) {
+        PyErr_Format(AuthenticationError, "%U: wire version %d is not %d", self->label, p[0],
+                     self->version);
+        goto done;
+    }
+    if (p[1] != self->scheme_id) {
+        PyErr_Format(AuthenticationError, "%U: scheme id %d is not %d", self->label, p[1],
+                     self->scheme_id);
+        goto done;
+    }
+    Py_ssize_t body = in.len - HEADER_BYTES;
     if (!lengths_fit(0, body)) goto done;
-    frame_inputs(self, p, load_be64(p + 2), nonce, aad);
-    out = PyBytes_FromStringAndSize(NULL, body - self->aead->tag_len);
-    if (out == NULL) goto done;
+    uint64_t seq = load_be64(p + 2);
+    if (!window_check(self, seq)) goto done;
+    frame_inputs(self, p, seq, nonce, aad);
+    plaintext = PyBytes_FromStringAndSize(NULL, body - self->aead->tag_len);
+    if (plaintext == NULL) goto done;
     if (!aead_decrypt(self->aead, nonce, self->nonce_len, aad, HEADER_BYTES + self->suffix_len,
-                      p + HEADER_BYTES, body, (unsigned char *)PyBytes_AS_STRING(out)))
-        Py_CLEAR(out);
+                      p + HEADER_BYTES, body, (unsigned char *)PyBytes_AS_STRING(plaintext))) {
+        if (PyErr_ExceptionMatches(InvalidTag)) raise_authentication_failure(self);
+        goto done;
+    }
+    window_accept(self, seq);
+    /* OpenedMessage(plaintext, seq) as tuple.__new__(OpenedMessage, (plaintext, seq)): the
+     * named tuple's own __new__ is a Python function, ~0.1 us per message. */
+    PyObject *seq_object = PyLong_FromUnsignedLongLong(seq);
+    PyObject *fields = seq_object ? PyTuple_Pack(2, plaintext, seq_object) : NULL;
+    PyObject *args = fields ? PyTuple_Pack(1, fields) : NULL;
+    if (args != NULL) result = PyTuple_Type.tp_new((PyTypeObject *)OpenedMessage, args, NULL);
+    Py_XDECREF(args);
+    Py_XDECREF(fields);
+    Py_XDECREF(seq_object);
 done:
+    Py_XDECREF(plaintext);
     PyBuffer_Release(&in);
-    return out;
+    return result;
+}
+
+static PyObject *Framing_get_window(FramingObject *self, void *closure) {
+    if (!self->has_highest) Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)self->highest,
+                         (unsigned long long)self->bitmap);
 }
 
 static PyObject *Framing_get_next_seq(FramingObject *self, void *closure) {
@@ -461,12 +584,15 @@ static PyMethodDef Framing_methods[] = {
     {"seal", (PyCFunction)Framing_seal, METH_O,
      "seal(plaintext) -> version | scheme_id | seq | ciphertext | tag"},
     {"open", (PyCFunction)Framing_open, METH_O,
-     "open(message) -> plaintext; raises InvalidTag (header checks are the caller's)"},
+     "open(message) -> OpenedMessage; raises AuthenticationError, MalformedMessageError or "
+     "ReplayError"},
     {NULL},
 };
 
 static PyGetSetDef Framing_getset[] = {
     {"next_seq", (getter)Framing_get_next_seq, NULL, "sequence number of the next seal", NULL},
+    {"window", (getter)Framing_get_window, NULL,
+     "the replay window as (highest, bitmap), or None before the first accepted message", NULL},
     {NULL},
 };
 
@@ -488,7 +614,31 @@ static PyObject *openssl_version(PyObject *module, PyObject *unused) {
     return PyUnicode_FromString(OpenSSL_version(OPENSSL_VERSION));
 }
 
+static PyObject *configure(PyObject *module, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"nonce_exhausted", "authentication", "malformed", "replay",
+                             "opened", NULL};
+    PyObject *classes[5];
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!O!", kwlist, &PyType_Type,
+                                     &classes[0], &PyType_Type, &classes[1], &PyType_Type,
+                                     &classes[2], &PyType_Type, &classes[3], &PyType_Type,
+                                     &classes[4]))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)classes[4], &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "opened must be a tuple subclass (a NamedTuple)");
+        return NULL;
+    }
+    PyObject **slots[5] = {&NonceExhaustedError, &AuthenticationError, &MalformedMessageError,
+                           &ReplayError, &OpenedMessage};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(classes[i]);
+        Py_XSETREF(*slots[i], classes[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(nonce_exhausted, authentication, malformed, replay, opened): base.py's classes"},
     {"openssl_version", openssl_version, METH_NOARGS,
      "Version text of the libcrypto this extension runs (not the one it was built against)."},
     {NULL},

@@ -19,13 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20
 
 from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
 from iotsecbench.security.schemes import evp
-from iotsecbench.security.schemes.base import (
-    MAX_SEQ,
-    WIRE_VERSION,
-    AeadScheme,
-    DirectionKeys,
-    NonceExhaustedError,
-)
+from iotsecbench.security.schemes.base import MAX_SEQ, WIRE_VERSION, AeadScheme, DirectionKeys
 
 
 class CounterNonceAead(AeadScheme):
@@ -69,7 +63,6 @@ class CounterNonceAead(AeadScheme):
             aad_suffix=keys.session_id + keys.direction.encode("ascii"),
             first_seq=first_seq,
             max_seq=MAX_SEQ,
-            exhausted_error=NonceExhaustedError,
             label=self.name,
         )
 

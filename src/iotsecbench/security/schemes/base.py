@@ -178,6 +178,14 @@ class ReplayWindow:
         self._highest: int | None = None
         self._bitmap = 0
 
+    @classmethod
+    def restored(cls, state: tuple[int, int] | None) -> ReplayWindow:
+        """A window in the state ``(highest, bitmap)`` (None: nothing accepted yet)."""
+        window = cls()
+        if state is not None:
+            window._highest, window._bitmap = state
+        return window
+
     @property
     def highest(self) -> int | None:
         """Highest sequence number accepted so far."""
@@ -279,8 +287,11 @@ class Opener:
         self._nonce_prefix, self._counter_bytes = _counter_layout(scheme, keys)
         if self._counter_bytes:
             self._decrypt = scheme.aead_functions(self._state)[1]
-        native = scheme.native_framing(self._state, keys, 0) if self._counter_bytes else None
-        self._native_open = native.open if native is not None else None
+        self._native = scheme.native_framing(self._state, keys, 0) if self._counter_bytes else None
+        if self._native is not None:
+            # The whole open, replay window included, is one C call (same checks, same
+            # errors): the window then lives in C and ``replay_window`` is a snapshot of it.
+            self.open = self._native.open  # type: ignore[method-assign]
         # Per-message constants, computed once (the open path is what `bench crypto` times).
         prefix = scheme.header_bytes + scheme.explicit_nonce_bytes
         self._layout = (scheme.header_bytes, prefix, prefix + scheme.min_body_bytes)
@@ -288,7 +299,10 @@ class Opener:
 
     @property
     def replay_window(self) -> ReplayWindow | None:
-        """The receiver's replay window (None for schemes without sequence numbers)."""
+        """The receiver's replay window (None for schemes without sequence numbers); a copy
+        when the window is kept in C."""
+        if self._native is not None:
+            return ReplayWindow.restored(self._native.window)
         return self._window
 
     def open(self, message: bytes) -> OpenedMessage:
@@ -325,16 +339,9 @@ class Opener:
             window.check(seq)  # cheap rejection before any cryptography
         if self._counter_bytes and seq is not None:
             # Counter-nonce AEADs: no length rule beyond the minimum, no Frame.
-            if self._native_open is not None:
-                plaintext = self._run_aead(self._native_open, message)
-            else:
-                nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
-                body = (
-                    memoryview(message)[prefix_bytes:] if self._buffers else message[prefix_bytes:]
-                )
-                plaintext = self._run_aead(
-                    self._decrypt, nonce, body, message[:header_bytes] + self._aad_suffix
-                )
+            nonce = self._nonce_prefix + seq.to_bytes(self._counter_bytes, "big")
+            body = memoryview(message)[prefix_bytes:] if self._buffers else message[prefix_bytes:]
+            plaintext = self._run_aead(nonce, message[:header_bytes] + self._aad_suffix, body)
             window.accept(seq)  # type: ignore[union-attr]
             return OpenedMessage(plaintext, seq)
         header = message[:header_bytes]
@@ -350,10 +357,10 @@ class Opener:
             window.accept(seq)
         return OpenedMessage(plaintext, seq)
 
-    def _run_aead(self, decrypt: Callable[..., bytes], *args: Any) -> bytes:
+    def _run_aead(self, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         """The counter-nonce AEAD step, with the same exception mapping as ``_run``."""
         try:
-            return decrypt(*args)
+            return self._decrypt(nonce, body, aad)
         except SchemeError:
             raise
         except Exception as error:

@@ -3,7 +3,7 @@
 Why: through pyca, the Python framing around a counter-nonce AEAD (sequence number, header,
 nonce, AAD, the copy that prepends the header) cost as much as encrypting ~2 KiB, so a 4 KiB
 AES-128-GCM seal measured ~1.5x ``openssl speed`` and the ranking of fast ciphers partly
-ranked framing code. With ``_evp`` a seal is one call into C, within ~1.2x of ``openssl
+ranked framing code. With ``_evp`` a seal is one call into C, at 1.0-1.1x of ``openssl
 speed`` (benchmarks/README.md). The ciphers and the bytes on the wire are the same either way.
 
 The extension is optional (``setup.py``): where it could not be built, AES-GCM, AES-CCM and
@@ -16,6 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from iotsecbench.security.properties import Provenance
+from iotsecbench.security.schemes.base import (
+    AuthenticationError,
+    MalformedMessageError,
+    NonceExhaustedError,
+    OpenedMessage,
+    ReplayError,
+)
 
 try:
     from iotsecbench.security.schemes import _evp
@@ -27,6 +34,14 @@ except ImportError as error:  # not built: no compiler / headers when installing
     )
 else:
     MISSING_REASON = None
+    # The C path raises and returns base.py's own classes: callers cannot tell the paths apart.
+    _evp.configure(
+        nonce_exhausted=NonceExhaustedError,
+        authentication=AuthenticationError,
+        malformed=MalformedMessageError,
+        replay=ReplayError,
+        opened=OpenedMessage,
+    )
 
 AVAILABLE = _evp is not None
 # Read at every key setup (not only at import), so tests can run the pyca path beside it.
@@ -79,14 +94,11 @@ def framing(
     aad_suffix: bytes,
     first_seq: int,
     max_seq: int,
-    exhausted_error: type[Exception],
     label: str,
 ) -> Any:
-    """One direction's framing in C: ``seal(plaintext)``, ``open(message)``, ``next_seq``.
-
-    ``open`` expects the caller to have checked the version, scheme id, minimum length and
-    replay window (the Python ``Opener`` does); it authenticates and decrypts.
-    """
+    """One direction's framing in C: ``seal(plaintext)`` and ``next_seq`` for a sealer,
+    ``open(message) -> OpenedMessage`` (length, header and replay checks included) and
+    ``window`` (``(highest, bitmap)`` or None) for an opener."""
     return _evp.Framing(
         state,
         version,
@@ -96,6 +108,5 @@ def framing(
         aad_suffix,
         min(first_seq, max_seq),
         first_seq > max_seq,  # exhausted: a sealer made with first_seq = 2**64 (tests)
-        exhausted_error,
         label,
     )
