@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult
+from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 from iotsecbench.runner.postprocess import run_analyze
 
@@ -37,10 +38,9 @@ def parse_block_length(text: str) -> int | str:
 
 def print_summary(result: AnalysisResult, path: Path) -> None:
     """Comparisons, hypotheses, Pareto front and warnings as rich tables."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = output_console()
     table = Table(title=f"Differences of means (95 % CI), baseline {result.baseline}")
     for column in ("metric", "device", "a − b", "difference", "CI", "sig.", "d", "method"):
         table.add_column(column)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 
 
@@ -93,10 +94,7 @@ def crypto(
             "" if r.key_establishment_ms is None else f"{r.key_establishment_ms:.2f}",
             f"{provenance['library']} ({'native' if provenance['native'] else 'pure Py'})",
         )
-    out = Console()
-    if not out.is_terminal:
-        # Piped to a file, rich would assume 80 columns and squeeze 11 columns to nothing.
-        out = Console(width=200)
+    out = output_console()
     out.print(table)
     kx = ", ".join(f"{k} {v.median_ns / 1e6:.2f} ms" for k, v in bench.key_establishment_ns.items())
     if kx:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 
 BENCH_PRESET_KIND = "bench-handshake"
@@ -180,7 +181,7 @@ def handshake(
             f"{wire.get('tcp_segments_out', 0):.0f}/{wire.get('tcp_segments_in', 0):.0f}",
             str(negotiated.get("round_trips")),
         )
-    Console().print(table)
+    output_console().print(table)
     console.print(f"results: {out / 'results.duckdb'}  (iotsecbench report {out})")
 
 

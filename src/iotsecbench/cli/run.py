@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 
 
@@ -185,7 +186,7 @@ def run(
         observer=None if quiet else RichProgress(console),
         broker_version="simulated" if simulate else None,
     )
-    stdout = Console()
+    stdout = output_console()
     frame = summarise(out)
     for table in summary_tables(frame):
         stdout.print(table)

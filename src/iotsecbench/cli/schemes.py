@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from iotsecbench.cli import output_console
+
 
 def _mark(flag: bool) -> str:
     return "yes" if flag else "[red]no[/]"
@@ -33,7 +35,6 @@ def schemes(
     `tls1.3` are transport only. Without --all the table shows one row per cipher and a
     second table the key establishments, which combine freely.
     """
-    from rich.console import Console
     from rich.table import Table
 
     from iotsecbench.security.schemes import describe_schemes
@@ -43,7 +44,7 @@ def schemes(
     if as_json:
         typer.echo(json.dumps(described, indent=2))
         return
-    console = Console()
+    console = output_console()
     # Short headings keep the tables readable in an 80-column terminal; --json has full names.
     # conf. = confidentiality, integ. = integrity, e2e = end to end through the broker,
     # PFS = forward secrecy, +B @256 = bytes added to a 256-byte payload.

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -187,3 +190,19 @@ def test_missing_mosquitto_is_exit_3_naming_the_package(cli, tmp_path: Path) -> 
     assert result.returncode == 3
     assert len(result.stderr.strip().splitlines()) == 1
     assert "IOTSB_MOSQUITTO" in result.stderr
+
+
+def test_tables_piped_to_a_file_keep_their_columns():
+    # Without a terminal (and without COLUMNS) rich assumed 80 columns and squeezed the
+    # implementation column of `schemes` to "imple…"; piped output now gets the full width.
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", "schemes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "implementation" in completed.stdout and "imple…" not in completed.stdout
+    assert "(native)" in completed.stdout and "(pure Py)" in completed.stdout
