@@ -1,4 +1,4 @@
-"""Build hook for the one C extension; everything else is in pyproject.toml.
+"""Build hook for the two optional C extensions; everything else is in pyproject.toml.
 
 ``iotsecbench.security.schemes._evp`` puts the wire framing of the OpenSSL AEADs into one C
 call (why: the source's header and docs/schemes.md). It is optional: without a C compiler,
@@ -17,6 +17,16 @@ setup(
             libraries=["crypto"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
-        )
+        ),
+        # The TLS handshake recorder (security/_tlsrecord.c): OpenSSL's msg_callback in C, so
+        # observing a handshake no longer costs Python calls inside the timed handshake.
+        # Optional too: without it tls.py falls back to Python's ssl _msg_callback.
+        Extension(
+            "iotsecbench.security._tlsrecord",
+            sources=["src/iotsecbench/security/_tlsrecord.c"],
+            libraries=["ssl", "crypto"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
     ]
 )

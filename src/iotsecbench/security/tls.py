@@ -7,9 +7,11 @@ Asking OpenSSL for one thing and getting another is silent (RELIABILITY.md: a TL
 with a TLS 1.2 cipher negotiates something else), so runs record and check what happened.
 
 Python 3.11's ``ssl`` reports version and cipher but not the key-exchange group or the
-signature algorithm, so the observer parses them from the handshake messages that the
-context's ``_msg_callback`` debug hook hands over (OpenSSL's ``SSL_CTX_set_msg_callback``,
-which sees TLS 1.3 handshake messages after decryption). It never touches the network itself.
+signature algorithm, so the observer parses them from the handshake messages OpenSSL's
+``SSL_CTX_set_msg_callback`` hands over (it sees TLS 1.3 handshake messages after
+decryption): through the C recorder ``_tlsrecord`` where it works, which keeps the messages
+without running Python inside the timed handshake, else through the context's
+``_msg_callback`` debug hook. It never touches the network itself.
 
 Two things Python 3.11's ``ssl`` cannot ask OpenSSL for are set through ``ctypes`` on the
 context's own ``SSL_CTX`` (``OpenSslContextControl``): the key-exchange groups
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import itertools
 import re
@@ -34,6 +37,11 @@ from os import PathLike
 from typing import Any
 
 from iotsecbench.errors import SpecError
+
+try:  # the C handshake recorder (setup.py builds it when it can; see _tlsrecord.c)
+    from iotsecbench.security import _tlsrecord
+except ImportError:
+    _tlsrecord = None
 
 SERVER_NAME = "localhost"  # the name the lab's server certificate carries and clients check
 TLS_VERSIONS = ("1.2", "1.3")
@@ -452,7 +460,7 @@ class OpenSslContextControl:
                     return path
         return "libssl.so.3"
 
-    def _pointer(self, context: ssl.SSLContext) -> int:
+    def pointer(self, context: ssl.SSLContext) -> int:
         pointer = ctypes.c_void_p.from_address(id(context) + object.__basicsize__).value
         library = self._library
         if (
@@ -469,19 +477,19 @@ class OpenSslContextControl:
     def set_groups(self, context: ssl.SSLContext, groups: str) -> None:
         """``SSL_CTX_set1_groups_list``: the groups offered (TLS 1.3 key share, TLS 1.2 ECDHE)."""
         done = self._library.SSL_CTX_ctrl(
-            self._pointer(context), self._SSL_CTRL_SET_GROUPS_LIST, 0, groups.encode()
+            self.pointer(context), self._SSL_CTRL_SET_GROUPS_LIST, 0, groups.encode()
         )
         if done != 1:
             raise SpecError(f"OpenSSL refuses the group list {groups!r}")
 
     def set_tls13_suites(self, context: ssl.SSLContext, suites: str) -> None:
         """``SSL_CTX_set_ciphersuites``: the TLS 1.3 suites offered."""
-        if self._library.SSL_CTX_set_ciphersuites(self._pointer(context), suites.encode()) != 1:
+        if self._library.SSL_CTX_set_ciphersuites(self.pointer(context), suites.encode()) != 1:
             raise SpecError(f"OpenSSL refuses the TLS 1.3 suites {suites!r}")
 
     def set_security_level(self, context: ssl.SSLContext, level: int) -> None:
         """``SSL_CTX_set_security_level``, checked through ``context.security_level``."""
-        self._library.SSL_CTX_set_security_level(self._pointer(context), level)
+        self._library.SSL_CTX_set_security_level(self.pointer(context), level)
         if context.security_level != level:
             raise RuntimeError(f"OpenSSL security level stayed {context.security_level}")
 
@@ -679,22 +687,32 @@ class HandshakeObserver:
     cannot parse is noted and the field stays None.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, prefer_c: bool = True) -> None:
+        self._prefer_c = prefer_c  # False: Python's hook even where the C recorder works
+        self.recorder = "python"  # which one install() attached: "c" or "python"
         self._lock = threading.Lock()
         self._connections: weakref.WeakKeyDictionary[Any, _Transcript] = weakref.WeakKeyDictionary()
         self._last: _Transcript | None = None
 
     def install(self, context: ssl.SSLContext) -> None:
-        """Attach the hook to ``context`` (replacing any previous message callback)."""
-        context._msg_callback = self._on_message  # type: ignore[attr-defined]
+        """Attach the hook to ``context``: the C recorder when it works here (nothing runs in
+        Python during the handshake), else Python's ``_msg_callback``."""
+        self.recorder = "c" if self._prefer_c and recorder_problem() is None else "python"
+        if self.recorder == "c":
+            _tlsrecord.install(_context_control().pointer(context))  # type: ignore[union-attr]
+        else:
+            context._msg_callback = self._on_message  # type: ignore[attr-defined]
 
     def negotiated(self, ssl_sock: ssl.SSLSocket | ssl.SSLObject) -> NegotiatedTls:
         """The parameters ``ssl_sock`` negotiated, from the socket and the hooked messages."""
-        with self._lock:
-            transcript = self._connections.get(ssl_sock)
-            if transcript is None and len(self._connections) <= 1:
-                # A wrapper library may hand us another object for the same connection.
-                transcript = self._last
+        if self.recorder == "c":
+            transcript: _Transcript | None = _recorded_transcript(ssl_sock)
+        else:
+            with self._lock:
+                transcript = self._connections.get(ssl_sock)
+                if transcript is None and len(self._connections) <= 1:
+                    # A wrapper library may hand us another object for the same connection.
+                    transcript = self._last
         if transcript is None:
             raise ValueError("no handshake observed: install the observer before connecting")
         self._parse(transcript)
@@ -772,6 +790,69 @@ class HandshakeObserver:
             transcript.certificate_count = len(certificates)
             if certificates:
                 transcript.leaf_certificate_der = certificates[0]
+
+
+def _ssl_address(ssl_sock: ssl.SSLSocket | ssl.SSLObject) -> int:
+    """Address of the connection's ``SSL`` (CPython 3.11 ``PySSLSocket``: header, the socket
+    weakref, then ``SSL *``). Used only as a key among the connections the C recorder saw,
+    never dereferenced, so a different layout finds nothing instead of crashing."""
+    inner = getattr(ssl_sock, "_sslobj", None)
+    if inner is None:
+        return 0
+    offset = object.__basicsize__ + ctypes.sizeof(ctypes.c_void_p)
+    return ctypes.c_void_p.from_address(id(inner) + offset).value or 0
+
+
+def _recorded_transcript(ssl_sock: ssl.SSLSocket | ssl.SSLObject) -> _Transcript | None:
+    """A transcript of what the C recorder kept for this connection (parsed later)."""
+    recorded = _tlsrecord.messages(_ssl_address(ssl_sock))  # type: ignore[union-attr]
+    if recorded is None:
+        return None
+    transcript = _Transcript()
+    transcript.raw = [
+        ("write" if written else "read", _message_type(msg_type), data)
+        for written, msg_type, data in recorded
+    ]
+    return transcript
+
+
+def _message_type(value: int) -> Any:
+    """The enum Python's own hook hands over (for its name), or the number if unknown."""
+    try:
+        return ssl._TLSMessageType(value)  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return value
+
+
+@functools.cache
+def _context_control() -> OpenSslContextControl:
+    return OpenSslContextControl()
+
+
+@functools.cache
+def recorder_problem() -> str | None:
+    """Why the C handshake recorder cannot be used here (one line), or None when it works.
+
+    Checked once per process: the extension exists, runs the libssl Python's ``ssl`` runs,
+    and records the ClientHello of an in-memory connection made by this Python.
+    """
+    if _tlsrecord is None:
+        return "C extension _tlsrecord not built (install gcc, python3-dev, libssl-dev)"
+    if _tlsrecord.openssl_version_number() != ssl.OPENSSL_VERSION_NUMBER:
+        return "_tlsrecord runs another libssl than Python's ssl module"
+    try:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        _tlsrecord.install(_context_control().pointer(context))
+        connection = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO())
+        with contextlib.suppress(ssl.SSLWantReadError):
+            connection.do_handshake()  # writes the ClientHello, then waits for a server
+        recorded = _tlsrecord.messages(_ssl_address(connection))
+    except (OSError, RuntimeError, ValueError) as error:
+        return f"recorder self-test failed: {error}"
+    if not recorded or tuple(recorded[0][:2]) != (True, 1):
+        return "recorder self-test saw no ClientHello (unexpected ssl object layout)"
+    return None
 
 
 # Post-handshake messages: not part of the handshake's round trips.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import shutil
 import socket
 import ssl
 import threading
@@ -22,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from iotsecbench.errors import SpecError
+from iotsecbench.lab.capabilities import check_tls_recorder
 from iotsecbench.security.tls import (
     SERVER_NAME,
     HandshakeObserver,
@@ -33,8 +35,10 @@ from iotsecbench.security.tls import (
     handshake_operations,
     mosquitto_listener_lines,
     parse_profile,
+    recorder_problem,
     verify_negotiated,
 )
+from iotsecbench.security.tls import _tlsrecord as _tlsrecord
 
 TIMEOUT_S = 5
 
@@ -85,8 +89,10 @@ def handshake(
     profile: TlsProfile,
     configure_server: Callable[[ssl.SSLContext], None] = lambda context: None,
     client_certificate: bool = False,
+    recorder: str = "c",
 ) -> NegotiatedTls:
-    """One real handshake over loopback; the observer's report."""
+    """One real handshake over loopback; the observer's report (``recorder``: "c" uses the
+    C recorder where it works, "python" Python's ``_msg_callback``)."""
     cert_path, key_path = certificates[profile.certificate]
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_context.load_cert_chain(cert_path, key_path)
@@ -119,7 +125,7 @@ def handshake(
             client_cert=cert_path if client_certificate else None,
             client_key=key_path if client_certificate else None,
         )
-        observer = HandshakeObserver()
+        observer = HandshakeObserver(prefer_c=recorder == "c")
         observer.install(context)
         raw = socket.create_connection(listener.getsockname(), timeout=TIMEOUT_S)
         with context.wrap_socket(raw, server_hostname=SERVER_NAME) as tls:
@@ -390,3 +396,55 @@ def test_broker_gets_the_group_through_openssl_conf():
     assert broker_openssl_config(TlsProfile("1.3", None, "rsa2048")) is None
     assert client_groups(TlsProfile("1.2", None, "ecdsa-p256", group="x25519")) == "X25519:P-256"
     assert client_groups(TlsProfile("1.3", None, "ecdsa-p256", group="x25519")) == "X25519"
+
+
+# --- the C handshake recorder (security/_tlsrecord.c) -------------------------------------
+
+
+def test_recorder_is_used_wherever_it_can_be_built():
+    # Where the compiler and headers exist (CI: scripts/setup.sh installs them) the recorder
+    # must work, or every TLS CPU figure silently includes Python's hook again.
+    if (
+        not (shutil.which("cc") or shutil.which("gcc"))
+        or not Path("/usr/include/openssl/ssl.h").exists()
+    ):
+        pytest.skip("no C compiler or openssl/ssl.h: Python's _msg_callback is used")
+    assert recorder_problem() is None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    observer = HandshakeObserver()
+    observer.install(context)
+    assert observer.recorder == "c"
+    assert check_tls_recorder().ok
+
+
+needs_recorder = pytest.mark.skipif(recorder_problem() is not None, reason=f"{recorder_problem()}")
+
+
+@needs_recorder
+@pytest.mark.parametrize(
+    "profile",
+    [
+        TlsProfile(version="1.3", ciphers=None, certificate="rsa2048"),
+        TlsProfile(version="1.3", ciphers=None, certificate="rsa2048", mutual=True),
+        TlsProfile(version="1.2", ciphers="ECDHE-RSA-AES128-GCM-SHA256", certificate="rsa2048"),
+        TlsProfile(version="1.2", ciphers="AES128-GCM-SHA256", certificate="rsa2048"),
+    ],
+    ids=["tls13", "tls13-mutual", "tls12-ecdhe", "tls12-static-rsa"],
+)
+def test_c_recorder_reports_what_pythons_hook_reports(certificates, profile):
+    client_certificate = profile.mutual
+    # RSA signatures have one length, so two handshakes of one profile must be reported
+    # identically by both recorders, message by message.
+    from_c = handshake(certificates, profile, client_certificate=client_certificate, recorder="c")
+    from_python = handshake(
+        certificates, profile, client_certificate=client_certificate, recorder="python"
+    )
+    assert from_c.to_dict() == from_python.to_dict()
+    assert from_c.handshake_messages_received  # not trivially equal
+
+
+@needs_recorder
+def test_recorder_lookup_never_dereferences_an_unknown_address():
+    assert _tlsrecord is not None
+    assert _tlsrecord.messages(0) is None
+    assert _tlsrecord.messages(id(object())) is None  # some live, unrelated memory
