@@ -300,6 +300,7 @@ def environment() -> dict[str, Any]:
         "machine": platform.machine(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
+        "cpu_affinity": sorted(os.sched_getaffinity(0)),  # [n]: pinned (`--cpu n`)
         "pyca_openssl": backend.openssl_version_text(),
         "clock": "time.perf_counter_ns",
         "min_batch_ns": MIN_BATCH_NS,

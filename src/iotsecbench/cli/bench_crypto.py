@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -45,6 +46,15 @@ def crypto(
     plot: Annotated[
         Path | None, typer.Option(help="Write a PNG of seal cost per byte vs size (log-log).")
     ] = None,
+    cpu: Annotated[
+        int | None,
+        typer.Option(
+            help="Pin the measurement to this CPU. On virtual or shared machines the CPUs are "
+            "not equally fast at every moment (one vCPU ran 1.8-2x slower than the other for "
+            "seconds on the lab VM); pinned, every case runs on the same one. Default: not "
+            "pinned. The CPUs used are recorded in the JSON's environment either way."
+        ),
+    ] = None,
 ) -> None:
     """Measure every payload scheme's seal and open cost: median and quartiles of ns/message
     and ns/byte, throughput, key-establishment cost, expansion, peak heap, with the harness's
@@ -58,6 +68,14 @@ def crypto(
 
     if repetitions < 3:
         raise SpecError("--repetitions must be at least 3 (quartiles need samples)")
+    if cpu is not None:
+        allowed = sorted(os.sched_getaffinity(0))
+        if cpu not in allowed:
+            raise SpecError(
+                f"--cpu {cpu} is not a CPU this process may use; choose one of "
+                f"{', '.join(map(str, allowed))}"
+            )
+        os.sched_setaffinity(0, {cpu})
     names = [n for n in schemes.split(",") if n.strip()] if schemes else None
     console = Console(stderr=True)
     with console.status("measuring (warm-up, then timed batches per scheme and size)…"):

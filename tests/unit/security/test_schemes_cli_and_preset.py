@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from iotsecbench.security import scheme_names
 from iotsecbench.spec.load import load_spec
@@ -38,6 +39,7 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
     result = cli(
         "bench", "crypto", "--schemes", "aes128-gcm,x25519-chacha20-poly1305", "--sizes", "16,256",
         "--repetitions", "5", "--json", str(out_json), "--csv", str(out_csv), "--plot", str(plot),
+        "--cpu", str(max(os.sched_getaffinity(0))),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(out_json.read_text())
@@ -48,5 +50,8 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
     assert row["seal"]["q1_ns"] <= row["seal"]["median_ns"] <= row["seal"]["q3_ns"]
     assert set(data["key_establishment_ns"]) == {"psk", "x25519"}
     assert out_csv.read_text().count("\n") == 5 and plot.stat().st_size > 1000
+    assert data["environment"]["cpu_affinity"] == [max(os.sched_getaffinity(0))]
     bad = cli("bench", "crypto", "--schemes", "aes128-gmc")
     assert bad.returncode == 2 and "did you mean" in bad.stderr
+    no_such_cpu = cli("bench", "crypto", "--cpu", "4096")
+    assert no_such_cpu.returncode == 2 and "--cpu 4096 is not a CPU" in no_such_cpu.stderr
