@@ -76,3 +76,18 @@ def golden_results(tmp_path: Path) -> Path:
     shutil.copytree(GOLDEN, target, ignore=shutil.ignore_patterns("expected", "README.md"))
     assert rebuild(target) == 9
     return target
+
+
+def missing_c_build_tool(openssl_header: str) -> str | None:
+    """What is missing to build one of the C extensions (setup.py), or None: a C compiler,
+    this Python's ``Python.h`` and ``/usr/include/openssl/<openssl_header>``. Where nothing is
+    missing the extension must have been built, so tests can tell a silent fallback."""
+    import sysconfig
+
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        return "no C compiler"
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "no Python.h"
+    if not (Path("/usr/include/openssl") / openssl_header).exists():
+        return f"no openssl/{openssl_header}"
+    return None

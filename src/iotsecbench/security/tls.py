@@ -699,7 +699,7 @@ class HandshakeObserver:
         Python during the handshake), else Python's ``_msg_callback``."""
         self.recorder = "c" if self._prefer_c and recorder_problem() is None else "python"
         if self.recorder == "c":
-            _tlsrecord.install(_context_control().pointer(context))  # type: ignore[union-attr]
+            _tlsrecord.install(openssl_control().pointer(context))  # type: ignore[union-attr]
         else:
             context._msg_callback = self._on_message  # type: ignore[attr-defined]
 
@@ -825,11 +825,6 @@ def _message_type(value: int) -> Any:
 
 
 @functools.cache
-def _context_control() -> OpenSslContextControl:
-    return OpenSslContextControl()
-
-
-@functools.cache
 def recorder_problem() -> str | None:
     """Why the C handshake recorder cannot be used here (one line), or None when it works.
 
@@ -843,7 +838,7 @@ def recorder_problem() -> str | None:
     try:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-        _tlsrecord.install(_context_control().pointer(context))
+        _tlsrecord.install(openssl_control().pointer(context))
         connection = context.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO())
         with contextlib.suppress(ssl.SSLWantReadError):
             connection.do_handshake()  # writes the ClientHello, then waits for a server

@@ -7,16 +7,15 @@ tests/validation/test_vectors_aead.py (``aead_seal`` uses whichever backend is a
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 from cryptography.exceptions import InvalidTag
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import missing_c_build_tool
 
 from iotsecbench.lab.capabilities import check_native_aead
 from iotsecbench.security.schemes import (
@@ -41,20 +40,12 @@ EVP_SCHEMES = [
 SIZES = [0, 1, 15, 16, 17, 64, 255, 1000, 4096, 10240, 65536]
 
 
-def _build_tools_present() -> bool:
-    include = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    return (
-        bool(shutil.which("cc") or shutil.which("gcc"))
-        and include.exists()
-        and (Path("/usr/include/openssl/evp.h").exists())
-    )
-
-
 def test_extension_is_built_wherever_it_can_be():
     # A silent fallback would quietly change every AES-GCM figure: where the compiler and
     # headers exist (CI installs them through scripts/setup.sh), the build must have worked.
-    if not _build_tools_present():
-        pytest.skip("no C compiler, Python.h or openssl/evp.h here: the pyca fallback is used")
+    missing = missing_c_build_tool("evp.h")
+    if missing:
+        pytest.skip(f"{missing} here: the pyca fallback is used")
     assert evp.AVAILABLE, evp.MISSING_REASON
     assert evp.openssl_version().startswith("OpenSSL 3")
     assert check_native_aead().ok

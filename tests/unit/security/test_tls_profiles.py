@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import re
-import shutil
 import socket
 import ssl
 import threading
@@ -21,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
+from tests.conftest import missing_c_build_tool
 
 from iotsecbench.errors import SpecError
 from iotsecbench.lab.capabilities import check_tls_recorder
@@ -404,11 +404,9 @@ def test_broker_gets_the_group_through_openssl_conf():
 def test_recorder_is_used_wherever_it_can_be_built():
     # Where the compiler and headers exist (CI: scripts/setup.sh installs them) the recorder
     # must work, or every TLS CPU figure silently includes Python's hook again.
-    if (
-        not (shutil.which("cc") or shutil.which("gcc"))
-        or not Path("/usr/include/openssl/ssl.h").exists()
-    ):
-        pytest.skip("no C compiler or openssl/ssl.h: Python's _msg_callback is used")
+    missing = missing_c_build_tool("ssl.h")
+    if missing:
+        pytest.skip(f"{missing} here: Python's _msg_callback is used")
     assert recorder_problem() is None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     observer = HandshakeObserver()

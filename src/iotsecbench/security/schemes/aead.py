@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20
 
 from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
 from iotsecbench.security.schemes import evp
-from iotsecbench.security.schemes.base import MAX_SEQ, WIRE_VERSION, AeadScheme, DirectionKeys
+from iotsecbench.security.schemes.base import AeadScheme, DirectionKeys
 
 
 class CounterNonceAead(AeadScheme):
@@ -56,13 +56,10 @@ class CounterNonceAead(AeadScheme):
             return None
         return evp.framing(
             state,
-            version=WIRE_VERSION,
+            keys,
             scheme_id=self.scheme_id,
-            nonce_prefix=keys.nonce_prefix,
             nonce_bytes=self.counter_nonce_bytes,
-            aad_suffix=keys.session_id + keys.direction.encode("ascii"),
             first_seq=first_seq,
-            max_seq=MAX_SEQ,
             label=self.name,
         )
 

@@ -446,9 +446,11 @@ class PayloadScheme(ABC):
     def native_framing(self, state: Any, keys: DirectionKeys, first_seq: int) -> Any | None:
         """An object doing one direction's whole framing in C, or None (the default).
 
-        It has ``seal(plaintext)`` (exactly the bytes the Python path produces, raising
-        ``NonceExhaustedError`` when the counter is used up), ``open(message)`` (after the
-        Python ``Opener``'s header, length and replay checks) and ``next_seq``.
+        It has ``seal(plaintext)`` and ``next_seq`` (exactly the bytes the Python path
+        produces, raising ``NonceExhaustedError`` when the counter is used up), and
+        ``open(message)`` and ``window``: the whole receive path of ``Opener.open`` (length,
+        version and scheme-id checks, the replay window, authentication) with the same
+        errors, so the ``Sealer``/``Opener`` hand their calls straight to it.
         """
         return None
 

@@ -17,11 +17,15 @@ from typing import Any
 
 from iotsecbench.security.properties import Provenance
 from iotsecbench.security.schemes.base import (
+    MAX_SEQ,
+    WIRE_VERSION,
     AuthenticationError,
+    DirectionKeys,
     MalformedMessageError,
     NonceExhaustedError,
     OpenedMessage,
     ReplayError,
+    _aad_suffix,
 )
 
 try:
@@ -85,28 +89,20 @@ def is_aead(state: Any) -> bool:
 
 
 def framing(
-    state: Any,
-    *,
-    version: int,
-    scheme_id: int,
-    nonce_prefix: bytes,
-    nonce_bytes: int,
-    aad_suffix: bytes,
-    first_seq: int,
-    max_seq: int,
-    label: str,
+    state: Any, keys: DirectionKeys, *, scheme_id: int, nonce_bytes: int, first_seq: int, label: str
 ) -> Any:
-    """One direction's framing in C: ``seal(plaintext)`` and ``next_seq`` for a sealer,
-    ``open(message) -> OpenedMessage`` (length, header and replay checks included) and
-    ``window`` (``(highest, bitmap)`` or None) for an opener."""
+    """One direction's framing in C, with base.py's wire version, nonce layout and AAD:
+    ``seal(plaintext)`` and ``next_seq`` for a sealer, ``open(message) -> OpenedMessage``
+    (length, header and replay checks included) and ``window`` (``(highest, bitmap)`` or
+    None) for an opener."""
     return _evp.Framing(
         state,
-        version,
+        WIRE_VERSION,
         scheme_id,
-        nonce_prefix,
+        keys.nonce_prefix,
         nonce_bytes,
-        aad_suffix,
-        min(first_seq, max_seq),
-        first_seq > max_seq,  # exhausted: a sealer made with first_seq = 2**64 (tests)
+        _aad_suffix(keys),
+        min(first_seq, MAX_SEQ),
+        first_seq > MAX_SEQ,  # exhausted: a sealer made with first_seq = 2**64 (tests)
         label,
     )
