@@ -214,7 +214,7 @@ def _calibrate(call: Callable[[], object]) -> tuple[int, int]:
         batch *= 2 if elapsed * 4 > MIN_BATCH_NS else 8
 
 
-def _time_seal(
+def time_seal(
     seal: Callable[[bytes], bytes], plaintext: bytes, batch: int, count: int
 ) -> list[float]:
     """``count`` samples, each the mean of ``batch`` back-to-back seals (ns per call)."""
@@ -251,7 +251,7 @@ def measure_case(
         sealer.seal(plaintext)
     batch, per_call_ns = _calibrate(lambda: sealer.seal(plaintext))
     repetitions = max(MIN_REPETITIONS, min(repetitions, CASE_BUDGET_NS // (per_call_ns * batch)))
-    seal_values = _time_seal(sealer.seal, plaintext, batch, repetitions)
+    seal_values = time_seal(sealer.seal, plaintext, batch, repetitions)
 
     # Open: a fresh sequence of messages from a fresh sealer, opened in order by one opener,
     # as the receiver does (the replay window refuses to open a message twice).
