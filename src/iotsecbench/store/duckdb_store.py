@@ -9,7 +9,6 @@ can always restore the database from the record files (``../shared/RELIABILITY.m
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
@@ -396,8 +395,7 @@ class ResultsStore:
     ) -> None:
         action = f"writing run {run_id} to {self.path}"
         try:
-            connection.execute("BEGIN TRANSACTION")
-            try:
+            with migrations.transaction(connection):
                 for name in (*schema.PER_RUN_TABLES, "runs"):
                     connection.execute(f"DELETE FROM {name} WHERE run_id = ?", [run_id])
                 for name, data in table_data.items():
@@ -405,12 +403,6 @@ class ResultsStore:
                         _insert_arrow(connection, schema.TABLES[name], data)
                 # The runs row goes last: its presence is what marks the run as stored.
                 _insert_arrow(connection, schema.RUNS, run_data)
-                connection.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(duckdb.Error):
-                    connection.execute("ROLLBACK")
-                raise
-            connection.execute("CHECKPOINT")
         except duckdb.Error as error:
             raise _environment_error(error, action) from error
 
@@ -422,15 +414,8 @@ class ResultsStore:
         action: str,
     ) -> None:
         try:
-            connection.execute("BEGIN TRANSACTION")
-            try:
+            with migrations.transaction(connection):
                 _insert_arrow(connection, table, data)
-                connection.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(duckdb.Error):
-                    connection.execute("ROLLBACK")
-                raise
-            connection.execute("CHECKPOINT")
         except duckdb.Error as error:
             raise _environment_error(error, f"{action} in {self.path}") from error
 
@@ -561,8 +546,7 @@ def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
         created_by = metadata.version("iotsecbench")
     except metadata.PackageNotFoundError:
         created_by = "unknown"
-    connection.execute("BEGIN TRANSACTION")
-    try:
+    with migrations.transaction(connection):
         for table in schema.TABLES.values():
             connection.execute(table.ddl())
         connection.executemany(
@@ -573,12 +557,6 @@ def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
                 ["created_by", f"iotsecbench {created_by}"],
             ],
         )
-        connection.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            connection.execute("ROLLBACK")
-        raise
-    connection.execute("CHECKPOINT")
 
 
 def _upgrade_file(path: Path) -> None:

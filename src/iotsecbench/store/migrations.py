@@ -7,7 +7,8 @@ here and register it. Each step spells out its SQL, frozen as it was for that ve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 import duckdb
 
@@ -66,16 +67,26 @@ def upgrade(connection: duckdb.DuckDBPyConnection, version: int, where: str) -> 
     steps = steps_from(version, where)
     if not steps:
         return version
-    connection.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(connection):
         for target, step in steps:
             step(connection)
             connection.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(target)]
             )
+    return schema.SCHEMA_VERSION
+
+
+@contextlib.contextmanager
+def transaction(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The store's one way to write: BEGIN, the body, COMMIT, then CHECKPOINT. Any
+    exception in the body rolls back (a failing ROLLBACK does not hide the error that caused
+    it) and propagates."""
+    connection.execute("BEGIN TRANSACTION")
+    try:
+        yield
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):
+            connection.execute("ROLLBACK")
         raise
     connection.execute("CHECKPOINT")
-    return schema.SCHEMA_VERSION
