@@ -7,7 +7,6 @@ to them too — plus one on the connecting side, whose SYN occupies one byte of 
 
 from __future__ import annotations
 
-import datetime
 import re
 import shutil
 import socket
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from iotsecbench.lab.pki import create_certificates
 from iotsecbench.measure.tcpinfo import TcpInfo, read_tcp_info
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="needs Linux TCP_INFO")
@@ -132,42 +132,11 @@ def test_counters_and_rtt_agree_with_ss(connection: tuple[socket.socket, socket.
     assert int(reported["cwnd"]) == after.snd_cwnd
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    x509 = pytest.importorskip("cryptography.x509")
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
 def test_tls_socket_reports_record_bytes_of_the_underlying_tcp_connection(tmp_path: Path) -> None:
-    cert_path, key_path = _self_signed(tmp_path)
+    certificates = create_certificates(tmp_path, "ecdsa-p256")  # the lab's own PKI
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server_context.load_cert_chain(cert_path, key_path)
-    client_context = ssl.create_default_context(cafile=str(cert_path))
+    server_context.load_cert_chain(certificates.server_cert, certificates.server_key)
+    client_context = ssl.create_default_context(cafile=str(certificates.ca_file))
     payload_bytes = 50_000
     server_side: dict[str, TcpInfo | None] = {}
     client_has_read = threading.Event()
