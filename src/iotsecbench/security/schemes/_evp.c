@@ -23,8 +23,9 @@
  *
  * The GIL is held for the whole call: a call is a few microseconds, and holding it makes a
  * call atomic with respect to the Python objects it reads (a bytearray plaintext cannot
- * change half-way). Tag failures raise cryptography's InvalidTag, exactly what the pyca
- * backend raises, so the Python side maps both the same way.
+ * change half-way). Aead.decrypt raises cryptography's InvalidTag on a tag failure, exactly
+ * what the pyca backend raises; Framing.open raises base.py's AuthenticationError with that
+ * InvalidTag as its cause, as base.py's own mapping does.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -275,20 +276,11 @@ static PyObject *Aead_decrypt(AeadObject *self, PyObject *const *args, Py_ssize_
     return aead_call(self, args, nargs, 0);
 }
 
-static PyObject *Aead_get_tag_len(AeadObject *self, void *closure) {
-    return PyLong_FromLong(self->tag_len);
-}
-
 static PyMethodDef Aead_methods[] = {
     {"encrypt", (PyCFunction)(void (*)(void))Aead_encrypt, METH_FASTCALL,
      "encrypt(nonce, data, aad) -> ciphertext || tag"},
     {"decrypt", (PyCFunction)(void (*)(void))Aead_decrypt, METH_FASTCALL,
      "decrypt(nonce, data, aad) -> plaintext; raises InvalidTag"},
-    {NULL},
-};
-
-static PyGetSetDef Aead_getset[] = {
-    {"tag_len", (getter)Aead_get_tag_len, NULL, "tag length in bytes", NULL},
     {NULL},
 };
 
@@ -301,7 +293,6 @@ static PyTypeObject AeadType = {
     .tp_init = (initproc)Aead_init,
     .tp_dealloc = (destructor)Aead_dealloc,
     .tp_methods = Aead_methods,
-    .tp_getset = Aead_getset,
 };
 
 /* ---- Framing ---------------------------------------------------------------------------- */
