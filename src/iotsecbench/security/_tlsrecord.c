@@ -9,7 +9,7 @@
  * msg_callback is a C function that copies the handshake messages into a list attached to
  * the SSL object (a few microseconds); Python reads them after the handshake.
  *
- *   install(ssl_ctx_address)   SSL_CTX_set_msg_callback on a context tls.py located and
+ *   install(ssl_ctx_address)   SSL_CTX_set_msg_callback on a context tls/openssl.py located and
  *                              checked (OpenSslContextControl)
  *   messages(ssl_address)      [(written: bool, msg_type: int, message: bytes), ...] of a
  *                              connection, or None when nothing was recorded for it. The

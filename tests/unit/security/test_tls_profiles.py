@@ -38,7 +38,7 @@ from iotsecbench.security.tls import (
     recorder_problem,
     verify_negotiated,
 )
-from iotsecbench.security.tls import _tlsrecord as _tlsrecord
+from iotsecbench.security.tls.observe import _tlsrecord
 
 TIMEOUT_S = 5
 
