@@ -39,7 +39,7 @@ def main() -> None:
 
         return wrapper
 
-    pipeline.block_bootstrap_means = timed(bootstrap_module.block_bootstrap_means)
+    bootstrap_module.block_bootstrap_means = timed(bootstrap_module.block_bootstrap_means)
     pipeline.iid_bootstrap_difference = timed(bootstrap_module.iid_bootstrap_difference)
     results = []
     for _ in range(args.repeat):

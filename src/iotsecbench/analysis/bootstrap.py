@@ -38,6 +38,7 @@ References
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -222,6 +223,66 @@ def pooled_mean(runs: Sequence[np.ndarray]) -> float:
     return float(np.concatenate([np.asarray(r, dtype=float) for r in runs]).mean())
 
 
+class BlockBootstrap:
+    """Block-bootstrap comparisons of configurations, the one path every interval takes.
+
+    Each configuration's replicate means are drawn once per block length and reused in
+    every comparison it enters. With an int ``seed`` each configuration draws from its own
+    stream, derived from the seed and the configuration's ``key``, so a result does not
+    depend on which other comparisons were computed or in what order; with a ``Generator``
+    the draws consume that one stream in call order.
+    """
+
+    def __init__(self, method: BootstrapMethod = "moving", reps: int = 2000, seed: Seed = 0):
+        if method not in BOOTSTRAP_CLASSES:
+            raise ValueError(f"unknown bootstrap method {method!r}")
+        self.method, self.reps, self.seed = method, int(reps), seed
+        self._means: dict[tuple, np.ndarray] = {}
+
+    def means(self, key: tuple, runs: Sequence[np.ndarray], block_length: int) -> np.ndarray:
+        """Replicates of the pooled mean of ``runs`` (the configuration named by ``key``)."""
+        cache_key = (*key, int(block_length))
+        if cache_key not in self._means:
+            if isinstance(self.seed, np.random.Generator):
+                generator = self.seed
+            else:
+                generator = keyed_generator(self.seed, *cache_key, self.method)
+            self._means[cache_key] = block_bootstrap_means(
+                runs, block_length, self.method, self.reps, generator
+            )
+        return self._means[cache_key]
+
+    def difference(
+        self,
+        a: tuple[tuple, Sequence[np.ndarray]],
+        b: tuple[tuple, Sequence[np.ndarray]],
+        block_length: int,
+        level: float = 0.95,
+        label: str = "",
+    ) -> BootstrapDifference:
+        """Percentile interval of ``mean(a) − mean(b)``; ``a`` and ``b`` are ``(key, runs)``.
+
+        The percentile interval is used rather than BCa because arch's BCa acceleration
+        comes from an i.i.d. jackknife, which ignores the dependence.
+        """
+        (key_a, runs_a), (key_b, runs_b) = a, b
+        replicates = self.means(key_a, runs_a, block_length) - self.means(
+            key_b, runs_b, block_length
+        )
+        label = (
+            label
+            or f"{self.method}-block bootstrap percentile (b={block_length}, {self.reps} reps)"
+        )
+        return BootstrapDifference(
+            estimate=pooled_mean(runs_a) - pooled_mean(runs_b),
+            interval=percentile_interval(replicates, level, label),
+            replicates=replicates,
+            method=self.method,
+            block_length=int(block_length),
+            reps=self.reps,
+        )
+
+
 def block_bootstrap_difference(
     runs_a: Sequence[np.ndarray],
     runs_b: Sequence[np.ndarray],
@@ -231,11 +292,11 @@ def block_bootstrap_difference(
     level: float = 0.95,
     seed: Seed = 0,
 ) -> BootstrapDifference:
-    """Block-bootstrap percentile interval of ``mean(a) − mean(b)``.
+    """Block-bootstrap percentile interval of ``mean(a) − mean(b)`` for one pair.
 
     Each configuration is resampled independently, each of its runs on its own (see the
-    module notes); the percentile interval is used rather than BCa because arch's BCa
-    acceleration comes from an i.i.d. jackknife, which ignores the dependence.
+    module notes), through ``BlockBootstrap`` — the code the analysis uses — with one
+    stream (``seed``) consumed for ``a`` then ``b``.
 
     Parameters
     ----------
@@ -251,19 +312,15 @@ def block_bootstrap_difference(
     -------
     BootstrapDifference
     """
-    generator = as_generator(seed)
-    means_a = block_bootstrap_means(runs_a, block_length, method, reps, generator)
-    means_b = block_bootstrap_means(runs_b, block_length, method, reps, generator)
-    replicates = means_a - means_b
-    label = f"{method}-block bootstrap percentile (b={block_length}, {reps} reps)"
-    return BootstrapDifference(
-        estimate=pooled_mean(runs_a) - pooled_mean(runs_b),
-        interval=percentile_interval(replicates, level, label),
-        replicates=replicates,
-        method=method,
-        block_length=int(block_length),
-        reps=int(reps),
-    )
+    bootstrap = BlockBootstrap(method, reps, as_generator(seed))
+    return bootstrap.difference((("a",), runs_a), (("b",), runs_b), block_length, level)
+
+
+def keyed_generator(seed: int, *key: object) -> np.random.Generator:
+    """An independent stream for one resampled quantity, from the seed and a stable key
+    (CRC-32 of the key's text), so results do not depend on the order of computation."""
+    digest = zlib.crc32("/".join(map(str, key)).encode())
+    return np.random.default_rng([int(seed), digest])
 
 
 def iid_bootstrap_means(values: np.ndarray, reps: int, seed: Seed) -> np.ndarray:

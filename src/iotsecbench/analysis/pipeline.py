@@ -12,8 +12,6 @@ seq, latency_ms``.
 
 from __future__ import annotations
 
-import math
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +23,10 @@ from iotsecbench.analysis import checks
 from iotsecbench.analysis.battery import BatteryParameters, BatteryProjection, project_battery
 from iotsecbench.analysis.bootstrap import (
     BOOTSTRAP_CLASSES,
-    block_bootstrap_means,
+    BlockBootstrap,
     choose_block_length,
     iid_bootstrap_difference,
-    percentile_interval,
+    keyed_generator,
     pooled_mean,
 )
 from iotsecbench.analysis.changepoint import detect_change_points
@@ -156,12 +154,6 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> 
         raise DataError(f"{what} frame lacks column(s) {', '.join(missing)}")
 
 
-def _stream(seed: int, *key: object) -> np.random.Generator:
-    """Independent generator for one resampled quantity, from the seed and a stable key."""
-    digest = zlib.crc32("/".join(map(str, key)).encode())
-    return np.random.default_rng([int(seed), digest])
-
-
 def _order_configurations(names: Sequence[str], baseline: str | None) -> tuple[list[str], str]:
     ordered = list(dict.fromkeys(names))
     if baseline is None:
@@ -178,15 +170,172 @@ def _histogram(replicates: np.ndarray) -> dict[str, list[float]]:
     return {"counts": counts.tolist(), "edges": edges.tolist()}
 
 
-@dataclass
+def _majority(verdicts: Sequence[str]) -> str:
+    values, counts = np.unique(np.asarray(verdicts), return_counts=True)
+    best = counts.max()
+    winners = sorted(values[counts == best])
+    return str(winners[0]) if len(winners) == 1 else "inconclusive"
+
+
+# --- stage results -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
 class _Series:
-    """Runs of one configuration × device × metric, in time order (internal)."""
+    """Runs of one configuration × device × metric, in time order."""
 
     configuration: str
     device: str
     metric: str
-    runs: dict[Any, np.ndarray]
-    times: dict[Any, np.ndarray]
+    runs: Mapping[Any, np.ndarray]
+    times: Mapping[Any, np.ndarray]
+
+    @property
+    def subject(self) -> dict[str, str]:
+        return {"configuration": self.configuration, "device": self.device, "metric": self.metric}
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """Stage 1: the frames checked, ordered and split into series."""
+
+    configurations: tuple[str, ...]  # the baseline first
+    baseline: str
+    devices: tuple[str, ...]
+    current: tuple[_Series, ...]  # 1 Hz current per configuration × device
+    latency: tuple[_Series, ...]  # per-message latency per configuration
+
+    @property
+    def series(self) -> tuple[_Series, ...]:
+        return (*self.current, *self.latency)
+
+
+@dataclass(frozen=True)
+class _Diagnosis:
+    """Stage 2, per series: temporal diagnostics of every run and their aggregate record."""
+
+    series: _Series
+    record: Mapping[str, Any]  # a row of analysis.json's ``series`` table
+    per_run: tuple[Mapping[str, Any], ...]
+    steady: Mapping[Any, np.ndarray]  # values after the detected transient, per run
+    transients: Mapping[Any, int]  # index where the steady state starts, per run
+
+    @property
+    def k_c(self) -> int:
+        return int(self.record["k_c"])
+
+
+@dataclass(frozen=True)
+class _Description:
+    """Stage 3: descriptive statistics, CVs, per-minute means and per-run charge."""
+
+    descriptive: tuple[Mapping[str, Any], ...]
+    cv: tuple[Mapping[str, Any], ...]
+    per_minute: tuple[Mapping[str, Any], ...]
+    energy: Mapping[tuple[str, str], Mapping[Any, float]]  # (configuration, device) → run → mAh
+    durations: Mapping[tuple[str, str], Mapping[Any, float]]  # … → run → seconds
+    warnings: tuple[QualityWarning, ...]
+
+
+def analyze(
+    current: pd.DataFrame,
+    latency: pd.DataFrame | None = None,
+    properties: Mapping[str, Mapping[str, Any]] | None = None,
+    options: AnalysisOptions | None = None,
+) -> AnalysisResult:
+    """Run the full analysis, one stage after another.
+
+    Parameters
+    ----------
+    current : DataFrame
+        ``configuration, device, run, time_s, current_ma`` at any rate ≥ 1 Hz (aggregated to
+        1 Hz by the mean of the samples within each whole second).
+    latency : DataFrame, optional
+        ``configuration, run, seq, latency_ms``.
+    properties : mapping, optional
+        configuration → security properties (``SecurityProperties.to_dict()``), used by the
+        Pareto constraints and the ``security_score`` objective.
+    options : AnalysisOptions, optional
+
+    Returns
+    -------
+    AnalysisResult
+    """
+    options = options or AnalysisOptions()
+    inputs = _prepare(current, latency, options)
+    diagnoses = {
+        (s.configuration, s.device, s.metric): _diagnose(s, options) for s in inputs.series
+    }
+    description = _describe(inputs, diagnoses, options)
+    comparisons, block_warnings = _series_comparisons(inputs, diagnoses, options)
+    comparisons += _energy_comparisons(description.energy, inputs.configurations, options)
+    notes = [
+        "current aggregated to 1 Hz by the mean of the samples within each whole second",
+        "block bootstraps resample each run separately (no block crosses a run boundary); "
+        "intervals are conditional on the observed runs",
+    ]
+    pareto, pareto_notes = _pareto(inputs, description, properties, options)
+    hypotheses = evaluate_hypotheses(
+        comparisons,
+        pareto,
+        list(inputs.configurations),
+        inputs.baseline,
+        options.hypothesis_metric,
+        inputs.devices,
+    )
+    sensitivity, active = _regimes(inputs, diagnoses, description)
+    return AnalysisResult(
+        options=options,
+        configurations=inputs.configurations,
+        devices=inputs.devices,
+        baseline=inputs.baseline,
+        descriptive=description.descriptive,
+        cv=description.cv,
+        per_minute=description.per_minute,
+        series=tuple(plain(d.record) for d in diagnoses.values()),
+        cross_correlations=tuple(_cross_correlations(inputs.current, options)),
+        comparisons=tuple(comparisons),
+        pareto=pareto,
+        hypotheses=tuple(hypotheses),
+        sensitivity=tuple(sensitivity),
+        battery=tuple(project_battery(active, inputs.baseline, options.battery)),
+        warnings=(*description.warnings, *block_warnings),
+        notes=(*notes, *pareto_notes),
+    )
+
+
+def _prepare(
+    current: pd.DataFrame, latency: pd.DataFrame | None, options: AnalysisOptions
+) -> _Inputs:
+    """Stage 1: check the frames, order the configurations, aggregate to 1 Hz, split."""
+    _require_columns(current, CURRENT_COLUMNS, "current")
+    if current.empty:
+        raise DataError("the current frame is empty")
+    names = list(current["configuration"].astype(str))
+    if latency is not None:
+        _require_columns(latency, LATENCY_COLUMNS, "latency")
+        names += list(latency["configuration"].astype(str))
+    configurations, baseline = _order_configurations(names, options.baseline)
+    rank = {c: i for i, c in enumerate(configurations)}
+    one_hz = to_one_hertz(current.assign(configuration=current["configuration"].astype(str)))
+    current_series = sorted(
+        _collect(one_hz, "current_ma", "time_s", None),
+        key=lambda s: (rank[s.configuration], s.device),
+    )
+    latency_series: list[_Series] = []
+    if latency is not None and not latency.empty:
+        latency = latency.assign(configuration=latency["configuration"].astype(str))
+        latency_series = sorted(
+            _collect(latency, "latency_ms", "seq", LATENCY_DEVICE),
+            key=lambda s: rank[s.configuration],
+        )
+    return _Inputs(
+        configurations=tuple(configurations),
+        baseline=baseline,
+        devices=tuple(dict.fromkeys(one_hz["device"].astype(str))),
+        current=tuple(current_series),
+        latency=tuple(latency_series),
+    )
 
 
 def _collect(frame: pd.DataFrame, value: str, order: str, device: str | None) -> list[_Series]:
@@ -205,8 +354,8 @@ def _collect(frame: pd.DataFrame, value: str, order: str, device: str | None) ->
     return result
 
 
-def _diagnose(series: _Series, options: AnalysisOptions) -> tuple[dict, dict]:
-    """Per-run diagnostics and the aggregated series record (plus internals for later use)."""
+def _diagnose(series: _Series, options: AnalysisOptions) -> _Diagnosis:
+    """Stage 2: per-run diagnostics of one series and the aggregated series record."""
     per_run = []
     steady: dict[Any, np.ndarray] = {}
     transients: dict[Any, int] = {}
@@ -292,90 +441,27 @@ def _diagnose(series: _Series, options: AnalysisOptions) -> tuple[dict, dict]:
         "aggregation": "p-values: median over runs; k_c: maximum over runs; verdicts: majority",
         "runs": per_run,
     }
-    internals = {"steady": steady, "transients": transients, "per_run": per_run}
-    return record, internals
+    return _Diagnosis(series, record, tuple(per_run), steady, transients)
 
 
-def _majority(verdicts: Sequence[str]) -> str:
-    values, counts = np.unique(np.asarray(verdicts), return_counts=True)
-    best = counts.max()
-    winners = sorted(values[counts == best])
-    return str(winners[0]) if len(winners) == 1 else "inconclusive"
-
-
-def analyze(
-    current: pd.DataFrame,
-    latency: pd.DataFrame | None = None,
-    properties: Mapping[str, Mapping[str, Any]] | None = None,
-    options: AnalysisOptions | None = None,
-) -> AnalysisResult:
-    """Run the full analysis.
-
-    Parameters
-    ----------
-    current : DataFrame
-        ``configuration, device, run, time_s, current_ma`` at any rate ≥ 1 Hz (aggregated to
-        1 Hz by the mean of the samples within each whole second).
-    latency : DataFrame, optional
-        ``configuration, run, seq, latency_ms``.
-    properties : mapping, optional
-        configuration → security properties (``SecurityProperties.to_dict()``), used by the
-        Pareto constraints and the ``security_score`` objective.
-    options : AnalysisOptions, optional
-
-    Returns
-    -------
-    AnalysisResult
-    """
-    options = options or AnalysisOptions()
-    _require_columns(current, CURRENT_COLUMNS, "current")
-    if current.empty:
-        raise DataError("the current frame is empty")
-    names = list(current["configuration"].astype(str))
-    if latency is not None:
-        _require_columns(latency, LATENCY_COLUMNS, "latency")
-        names += list(latency["configuration"].astype(str))
-    configurations, baseline = _order_configurations(names, options.baseline)
-    rank = {c: i for i, c in enumerate(configurations)}
-    current = current.assign(configuration=current["configuration"].astype(str))
-    one_hz = to_one_hertz(current)
-    devices = tuple(dict.fromkeys(one_hz["device"].astype(str)))
-    current_series = sorted(
-        _collect(one_hz, "current_ma", "time_s", None),
-        key=lambda s: (rank[s.configuration], s.device),
-    )
-    latency_series: list[_Series] = []
-    if latency is not None and not latency.empty:
-        latency = latency.assign(configuration=latency["configuration"].astype(str))
-        latency_series = sorted(
-            _collect(latency, "latency_ms", "seq", LATENCY_DEVICE),
-            key=lambda s: rank[s.configuration],
-        )
-
-    warnings: list[QualityWarning] = []
-    notes: list[str] = [
-        "current aggregated to 1 Hz by the mean of the samples within each whole second",
-        "block bootstraps resample each run separately (no block crosses a run boundary); "
-        "intervals are conditional on the observed runs",
-    ]
-    series_records: list[dict] = []
-    internals: dict[tuple[str, str, str], dict] = {}
-    for s in [*current_series, *latency_series]:
-        record, extra = _diagnose(s, options)
-        series_records.append(record)
-        internals[(s.configuration, s.device, s.metric)] = {**extra, "series": s, "record": record}
-
-    # --- descriptive, CV, per-minute ----------------------------------------------------
+def _describe(
+    inputs: _Inputs,
+    diagnoses: Mapping[tuple[str, str, str], _Diagnosis],
+    options: AnalysisOptions,
+) -> _Description:
+    """Stage 3: descriptive statistics (whole and steady state), CVs, per-minute means, the
+    per-run charge of every current series, and the quality warnings these raise."""
     descriptive: list[dict] = []
     cv_rows: list[dict] = []
     per_minute: list[dict] = []
     energy: dict[tuple[str, str], dict[Any, float]] = {}
     durations: dict[tuple[str, str], dict[Any, float]] = {}
-    for s in [*current_series, *latency_series]:
-        info = internals[(s.configuration, s.device, s.metric)]
-        subject = {"configuration": s.configuration, "device": s.device, "metric": s.metric}
+    warnings: list[QualityWarning] = []
+    for s in inputs.series:
+        diagnosis = diagnoses[(s.configuration, s.device, s.metric)]
+        subject = s.subject
         pooled = np.concatenate(list(s.runs.values()))
-        steady = np.concatenate(list(info["steady"].values()))
+        steady = np.concatenate(list(diagnosis.steady.values()))
         for regime, values in (("whole", pooled), ("steady-state", steady)):
             descriptive.append(
                 {
@@ -386,7 +472,7 @@ def analyze(
                 }
             )
         run_means = [float(v.mean()) for v in s.runs.values()]
-        segment_cvs = [r["segment_cv"] for r in info["per_run"]]
+        segment_cvs = [r["segment_cv"] for r in diagnosis.per_run]
         cv_across = coefficient_of_variation(run_means)
         cv_rows.append(
             {
@@ -404,11 +490,11 @@ def analyze(
             warnings += checks.check_outliers(run_means, {**subject, "level": "run means"}, 0.0)
         warnings += checks.check_outliers(steady, {**subject, "level": "steady-state values"})
         warnings += checks.check_stationarity(
-            [r["steady_state_stationarity"].verdict for r in info["per_run"]],
-            [r["steady_state_stationarity"].kpss.rejects() for r in info["per_run"]],
+            [r["steady_state_stationarity"].verdict for r in diagnosis.per_run],
+            [r["steady_state_stationarity"].kpss.rejects() for r in diagnosis.per_run],
             subject,
         )
-        if info["record"]["k_c_censored"]:
+        if diagnosis.record["k_c_censored"]:
             warnings.append(
                 QualityWarning(
                     checks.WarningKind.CENSORED_CORRELATION_LENGTH,
@@ -446,51 +532,190 @@ def analyze(
         cv_rows.append(
             {**subject, "cv_across_runs": coefficient_of_variation(values), "run_means": values}
         )
-
-    # --- comparisons ---------------------------------------------------------------------
-    comparisons = _comparisons(
-        current_series, latency_series, internals, energy, configurations, options, warnings
+    return _Description(
+        tuple(descriptive), tuple(cv_rows), tuple(per_minute), energy, durations, tuple(warnings)
     )
 
-    # --- Pareto --------------------------------------------------------------------------
-    objective_values: dict[str, dict[str, float]] = {c: {} for c in configurations}
-    for (configuration, _device), by_run in energy.items():
+
+def _series_comparisons(
+    inputs: _Inputs,
+    diagnoses: Mapping[tuple[str, str, str], _Diagnosis],
+    options: AnalysisOptions,
+) -> tuple[list[Comparison], list[QualityWarning]]:
+    """Stage 4a: every pair of configurations per metric and device (a later in the order
+    than b, so the baseline is always b), by the block bootstrap, with the block-length
+    warnings (once per configuration and block length)."""
+    by_key: dict[tuple[str, str], dict[str, _Series]] = {}
+    for s in inputs.series:
+        by_key.setdefault((s.metric, s.device), {})[s.configuration] = s
+    bootstrap = BlockBootstrap(options.bootstrap, options.reps, options.seed)  # type: ignore[arg-type]
+    result: list[Comparison] = []
+    warnings: list[QualityWarning] = []
+    warned: set[tuple] = set()
+    for (metric, device), by_config in by_key.items():
+        present = [c for c in inputs.configurations if c in by_config]
+        for j, b in enumerate(present):
+            for a in present[j + 1 :]:
+                sa, sb = by_config[a], by_config[b]
+                runs_a, runs_b = list(sa.runs.values()), list(sb.runs.values())
+                k_c = {name: diagnoses[(name, device, metric)].k_c for name in (a, b)}
+                choice = choose_block_length(
+                    [*runs_a, *runs_b],
+                    options.block_length,
+                    options.bootstrap,
+                    max(k_c.values()),  # type: ignore[arg-type]
+                )
+                b_len = choice.block_length
+                for name, runs in ((a, runs_a), (b, runs_b)):
+                    if (metric, device, name, b_len) not in warned:
+                        warned.add((metric, device, name, b_len))
+                        warnings += checks.check_block_length(
+                            b_len,
+                            k_c[name],
+                            min(len(r) for r in runs),
+                            {"configuration": name, "device": device, "metric": metric},
+                        )
+                label = (
+                    f"{options.bootstrap}-block bootstrap percentile "
+                    f"(b={b_len} [{choice.rule}], {options.reps} reps, runs resampled separately)"
+                )
+                boot = bootstrap.difference(
+                    ((metric, device, a), runs_a),
+                    ((metric, device, b), runs_b),
+                    b_len,
+                    options.level,
+                    label,
+                )
+                pooled_a, pooled_b = np.concatenate(runs_a), np.concatenate(runs_b)
+                effect = cohens_d(pooled_a, pooled_b)
+                mean_a, mean_b = float(pooled_a.mean()), float(pooled_b.mean())
+                result.append(
+                    Comparison(
+                        metric=metric,
+                        device=device,
+                        a=a,
+                        b=b,
+                        mean_a=mean_a,
+                        mean_b=mean_b,
+                        difference=mean_a - mean_b,
+                        ci_low=boot.interval.low,
+                        ci_high=boot.interval.high,
+                        level=options.level,
+                        significant=boot.significant,
+                        cohens_d=effect.d,
+                        effect=effect.label,
+                        method=options.bootstrap,
+                        block_length=b_len,
+                        reps=options.reps,
+                        n_a=int(pooled_a.size),
+                        n_b=int(pooled_b.size),
+                        interval_method=label,
+                        replicate_histogram=_histogram(boot.replicates),
+                    )
+                )
+    return result, warnings
+
+
+def _energy_comparisons(
+    energy: Mapping[tuple[str, str], Mapping[Any, float]],
+    configurations: Sequence[str],
+    options: AnalysisOptions,
+) -> list[Comparison]:
+    """Stage 4b: per-run cumulative charge, runs being the independent units (i.i.d.
+    bootstrap over runs; pairs with fewer than two runs on a side are skipped)."""
+    result = []
+    for device in dict.fromkeys(device for _, device in energy):
+        present = [c for c in configurations if (c, device) in energy]
+        for j, b in enumerate(present):
+            for a in present[j + 1 :]:
+                va = np.array(list(energy[(a, device)].values()))
+                vb = np.array(list(energy[(b, device)].values()))
+                if va.size < 2 or vb.size < 2:
+                    continue
+                boot = iid_bootstrap_difference(
+                    va,
+                    vb,
+                    options.reps,
+                    options.level,
+                    keyed_generator(options.seed, "energy_mah", device, a, b),
+                )
+                effect = cohens_d(va, vb)
+                result.append(
+                    Comparison(
+                        metric="energy_mah",
+                        device=device,
+                        a=a,
+                        b=b,
+                        mean_a=float(va.mean()),
+                        mean_b=float(vb.mean()),
+                        difference=boot.estimate,
+                        ci_low=boot.interval.low,
+                        ci_high=boot.interval.high,
+                        level=options.level,
+                        significant=boot.significant,
+                        cohens_d=effect.d,
+                        effect=effect.label,
+                        method="iid-runs",
+                        block_length=None,
+                        reps=options.reps,
+                        n_a=int(va.size),
+                        n_b=int(vb.size),
+                        interval_method=boot.interval.method,
+                        replicate_histogram=_histogram(boot.replicates),
+                    )
+                )
+    return result
+
+
+def _pareto(
+    inputs: _Inputs,
+    description: _Description,
+    properties: Mapping[str, Mapping[str, Any]] | None,
+    options: AnalysisOptions,
+) -> tuple[ParetoResult | None, list[str]]:
+    """Stage 5: the Pareto front over the objectives that have data, and notes on it."""
+    notes = []
+    objective_values: dict[str, dict[str, float]] = {c: {} for c in inputs.configurations}
+    for (configuration, _device), by_run in description.energy.items():
         row = objective_values[configuration]
         row["energy_mah"] = row.get("energy_mah", 0.0) + float(np.mean(list(by_run.values())))
-    for s in latency_series:
+    for s in inputs.latency:
         objective_values[s.configuration]["latency_ms"] = pooled_mean(list(s.runs.values()))
     objectives = dict(options.objectives)
     available = {k for row in objective_values.values() for k in row}
     if properties:
         available.add("security_score")
-    dropped = [o for o in objectives if o not in available]
-    for o in dropped:
-        objectives.pop(o)
-        notes.append(f"Pareto objective {o!r} dropped: no data for it")
+    for objective in [o for o in objectives if o not in available]:
+        objectives.pop(objective)
+        notes.append(f"Pareto objective {objective!r} dropped: no data for it")
     pareto = (
         pareto_analysis(objective_values, objectives, properties, options.constraints)
         if objectives
         else None
     )
     notes.append("Pareto energy_mah = sum over devices of the mean per-run cumulative charge")
+    return pareto, notes
 
-    # --- hypotheses ----------------------------------------------------------------------
-    hypotheses = evaluate_hypotheses(
-        comparisons, pareto, configurations, baseline, options.hypothesis_metric, devices
-    )
 
-    # --- sensitivity and battery -------------------------------------------------------
+def _regimes(
+    inputs: _Inputs,
+    diagnoses: Mapping[tuple[str, str, str], _Diagnosis],
+    description: _Description,
+) -> tuple[list[SensitivityResult], dict[tuple[str, str], float]]:
+    """Stage 6: the transient and steady-state regimes of every current series (energy
+    sensitivity per device) and each configuration's mean active current (mA), which the
+    battery projection reads."""
     sensitivity = []
     active: dict[tuple[str, str], float] = {}
-    for device in devices:
+    for device in inputs.devices:
         regimes = {}
-        for s in current_series:
+        for s in inputs.current:
             if s.device != device:
                 continue
-            info = internals[(s.configuration, s.device, s.metric)]
+            transients = diagnoses[(s.configuration, s.device, s.metric)].transients
             durations_s, transient_s, transient_ma, steady_ma = [], [], [], []
             for run, values in s.runs.items():
-                end = info["transients"][run]
+                end = transients[run]
                 durations_s.append(values.size)
                 transient_s.append(end)
                 transient_ma.append(float(values[:end].mean()) if end else 0.0)
@@ -501,31 +726,13 @@ def analyze(
                 float(np.mean(transient_ma)),
                 float(np.mean(steady_ma)),
             )
-            active[(s.configuration, device)] = sum(energy[(s.configuration, device)].values()) / (
-                sum(durations[(s.configuration, device)].values()) / 3600.0
-            )
+            key = (s.configuration, device)
+            charge_mah = sum(description.energy[key].values())
+            hours = sum(description.durations[key].values()) / 3600.0
+            active[key] = charge_mah / hours
         if len(regimes) >= 2:
             sensitivity.append(energy_sensitivity(regimes, device))
-    battery = project_battery(active, baseline, options.battery)
-
-    return AnalysisResult(
-        options=options,
-        configurations=tuple(configurations),
-        devices=devices,
-        baseline=baseline,
-        descriptive=tuple(descriptive),
-        cv=tuple(cv_rows),
-        per_minute=tuple(per_minute),
-        series=tuple(plain(r) for r in series_records),
-        cross_correlations=tuple(_cross_correlations(current_series, options)),
-        comparisons=tuple(comparisons),
-        pareto=pareto,
-        hypotheses=tuple(hypotheses),
-        sensitivity=tuple(sensitivity),
-        battery=tuple(battery),
-        warnings=tuple(warnings),
-        notes=tuple(notes),
-    )
+    return sensitivity, active
 
 
 def _cross_correlations(current_series: Sequence[_Series], options: AnalysisOptions) -> list[dict]:
@@ -570,143 +777,3 @@ def _cross_correlations(current_series: Sequence[_Series], options: AnalysisOpti
             }
         )
     return rows
-
-
-def _comparisons(
-    current_series: Sequence[_Series],
-    latency_series: Sequence[_Series],
-    internals: Mapping[tuple[str, str, str], dict],
-    energy: Mapping[tuple[str, str], Mapping[Any, float]],
-    configurations: Sequence[str],
-    options: AnalysisOptions,
-    warnings: list[QualityWarning],
-) -> list[Comparison]:
-    """Every pair (a later in the order than b, so the baseline is always b)."""
-    by_key: dict[tuple[str, str], dict[str, _Series]] = {}
-    for s in [*current_series, *latency_series]:
-        by_key.setdefault((s.metric, s.device), {})[s.configuration] = s
-    cache: dict[tuple, np.ndarray] = {}
-    result: list[Comparison] = []
-    block_warned: set[tuple] = set()
-    for (metric, device), by_config in by_key.items():
-        present = [c for c in configurations if c in by_config]
-        for j, b in enumerate(present):
-            for a in present[j + 1 :]:
-                sa, sb = by_config[a], by_config[b]
-                runs_a, runs_b = list(sa.runs.values()), list(sb.runs.values())
-                k_c = max(
-                    internals[(a, device, metric)]["record"]["k_c"],
-                    internals[(b, device, metric)]["record"]["k_c"],
-                )
-                choice = choose_block_length(
-                    [*runs_a, *runs_b],
-                    options.block_length,
-                    options.bootstrap,
-                    k_c,  # type: ignore[arg-type]
-                )
-                b_len = choice.block_length
-                means = {}
-                for name, runs in ((a, runs_a), (b, runs_b)):
-                    key = (metric, device, name, b_len)
-                    if key not in cache:
-                        cache[key] = block_bootstrap_means(
-                            runs,
-                            b_len,
-                            options.bootstrap,
-                            options.reps,  # type: ignore[arg-type]
-                            _stream(options.seed, *key, options.bootstrap),
-                        )
-                    means[name] = cache[key]
-                    shortest = min(len(r) for r in runs)
-                    wkey = (metric, device, name, b_len)
-                    if wkey not in block_warned:
-                        block_warned.add(wkey)
-                        warnings.extend(
-                            checks.check_block_length(
-                                b_len,
-                                internals[(name, device, metric)]["record"]["k_c"],
-                                shortest,
-                                {"configuration": name, "device": device, "metric": metric},
-                            )
-                        )
-                replicates = means[a] - means[b]
-                label = (
-                    f"{options.bootstrap}-block bootstrap percentile "
-                    f"(b={b_len} [{choice.rule}], {options.reps} reps, runs resampled separately)"
-                )
-                interval = percentile_interval(replicates, options.level, label)
-                pooled_a, pooled_b = np.concatenate(runs_a), np.concatenate(runs_b)
-                effect = cohens_d(pooled_a, pooled_b)
-                mean_a, mean_b = float(pooled_a.mean()), float(pooled_b.mean())
-                result.append(
-                    Comparison(
-                        metric=metric,
-                        device=device,
-                        a=a,
-                        b=b,
-                        mean_a=mean_a,
-                        mean_b=mean_b,
-                        difference=mean_a - mean_b,
-                        ci_low=interval.low,
-                        ci_high=interval.high,
-                        level=options.level,
-                        significant=interval.excludes_zero(),
-                        cohens_d=effect.d,
-                        effect=effect.label,
-                        method=options.bootstrap,
-                        block_length=b_len,
-                        reps=options.reps,
-                        n_a=int(pooled_a.size),
-                        n_b=int(pooled_b.size),
-                        interval_method=label,
-                        replicate_histogram=_histogram(replicates),
-                    )
-                )
-    # per-run cumulative energy: runs are the independent units
-    devices = list(dict.fromkeys(device for _, device in energy))
-    for device in devices:
-        present = [c for c in configurations if (c, device) in energy]
-        for j, b in enumerate(present):
-            for a in present[j + 1 :]:
-                va = np.array(list(energy[(a, device)].values()))
-                vb = np.array(list(energy[(b, device)].values()))
-                if va.size < 2 or vb.size < 2:
-                    continue
-                boot = iid_bootstrap_difference(
-                    va,
-                    vb,
-                    options.reps,
-                    options.level,
-                    _stream(options.seed, "energy_mah", device, a, b),
-                )
-                effect = cohens_d(va, vb)
-                result.append(
-                    Comparison(
-                        metric="energy_mah",
-                        device=device,
-                        a=a,
-                        b=b,
-                        mean_a=float(va.mean()),
-                        mean_b=float(vb.mean()),
-                        difference=boot.estimate,
-                        ci_low=boot.interval.low,
-                        ci_high=boot.interval.high,
-                        level=options.level,
-                        significant=boot.significant,
-                        cohens_d=effect.d,
-                        effect=effect.label,
-                        method="iid-runs",
-                        block_length=None,
-                        reps=options.reps,
-                        n_a=int(va.size),
-                        n_b=int(vb.size),
-                        interval_method=boot.interval.method,
-                        replicate_histogram=_histogram(boot.replicates),
-                    )
-                )
-    return result
-
-
-def block_count(run_length: int, block_length: int) -> float:
-    """How many blocks of ``block_length`` fit in a run."""
-    return run_length / block_length if block_length else math.inf
