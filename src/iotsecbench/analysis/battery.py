@@ -1,23 +1,35 @@
-"""Battery-life projection from measured (or modelled) average current.
+"""Battery and duty-cycle arithmetic, and the battery-life projection of an analysis.
 
-Formulas from ``DEVICE-FACTS.md`` §0 (AESTECHNO battery-life estimator):
-``t[h] = C_eff / (I_avg + I_sd)``, ``C_eff = C_rated·η_usable``,
-``I_sd = C_eff·(sd%/100)/730.485 h`` (730.485 h = mean month); the duty-cycle model
-``I_avg = D·I_active + (1−D)·I_sleep`` (the `stability` study).
+The one home of these formulas (DEVICE-FACTS §0, AESTECHNO battery-life estimator):
+
+* effective capacity  ``C_eff = C_rated · η_usable``
+* self-discharge as a current  ``I_sd = C_eff · (sd % / 100) / 730.485 h`` (mean month)
+* life  ``t[h] = C_eff / (I_avg + I_sd)``
+* duty cycle  ``I_avg = D · I_active + (1 − D) · I_sleep`` (the `stability` study)
+* regulator  ``I_batt = I_load · V_load / (V_batt · η_reg)``
+* energy  ``E = Σ V · I_k · Δt_k``
 
 References
 ----------
 .. [1] AESTECHNO, Battery life estimator FAQ, https://www.aestechno.com/en/tools/battery-life/
+.. [2] Regulated loads: https://codingace.net/electrical/digikey_battery_life.html
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from iotsecbench.analysis.results import Record
 
-HOURS_PER_MONTH = 730.485  # mean month (365.2425 d / 12 × 24 h)
+HOURS_PER_MONTH = 730.485  # 365.2425 days · 24 h / 12, as in the AESTECHNO estimator
+# Default self-discharge: lithium cells lose 1–3 %/month (AESTECHNO FAQ); 2 % is the midpoint.
+DEFAULT_SELF_DISCHARGE_PCT_PER_MONTH = 2.0
+# Default usable fraction of rated capacity: AESTECHNO suggests 80–90 % is realistic.
+DEFAULT_USABLE_FRACTION = 0.85
 
 
 @dataclass(frozen=True)
@@ -25,8 +37,8 @@ class BatteryParameters(Record):
     """Battery and duty-cycle assumptions."""
 
     capacity_mah: float = 2000.0  # rated capacity C_rated
-    usable_fraction: float = 0.85  # η_usable (AESTECHNO suggests 0.80–0.90)
-    self_discharge_percent_per_month: float = 2.0  # sd% (Li-ion ~2–3 %/month at 25 °C)
+    usable_fraction: float = DEFAULT_USABLE_FRACTION  # η_usable
+    self_discharge_percent_per_month: float = DEFAULT_SELF_DISCHARGE_PCT_PER_MONTH  # sd%
     sleep_current_ma: float = 0.01  # I_sleep: ESP32 deep sleep with RTC timer, 10 µA (datasheet)
     duty_cycles: tuple[float, ...] = (1.0, 0.1, 0.01)  # D values projected
 
@@ -41,24 +53,55 @@ class BatteryParameters(Record):
             raise ValueError("duty cycles must lie in (0, 1]")
 
 
-def duty_cycle_current(duty: float, active_ma: float, sleep_ma: float) -> float:
-    """``I_avg = D·I_active + (1−D)·I_sleep`` in mA."""
-    if not 0 <= duty <= 1:
-        raise ValueError(f"duty cycle must lie in [0, 1], got {duty}")
-    return duty * active_ma + (1.0 - duty) * sleep_ma
-
-
 def battery_life_hours(
-    average_current_ma: float,
     capacity_mah: float,
-    usable_fraction: float = 0.85,
-    self_discharge_percent_per_month: float = 0.0,
+    average_current_ma: float,
+    usable_fraction: float = DEFAULT_USABLE_FRACTION,
+    self_discharge_pct_per_month: float = DEFAULT_SELF_DISCHARGE_PCT_PER_MONTH,
 ) -> float:
-    """``C_eff / (I_avg + I_sd)`` in hours (DEVICE-FACTS §0)."""
-    effective = capacity_mah * usable_fraction
-    self_discharge_ma = effective * (self_discharge_percent_per_month / 100.0) / HOURS_PER_MONTH
-    drain = average_current_ma + self_discharge_ma
-    return float("inf") if drain <= 0 else effective / drain
+    """Hours a battery lasts at a constant average current, self-discharge included."""
+    if capacity_mah <= 0:
+        raise ValueError(f"capacity_mah must be > 0, got {capacity_mah}")
+    if not 0 < usable_fraction <= 1:
+        raise ValueError(f"usable_fraction must be in (0, 1], got {usable_fraction}")
+    if average_current_ma < 0 or self_discharge_pct_per_month < 0:
+        raise ValueError("average_current_ma and self_discharge_pct_per_month must be >= 0")
+    effective_mah = capacity_mah * usable_fraction
+    self_discharge_ma = effective_mah * (self_discharge_pct_per_month / 100.0) / HOURS_PER_MONTH
+    total_ma = average_current_ma + self_discharge_ma
+    if total_ma == 0:
+        return float("inf")
+    return effective_mah / total_ma
+
+
+def duty_cycle_current(d: ArrayLike, i_active: ArrayLike, i_sleep: ArrayLike) -> ArrayLike:
+    """Average current when active a fraction ``d`` (0..1) of the time (unit of the inputs)."""
+    duty = np.asarray(d, dtype=np.float64)
+    if np.any((duty < 0) | (duty > 1)):
+        raise ValueError(f"duty cycle d must be within [0, 1], got {d}")
+    result = duty * np.asarray(i_active, dtype=np.float64) + (1.0 - duty) * np.asarray(
+        i_sleep, dtype=np.float64
+    )
+    return float(result) if result.ndim == 0 else result
+
+
+def battery_current_ma(
+    load_current_ma: float,
+    load_voltage_v: float,
+    battery_voltage_v: float,
+    regulator_efficiency: float = 1.0,
+) -> float:
+    """Current drawn from the battery by a regulated load: I_load·V_load / (V_batt·η_reg)."""
+    if battery_voltage_v <= 0 or not 0 < regulator_efficiency <= 1:
+        raise ValueError("battery_voltage_v must be > 0 and regulator_efficiency in (0, 1]")
+    return load_current_ma * load_voltage_v / (battery_voltage_v * regulator_efficiency)
+
+
+def cumulative_energy_j(current_ma: ArrayLike, dt_s: ArrayLike, voltage_v: float) -> np.ndarray:
+    """Running energy in joules: Σ V·I_k·Δt_k, I in mA (``dt_s``: one or one per sample)."""
+    current = np.asarray(current_ma, dtype=np.float64)
+    durations = np.broadcast_to(np.asarray(dt_s, dtype=np.float64), current.shape)
+    return np.cumsum(voltage_v * current * 1e-3 * durations)
 
 
 @dataclass(frozen=True)
@@ -107,8 +150,8 @@ def project_battery(
         for duty in parameters.duty_cycles:
             average = duty_cycle_current(duty, current, parameters.sleep_current_ma)
             hours = battery_life_hours(
-                average,
                 parameters.capacity_mah,
+                average,
                 parameters.usable_fraction,
                 parameters.self_discharge_percent_per_month,
             )
@@ -116,8 +159,8 @@ def project_battery(
             relative = float("nan")
             if base_current is not None:
                 base_hours = battery_life_hours(
-                    duty_cycle_current(duty, base_current, parameters.sleep_current_ma),
                     parameters.capacity_mah,
+                    duty_cycle_current(duty, base_current, parameters.sleep_current_ma),
                     parameters.usable_fraction,
                     parameters.self_discharge_percent_per_month,
                 )
@@ -135,9 +178,3 @@ def project_battery(
                 )
             )
     return projections
-
-
-def active_current_from_energy(energy_mah: Sequence[float], duration_s: Sequence[float]) -> float:
-    """Mean active current (mA) from per-run charge and durations: ``Σ E / (Σ T / 3600)``."""
-    total_hours = sum(duration_s) / 3600.0
-    return float(sum(energy_mah) / total_hours) if total_hours > 0 else float("nan")

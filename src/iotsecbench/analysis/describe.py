@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from iotsecbench.analysis.results import Record
@@ -160,11 +161,15 @@ def to_one_hertz(frame: pd.DataFrame, value: str = "current_ma") -> pd.DataFrame
     return grouped
 
 
-def cumulative_mah(current_ma: np.ndarray | Sequence[float], dt_s: float = 1.0) -> np.ndarray:
-    """Cumulative charge ``E(t) = Σ I_k·Δt / 3600`` in mAh (DEVICE-FACTS §0)."""
-    if dt_s <= 0:
+def cumulative_mah(current_ma: ArrayLike, dt_s: ArrayLike = 1.0) -> np.ndarray:
+    """Running charge ``E(t) = Σ I_k[mA]·Δt_k[s] / 3600`` in mAh (DEVICE-FACTS §0): the one
+    place it is computed. ``dt_s`` is one window length for all samples (1 at 1 Hz, 0.1 at
+    10 Hz) or one per sample (``energy.model.ModelledCurrent.window_s``)."""
+    current = np.asarray(current_ma, dtype=float)
+    durations = np.broadcast_to(np.asarray(dt_s, dtype=float), current.shape)
+    if np.any(durations <= 0):
         raise ValueError(f"dt_s must be positive, got {dt_s}")
-    return np.cumsum(np.asarray(current_ma, dtype=float)) * dt_s / SECONDS_PER_HOUR
+    return np.cumsum(current * durations) / SECONDS_PER_HOUR
 
 
 def run_energy_mah(current_ma: np.ndarray | Sequence[float], dt_s: float = 1.0) -> float:

@@ -177,11 +177,3 @@ def evaluate_hypotheses(
             if h is not None:
                 result.append(h)
     return result
-
-
-def verdict_counts(hypotheses: Sequence[Hypothesis]) -> Mapping[str, int]:
-    """Number of hypotheses per verdict."""
-    counts: dict[str, int] = {}
-    for h in hypotheses:
-        counts[h.verdict] = counts.get(h.verdict, 0) + 1
-    return counts

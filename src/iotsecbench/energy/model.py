@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.errors import DataError
 
-__all__ = ["MODEL_VERSION", "ModelledCurrent", "Operation", "cumulative_mah", "model_current"]
+__all__ = ["MODEL_VERSION", "ModelledCurrent", "Operation", "model_current"]
 
 MODEL_VERSION = "esp32-activity-v1"
 MODELLED = "modelled"
@@ -249,14 +249,3 @@ def model_current(
         clipped_airtime_s=max(clipped_airtime_s, 0.0),
         profile_name=profile.name,
     )
-
-
-def cumulative_mah(current_ma: ArrayLike, dt_s: ArrayLike) -> NDArray[np.float64]:
-    """Running charge in mAh: Σ I_k[mA]·Δt_k[s] / 3600 (DEVICE-FACTS §0).
-
-    ``dt_s`` is one window length for all samples (0.1 at 10 Hz) or one per sample
-    (``ModelledCurrent.window_s``).
-    """
-    current = np.asarray(current_ma, dtype=np.float64)
-    durations = np.broadcast_to(np.asarray(dt_s, dtype=np.float64), current.shape)
-    return np.cumsum(current * durations) / 3600.0

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter
 from scipy import stats
 
+from iotsecbench.analysis.describe import cumulative_mah, to_one_hertz
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.style import Palette, plt, styled
 
@@ -48,12 +49,9 @@ def _finish(key: str, title: str, caption: str, provenance: str, figure) -> Repo
 
 
 def per_second(current: pd.DataFrame) -> pd.DataFrame:
-    """1 Hz series: mean of the samples within each whole second, per run (the study's
-    aggregation of ten 100 ms samples)."""
-    frame = current.assign(second=np.floor(current["time_s"]).astype(int))
-    return frame.groupby(["configuration", "device", "run", "second"], as_index=False)[
-        "current_ma"
-    ].mean()
+    """The 1 Hz series the analysis uses (``analysis.describe.to_one_hertz``), with the
+    integer second in a ``second`` column."""
+    return to_one_hertz(current).rename(columns={"time_s": "second"})
 
 
 def _t_band(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -158,12 +156,10 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
 
 
 def _cumulative(seconds: pd.DataFrame) -> pd.DataFrame:
+    """Adds each run's running charge (mAh) to a 1 Hz series (1 s per sample)."""
     seconds = seconds.sort_values("second")
-    seconds = seconds.assign(
-        charge_mah=seconds.groupby(["configuration", "device", "run"])["current_ma"].cumsum()
-        / 3600.0
-    )  # 1 s per sample: Σ I·Δt / 3600 (DEVICE-FACTS §0)
-    return seconds
+    charge = seconds.groupby(["configuration", "device", "run"], observed=True)["current_ma"]
+    return seconds.assign(charge_mah=charge.transform(lambda run: cumulative_mah(run, 1.0)))
 
 
 @styled

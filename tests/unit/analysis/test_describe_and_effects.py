@@ -80,7 +80,7 @@ def test_cohens_d_pooled_sd_and_labels():
 
 def test_battery_formulas():
     assert duty_cycle_current(0.1, 100.0, 0.01) == pytest.approx(10.009)
-    hours = battery_life_hours(10.0, 2000.0, 0.85, 2.0)
+    hours = battery_life_hours(2000.0, 10.0, 0.85, 2.0)
     effective = 1700.0
     assert hours == pytest.approx(effective / (10.0 + effective * 0.02 / HOURS_PER_MONTH))
     projections = project_battery(

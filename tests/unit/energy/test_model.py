@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotsecbench.energy.model import MODEL_VERSION, Operation, cumulative_mah, model_current
+from iotsecbench.analysis.describe import cumulative_mah
+from iotsecbench.energy.model import MODEL_VERSION, Operation, model_current
 from iotsecbench.energy.profile import DeviceProfile, load_profile
 from iotsecbench.errors import DataError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotsecbench.energy.battery import (
+from iotsecbench.analysis.battery import (
     battery_current_ma,
     battery_life_hours,
     cumulative_energy_j,
