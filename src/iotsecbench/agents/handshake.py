@@ -1,14 +1,22 @@
-"""One TLS handshake on a connected TCP socket, measured: wall time, the calling thread's CPU
-time (the handshake's computing; OpenSSL runs in the calling thread), the process's CPU time,
-and the kernel's TCP counters before and after (bytes and segments each way,
-retransmissions). Shared by the agents (inside paho's socket set-up) and ``bench handshake``.
+"""The timed MQTT connection, shared by the agents and ``bench handshake``.
+
+``measured_tls_handshake``: one TLS handshake on a connected TCP socket, measured — wall
+time, the calling thread's CPU time (the handshake's computing; OpenSSL runs in the calling
+thread), the process's CPU time, and the kernel's TCP counters before and after (bytes and
+segments each way, retransmissions). ``TimedClient``: paho's client with its own socket
+set-up timed, so the phases are exactly what paho does: ``tcp_connect`` (socket connect),
+``tls_handshake`` (``do_handshake``), then the socket is ready for MQTT CONNECT.
 """
 
 from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
 
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import process_cpu_ns, thread_cpu_ns
@@ -84,3 +92,75 @@ def measured_tls_handshake(
         process_end - process_start,
         *deltas,
     )
+
+
+# name, t_start_ns, t_end_ns, thread CPU ns, detail: one connection phase as it completes
+PhaseCallback = Callable[[str, int, int, int, dict[str, Any]], None]
+
+
+class TimedClient(mqtt.Client):
+    """paho's client with the TCP connect and the TLS handshake timed in its two socket hooks.
+
+    Each completed phase goes to ``on_phase`` (the agents write it as a ``handshake`` record)
+    and stays on the client (``tcp_connect``, ``tls_handshake``); ``socket_ready_ns`` is when
+    the socket was ready for MQTT CONNECT. ``tls_session``, when set, is offered for
+    resumption (paho's own wrap cannot offer a session); the context checks the host name.
+    """
+
+    def __init__(
+        self,
+        *,
+        on_phase: PhaseCallback | None = None,
+        tcp_nodelay: bool = True,
+        handshake_timeout_s: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._on_phase = on_phase
+        self._tcp_nodelay = tcp_nodelay
+        self._handshake_timeout_s = handshake_timeout_s
+        self.tls_session: ssl.SSLSession | None = None
+        self.tcp_connect: tuple[int, int, int] | None = None  # start, end, thread CPU
+        self.tls_handshake: TlsHandshakeMeasurement | None = None
+        self.socket_ready_ns: int | None = None
+
+    def _phase(self, name: str, start: int, end: int, cpu: int, detail: dict[str, Any]) -> None:
+        if self._on_phase is not None:
+            self._on_phase(name, start, end, cpu, detail)
+
+    def _create_socket_connection(self) -> socket.socket:
+        t0, c0 = now_ns(), thread_cpu_ns()
+        sock = super()._create_socket_connection()
+        self.tcp_connect = (t0, now_ns(), thread_cpu_ns() - c0)
+        self._phase("tcp_connect", *self.tcp_connect, {})
+        if self._tcp_nodelay:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _ssl_wrap_socket(self, tcp_sock: socket.socket) -> ssl.SSLSocket:
+        assert self._ssl_context is not None
+        timeout = self._handshake_timeout_s
+        ssl_sock, measured = measured_tls_handshake(
+            self._ssl_context,
+            tcp_sock,
+            self._host,
+            session=self.tls_session,
+            timeout=timeout if timeout is not None else self._connect_timeout,
+        )
+        self.tls_handshake = measured
+        detail: dict[str, Any] = {
+            key: value
+            for key, value in measured.to_dict().items()
+            if key not in ("t_start_ns", "t_end_ns", "wall_ns", "thread_cpu_ns")
+        }
+        detail["cpu_scope"] = "thread (the handshake runs in the connecting thread)"
+        detail["session_offered"] = self.tls_session is not None
+        self._phase(
+            "tls_handshake", measured.t_start_ns, measured.t_end_ns, measured.thread_cpu_ns, detail
+        )
+        return ssl_sock
+
+    def _create_socket(self) -> Any:
+        sock = super()._create_socket()
+        self.socket_ready_ns = now_ns()
+        return sock

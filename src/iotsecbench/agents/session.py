@@ -1,9 +1,8 @@
-"""What both agents share: the instrumented MQTT client, the timed connection, the 10 Hz
-sampler and the records it all produces (DESIGN.md, measurement contract).
+"""What both agents share: the timed MQTT connection (``agents.handshake.TimedClient``), the
+10 Hz sampler and the records it all produces (DESIGN.md, measurement contract).
 
-Handshake phases are timed inside paho's own socket set-up by overriding its two socket
-hooks, so the phases are exactly what paho does: ``tcp_connect`` (socket connect),
-``tls_handshake`` (``do_handshake``), then ``mqtt_connect`` from the ready socket to CONNACK.
+Handshake phases: ``tcp_connect`` and ``tls_handshake`` are timed inside paho's own socket
+set-up (``TimedClient``), then ``mqtt_connect`` from the ready socket to CONNACK.
 """
 
 from __future__ import annotations
@@ -25,10 +24,10 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from iotsecbench.agents.config import AgentConfig
-from iotsecbench.agents.handshake import measured_tls_handshake
+from iotsecbench.agents.handshake import TimedClient
 from iotsecbench.agents.records import RecordWriter
 from iotsecbench.measure.clock import now_ns
-from iotsecbench.measure.cpu import process_cpu_ns, thread_cpu_ns
+from iotsecbench.measure.cpu import process_cpu_ns
 from iotsecbench.measure.memory import peak_rss_bytes
 from iotsecbench.measure.sampler import Sampler
 from iotsecbench.security import resolve_configuration
@@ -46,66 +45,6 @@ class AgentFailure(Exception):
     """Ends an agent with an ``error`` record and exit code 1."""
 
 
-class InstrumentedClient(mqtt.Client):
-    """paho's client with each connection phase timed (wall and thread CPU)."""
-
-    def __init__(self, session: AgentSession, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._session = session
-        self.socket_ready_ns: int | None = None
-        self.tls_session: ssl.SSLSession | None = None  # offered for resumption when set
-
-    def _create_socket_connection(self) -> socket.socket:
-        with self._session.phase("tcp_connect"):
-            sock = super()._create_socket_connection()
-        if self._session.config.tcp_nodelay:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
-
-    def _ssl_wrap_socket(self, tcp_sock: socket.socket) -> ssl.SSLSocket:
-        # paho's own wrap cannot offer a session; the context checks the host name.
-        assert self._ssl_context is not None
-        ssl_sock, measured = measured_tls_handshake(
-            self._ssl_context,
-            tcp_sock,
-            self._host,
-            session=self.tls_session,
-            timeout=self._connect_timeout,
-        )
-        detail: dict[str, Any] = {
-            key: value
-            for key, value in measured.to_dict().items()
-            if key not in ("t_start_ns", "t_end_ns", "wall_ns", "thread_cpu_ns")
-        }
-        detail["cpu_scope"] = "thread (the handshake runs in the connecting thread)"
-        detail["session_offered"] = self.tls_session is not None
-        self._session.record_phase(
-            "tls_handshake", measured.t_start_ns, measured.t_end_ns, measured.thread_cpu_ns, detail
-        )
-        return ssl_sock
-
-    def _create_socket(self) -> Any:
-        sock = super()._create_socket()
-        self.socket_ready_ns = now_ns()
-        return sock
-
-
-class _Phase:
-    """Times a block in wall and thread-CPU nanoseconds and records it as a handshake phase."""
-
-    def __init__(self, session: AgentSession, name: str, detail: dict[str, Any] | None) -> None:
-        self._session, self._name, self.detail = session, name, dict(detail or {})
-
-    def __enter__(self) -> _Phase:
-        self._t0, self._c0 = now_ns(), thread_cpu_ns()
-        return self
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        t1, c1 = now_ns(), thread_cpu_ns()
-        if exc_type is None:
-            self._session.record_phase(self._name, self._t0, t1, c1 - self._c0, self.detail)
-
-
 class AgentSession:
     """One agent's connection and probes. Use as a context manager around the agent's work."""
 
@@ -114,7 +53,7 @@ class AgentSession:
         self.security = resolve_configuration(config.configuration)
         self.scheme = self.security.scheme
         self.writer = RecordWriter(Path(config.output))
-        self.client: InstrumentedClient | None = None
+        self.client: TimedClient | None = None
         self.connected = threading.Event()
         self.disconnected = threading.Event()
         self._connack: Any = None
@@ -138,9 +77,6 @@ class AgentSession:
         for primitive, amount in operations:
             self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
 
-    def phase(self, name: str, detail: dict[str, Any] | None = None) -> _Phase:
-        return _Phase(self, name, detail)
-
     def record_phase(
         self, name: str, t_start_ns: int, t_end_ns: int, cpu_ns: int, detail: dict[str, Any]
     ) -> None:
@@ -161,8 +97,9 @@ class AgentSession:
 
     def connect(self) -> None:
         config = self.config
-        client = InstrumentedClient(
-            self,
+        client = TimedClient(
+            on_phase=self.record_phase,
+            tcp_nodelay=config.tcp_nodelay,
             callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
             client_id=config.client_id,
             protocol=mqtt.MQTTv311,

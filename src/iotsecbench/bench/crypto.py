@@ -28,9 +28,7 @@ import csv
 import io
 import json
 import os
-import platform
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.security.key_establishment import EmitterKeyExchange, ReceiverKeyExchange
 from iotsecbench.security.schemes import (
     DirectionKeys,
@@ -291,17 +290,10 @@ def measure_key_establishment(kx: str, repetitions: int) -> Summary:
 
 
 def environment() -> dict[str, Any]:
-    """What the figures depend on: interpreter, machine, library build."""
-    from cryptography.hazmat.backends.openssl import backend
-
+    """What the figures depend on: host, library builds (``measure.host``) and the clock."""
     return {
-        "python": sys.version.split()[0],
-        "implementation": platform.python_implementation(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "cpu_affinity": sorted(os.sched_getaffinity(0)),  # [n]: pinned (`--cpu n`)
-        "pyca_openssl": backend.openssl_version_text(),
+        **host_facts(),
+        **software_versions(),
         "clock": "time.perf_counter_ns",
         "min_batch_ns": MIN_BATCH_NS,
     }

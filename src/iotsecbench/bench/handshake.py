@@ -27,12 +27,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import platform
 import random
-import socket
 import ssl
 import statistics
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,18 +38,18 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from scipy import stats
 
-from iotsecbench.agents.handshake import TlsHandshakeMeasurement, measured_tls_handshake
+from iotsecbench.agents.handshake import TimedClient, TlsHandshakeMeasurement
 from iotsecbench.errors import SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, mosquitto_version
 from iotsecbench.lab.pki import create_certificates
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import thread_cpu_ns
+from iotsecbench.measure.host import host_facts, software_versions
+from iotsecbench.runner.collect import TLS_FACTS, collect
 from iotsecbench.security.tls import (
     HandshakeObserver,
     TlsProfile,
-    broker_openssl_config,
     client_context,
-    mosquitto_listener_lines,
     parse_profile,
     verify_negotiated,
 )
@@ -235,38 +232,9 @@ def resolve_profiles(names: Sequence[str]) -> list[TlsProfile]:
     return profiles
 
 
-def environment() -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "openssl": ssl.OPENSSL_VERSION,
-        "paho_mqtt": getattr(mqtt, "__version__", "?"),
-        "machine": platform.machine(),
-        "platform": platform.platform(),
-    }
-
-
-class _TimedClient(mqtt.Client):
-    """paho's client with the TCP connect and the TLS handshake measured in its own hooks."""
-
-    def __init__(self, session: ssl.SSLSession | None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.offer = session
-        self.tcp: tuple[int, int, int] | None = None  # start, end, thread CPU
-        self.tls: TlsHandshakeMeasurement | None = None
-
-    def _create_socket_connection(self) -> Any:
-        t0, c0 = now_ns(), thread_cpu_ns()
-        sock = super()._create_socket_connection()
-        self.tcp = (t0, now_ns(), thread_cpu_ns() - c0)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as the agents do
-        return sock
-
-    def _ssl_wrap_socket(self, tcp_sock: Any) -> ssl.SSLSocket:
-        assert self._ssl_context is not None
-        ssl_sock, self.tls = measured_tls_handshake(
-            self._ssl_context, tcp_sock, self._host, session=self.offer, timeout=CONNACK_TIMEOUT_S
-        )
-        return ssl_sock
+def environment(broker_version: str | None = None) -> dict[str, Any]:
+    """Host and software versions (``measure.host``), as every command stores them."""
+    return {**host_facts(), **software_versions(broker_version)}
 
 
 @dataclass
@@ -287,12 +255,13 @@ def _connect_once(lab: _Lab) -> HandshakeSample | None:
     assert lab.broker.listener is not None
     profile = lab.result.profile
     offer = lab.session if profile.resumption else None
-    client = _TimedClient(
-        offer,
+    client = TimedClient(
+        handshake_timeout_s=CONNACK_TIMEOUT_S,
         callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
         client_id=f"iotsb-bench-{lab.connections}",
         protocol=mqtt.MQTTv311,
     )
+    client.tls_session = offer
     lab.connections += 1
     client.username_pw_set(lab.user.name, lab.user.password)
     client.tls_set_context(lab.context)
@@ -321,14 +290,15 @@ def _connect_once(lab: _Lab) -> HandshakeSample | None:
         raise HandshakeMismatch(f"{profile.name}: {error}") from None
     if offer is None and profile.resumption:
         return None  # the priming connection of a resumption profile is never measured
-    assert client.tcp is not None and client.tls is not None
+    assert client.tcp_connect is not None and client.tls_handshake is not None
+    tcp_start, tcp_end, tcp_cpu = client.tcp_connect
     return HandshakeSample(
         repetition=len(lab.result.samples),
         order=0,
-        t_start_ns=client.tcp[0],
-        tcp_connect_ns=client.tcp[1] - client.tcp[0],
-        tcp_connect_cpu_ns=client.tcp[2],
-        tls=client.tls,
+        t_start_ns=tcp_start,
+        tcp_connect_ns=tcp_end - tcp_start,
+        tcp_connect_cpu_ns=tcp_cpu,
+        tls=client.tls_handshake,
         t_ready_ns=t_ready,
         t_connack_ns=t_connack,
         mqtt_connect_cpu_ns=cpu_end - cpu_ready,
@@ -372,13 +342,8 @@ def run_handshake_benchmark(
         for index, profile in enumerate(profiles):
             certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
             user = BrokerUser.random("bench", read=[], write=[])
-            broker = MosquittoBroker(
-                work_dir / "brokers" / f"{index:02d}",
-                [user],
-                tls_lines=mosquitto_listener_lines(
-                    profile, certs.ca_file, certs.server_cert, certs.server_key
-                ),
-                openssl_config=broker_openssl_config(profile),
+            broker = MosquittoBroker.with_tls(
+                work_dir / "brokers" / f"{index:02d}", [user], profile, certs
             )
             stack.enter_context(broker)
             context = client_context(
@@ -417,7 +382,7 @@ def run_handshake_benchmark(
                         on_profile_done(lab.result)
     return HandshakeBenchmark(
         [lab.result for lab in labs],
-        environment(),
+        environment(version),
         {
             "repetitions": repetitions,
             "target_ci": target_ci,
@@ -431,6 +396,25 @@ def run_handshake_benchmark(
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def _handshake_records(sample: HandshakeSample) -> list[dict[str, Any]]:
+    """One connection's three phases as the agents record them (``agents.records``), so the
+    runner's ``collect`` turns them into ``handshakes`` rows."""
+    common = {"repetition": sample.repetition, "order": sample.order}
+    phases = [
+        ("tcp_connect", sample.t_start_ns, sample.t_start_ns + sample.tcp_connect_ns,
+         sample.tcp_connect_cpu_ns, common),
+        ("tls_handshake", sample.tls.t_start_ns, sample.tls.t_end_ns, sample.tls.thread_cpu_ns,
+         {**common, **sample.tls.to_dict(), "negotiated": sample.negotiated}),
+        ("mqtt_connect", sample.t_ready_ns, sample.t_connack_ns, sample.mqtt_connect_cpu_ns,
+         {**common, "cpu_scope": "thread (no network thread)"}),
+    ]  # fmt: skip
+    return [
+        {"type": "handshake", "phase": phase, "t_start_ns": start, "t_end_ns": end,
+         "wall_ns": end - start, "cpu_ns": cpu, "detail": detail}
+        for phase, start, end, cpu, detail in phases
+    ]  # fmt: skip
 
 
 def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
@@ -462,58 +446,20 @@ def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
                 "spec_json": spec,
                 "config_hash": hashlib.sha256(canonical.encode()).hexdigest()[:16],
                 "seed": bench.settings.get("seed"),
-                "host_json": {"platform": bench.environment.get("platform")},
-                "versions_json": bench.environment,
+                "host_json": host_facts(),
+                "versions_json": software_versions(bench.results[0].broker_version or None),
             },
             resume=False,
         )
         for index, result in enumerate(bench.results):
             run_id = f"handshake-{index:02d}-{_slug(result.name)}"
             summary = result.summary()
-            negotiated = summary["negotiated"]
             run_dir = results_dir / "runs" / run_id
             run_dir.mkdir(parents=True, exist_ok=True)
-            first = result.samples[0].t_start_ns if result.samples else None
-            rows = []
+            records = [{"type": "negotiated", **sample.negotiated} for sample in result.samples[:1]]
             for sample in result.samples:
-                common = {"repetition": sample.repetition, "order": sample.order}
-                rows.append(
-                    {
-                        "agent": "emitter",
-                        "phase": "tcp_connect",
-                        "t_start_ns": sample.t_start_ns,
-                        "t_end_ns": sample.t_start_ns + sample.tcp_connect_ns,
-                        "wall_ns": sample.tcp_connect_ns,
-                        "cpu_ns": sample.tcp_connect_cpu_ns,
-                        "detail_json": common,
-                    }
-                )
-                rows.append(
-                    {
-                        "agent": "emitter",
-                        "phase": "tls_handshake",
-                        "t_start_ns": sample.tls.t_start_ns,
-                        "t_end_ns": sample.tls.t_end_ns,
-                        "wall_ns": sample.tls.wall_ns,
-                        "cpu_ns": sample.tls.thread_cpu_ns,
-                        "detail_json": {
-                            **common,
-                            **sample.tls.to_dict(),
-                            "negotiated": sample.negotiated,
-                        },
-                    }
-                )
-                rows.append(
-                    {
-                        "agent": "emitter",
-                        "phase": "mqtt_connect",
-                        "t_start_ns": sample.t_ready_ns,
-                        "t_end_ns": sample.t_connack_ns,
-                        "wall_ns": sample.t_connack_ns - sample.t_ready_ns,
-                        "cpu_ns": sample.mqtt_connect_cpu_ns,
-                        "detail_json": {**common, "cpu_scope": "thread (no network thread)"},
-                    }
-                )
+                records += _handshake_records(sample)
+            facts, tables = collect(run_id, {"emitter": records}, payload_bytes=0, device=None)
             store.write_run(
                 {
                     "run_id": run_id,
@@ -532,19 +478,16 @@ def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
                     "status": "ok",
                     "started_utc": now,
                     "ended_utc": now,
-                    "t0_ns": first,
+                    "t0_ns": result.samples[0].t_start_ns if result.samples else None,
                     "broker_version": result.broker_version,
-                    "tls_version": negotiated.get("version"),
-                    "tls_cipher": negotiated.get("cipher"),
-                    "tls_group": negotiated.get("group"),
-                    "tls_signature": negotiated.get("signature_algorithm"),
+                    **{key: facts[key] for key in TLS_FACTS},
                     "details_json": {
                         "benchmark": "handshake",
                         "tls_profile": result.profile.to_dict(),
                         **summary,
                     },
                 },
-                {"handshakes": rows},
+                {"handshakes": tables["handshakes"]},
                 run_dir,
             )
     return results_dir

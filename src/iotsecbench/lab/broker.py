@@ -19,10 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, PortBusyError
 from iotsecbench.files import private_directory
+from iotsecbench.lab.pki import CertificateSet
 from iotsecbench.lab.processes import Supervised, describe_exit
+from iotsecbench.security.tls import TlsProfile, broker_openssl_config, mosquitto_listener_lines
 from iotsecbench.spec.models import BrokerSettings
 
 MOSQUITTO_HINT = (
@@ -100,6 +103,32 @@ class MosquittoBroker:
 
     READY_TIMEOUT_S = 10.0
     START_ATTEMPTS = 3
+
+    @classmethod
+    def with_tls(
+        cls,
+        directory: Path,
+        users: Sequence[BrokerUser],
+        profile: TlsProfile | None,
+        certificates: CertificateSet | None,
+        **options: Any,
+    ) -> MosquittoBroker:
+        """A broker whose listener serves ``profile`` with ``certificates`` (a plain listener
+        when ``profile`` is None): the one place a TLS profile becomes a broker, for ``run``
+        and ``bench handshake`` alike. ``options`` are the constructor's keyword arguments."""
+        if profile is None:
+            return cls(directory, users, **options)
+        if certificates is None:
+            raise ValueError("a TLS broker needs its certificates")
+        return cls(
+            directory,
+            users,
+            tls_lines=mosquitto_listener_lines(
+                profile, certificates.ca_file, certificates.server_cert, certificates.server_key
+            ),
+            openssl_config=broker_openssl_config(profile),
+            **options,
+        )
 
     def __init__(
         self,

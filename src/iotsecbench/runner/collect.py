@@ -18,6 +18,8 @@ from iotsecbench.security import resolve_configuration
 from iotsecbench.spec.matrix import PlannedRun
 
 AGENTS = ("emitter", "receiver")
+# The runs-table columns that say what TLS negotiated (from the emitter's `negotiated` record).
+TLS_FACTS = ("tls_version", "tls_cipher", "tls_group", "tls_signature")
 
 
 def _by_type(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -41,10 +43,12 @@ def _samples_with_current(
     agent: str,
     samples: list[dict[str, Any]],
     operations: list[dict[str, Any]],
-    device: DeviceProfile,
+    device: DeviceProfile | None,
 ) -> tuple[list[dict[str, Any]], list[str], str | None]:
     if not samples:
         return [], [], None
+    if device is None:
+        raise ValueError("samples need a device profile for their modelled current")
     samples = sorted(samples, key=lambda s: s["t_ns"])
     column = {
         name: np.array([s[name] for s in samples], dtype=np.int64)
@@ -130,9 +134,14 @@ def _messages(
 
 
 def collect(
-    run_id: str, records: dict[str, list[dict[str, Any]]], payload_bytes: int, device: DeviceProfile
+    run_id: str,
+    records: dict[str, list[dict[str, Any]]],
+    payload_bytes: int,
+    device: DeviceProfile | None,
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """Rows for every table from both agents' records, plus the run-level facts they imply."""
+    """Rows for every table from both agents' records, plus the run-level facts they imply:
+    the one translation of records into rows (``run`` and ``bench handshake`` use it).
+    ``device`` prices the samples (None only when there are none)."""
     grouped = {agent: _by_type(records.get(agent, [])) for agent in AGENTS}
     tables: dict[str, list[dict[str, Any]]] = {
         "samples": [],

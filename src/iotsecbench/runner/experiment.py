@@ -10,19 +10,17 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-import platform
 import shutil
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from iotsecbench import __version__
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.runner.local import tls_profile_of
 from iotsecbench.runner.outcome import (
     Executor,
@@ -94,30 +92,6 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
                 f"--broker {url.scheme}:// cannot carry the {', '.join(sorted(wrong))} transport; "
                 "choose configurations that match the broker URL"
             )
-
-
-def host_facts() -> dict[str, object]:
-    return {
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-        "cpu_count": __import__("os").cpu_count(),
-    }
-
-
-def software_versions(broker_version: str) -> dict[str, str]:
-    import ssl
-    from importlib.metadata import version
-
-    versions = {
-        "iotsecbench": __version__,
-        "mosquitto": broker_version,
-        "openssl": ssl.OPENSSL_VERSION,
-    }
-    for package in ("paho-mqtt", "cryptography", "duckdb", "numpy"):
-        versions[package] = version(package)
-    return versions
 
 
 def _set_aside_previous(results_dir: Path) -> Path | None:

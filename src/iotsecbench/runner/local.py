@@ -36,11 +36,7 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.security import resolve_configuration
-from iotsecbench.security.tls import (
-    TlsProfile,
-    broker_openssl_config,
-    mosquitto_listener_lines,
-)
+from iotsecbench.security.tls import TlsProfile
 from iotsecbench.spec.matrix import PlannedRun
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.spec.network import LOOPBACK, resolve_profile
@@ -231,7 +227,7 @@ class LocalExecutor:
             write=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
         )
         tls_files = None
-        tls_lines = None
+        certs = None
         if tls is not None:
             if context.broker_url is not None:
                 if context.broker_ca_file is None:
@@ -239,9 +235,6 @@ class LocalExecutor:
                 tls_files = TlsClientFiles(dataclasses.asdict(tls), str(context.broker_ca_file))
             else:
                 certs = self.certificates(context, tls.certificate, tls.chain_length)
-                tls_lines = mosquitto_listener_lines(
-                    tls, certs.ca_file, certs.server_cert, certs.server_key
-                )
                 tls_files = TlsClientFiles(
                     dataclasses.asdict(tls),
                     str(certs.ca_file),
@@ -251,13 +244,13 @@ class LocalExecutor:
         external = self._broker_target(context, run, tls)
         if external is None:
             network = self._network(run, context, run_dir)
-            broker = MosquittoBroker(
+            broker = MosquittoBroker.with_tls(
                 run_dir / "broker",
                 [emitter_user, receiver_user],
-                tls_lines=tls_lines,
+                tls,
+                certs,
                 settings=context.spec.broker,
-                openssl_config=broker_openssl_config(tls) if tls is not None else None,
-                **(self._broker_in(network, tls_lines is not None) if network else {}),  # type: ignore[arg-type]
+                **(self._broker_in(network, tls is not None) if network else {}),
             )
             with network or contextlib.nullcontext(), broker:
                 assert broker.listener is not None

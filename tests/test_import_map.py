@@ -1,0 +1,78 @@
+"""The import map of docs/internals.md is enforced: every ``iotsecbench`` import of every
+module (top level or inside a function) must be an arrow the map allows."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "iotsecbench"
+LEAVES = {"errors", "files"}  # modules every package may import
+
+
+def allowed_arrows() -> dict[str, set[str] | None]:
+    """package → the packages it may import (None: every package), from docs/internals.md."""
+    text = (ROOT / "docs" / "internals.md").read_text()
+    table = re.search(r"<!-- import-map -->(.*?)<!-- /import-map -->", text, re.S)
+    assert table, "docs/internals.md lost its <!-- import-map --> table"
+    arrows: dict[str, set[str] | None] = {}
+    for line in table.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        package = re.fullmatch(r"`(\w+)`", cells[0]) if len(cells) == 2 else None
+        if package is None:
+            continue
+        if cells[1].startswith("every package"):
+            arrows[package.group(1)] = None
+        else:
+            listed = cells[1].split("(")[0]
+            arrows[package.group(1)] = set(re.findall(r"`(\w+)`", listed))
+    return arrows
+
+
+def imports_of(path: Path) -> set[str]:
+    """The project packages/modules a file imports (second name of ``iotsecbench.x.y``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == "iotsecbench":
+                names += [f"iotsecbench.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            raise AssertionError(f"{path}: relative import; the map checks absolute ones")
+        found.update(n.split(".")[1] for n in names if n.startswith("iotsecbench."))
+    return found
+
+
+def test_every_import_is_an_arrow_of_the_map() -> None:
+    arrows = allowed_arrows()
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= set(arrows), f"packages missing from the map: {packages - set(arrows)}"
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if len(relative.parts) == 1:
+            continue  # top-level modules: __main__ (enters cli), errors, files (leaves)
+        source = relative.parts[0]
+        allowed = arrows[source]
+        for target in sorted(imports_of(path) - {source} - LEAVES - {"__version__"}):
+            if allowed is not None and target not in allowed:
+                problems.append(f"{relative} imports {target}: not an arrow of the map")
+    assert not problems, "\n".join(problems)
+
+
+def test_leaves_import_nothing_of_the_project() -> None:
+    for leaf in LEAVES:
+        assert imports_of(PACKAGE / f"{leaf}.py") <= LEAVES, leaf
+
+
+def test_the_check_catches_a_forbidden_arrow(tmp_path: Path) -> None:
+    """The checker itself: an analysis module importing the runner is reported."""
+    module = tmp_path / "bad.py"
+    module.write_text("def f():\n    from iotsecbench.runner import local\n")
+    assert imports_of(module) == {"runner"}
+    assert "runner" not in (allowed_arrows()["analysis"] or set())
