@@ -227,18 +227,6 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
 
 
-def security_properties(security: Any) -> dict[str, Any]:
-    """The properties of a configuration: the scheme's, plus what the transport adds."""
-    properties = security.scheme.properties.to_dict()
-    properties["transport"] = security.transport
-    if security.transport != "plain":
-        # TLS protects each hop (client–broker), not end to end through the broker.
-        properties["hop_confidentiality"] = True
-        properties["hop_integrity"] = True
-        properties["server_authentication"] = True
-    return properties
-
-
 def build_outcome(
     run: PlannedRun,
     context: ExperimentContext,
@@ -287,7 +275,7 @@ def build_outcome(
         "started_utc": started_utc,
         "ended_utc": utc_now(),
         "broker_version": context.broker_version,
-        "security_json": json.dumps(security_properties(security)),
+        "security_json": json.dumps(security.properties()),
         "provenance_json": json.dumps(dataclasses.asdict(security.scheme.provenance)),
         "run_dir": str(context.run_dir(run).relative_to(context.results_dir)),
         "details_json": json.dumps(

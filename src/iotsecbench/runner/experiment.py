@@ -21,7 +21,6 @@ from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
 from iotsecbench.measure.host import host_facts, software_versions
-from iotsecbench.runner.local import tls_profile_of
 from iotsecbench.runner.outcome import (
     Executor,
     ExperimentContext,
@@ -79,7 +78,8 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix."""
     transports = {resolve_configuration(name).transport for name in spec.configurations}
     for name in spec.configurations:
-        tls_profile_of(spec, name)  # impossible TLS combinations (RELIABILITY.md #4)
+        # impossible TLS combinations (RELIABILITY.md #4)
+        resolve_configuration(name).tls_profile_with(spec.tls.model_dump())
     load_profile(spec.device)
     if broker_url is not None:
         url = urlparse(broker_url)

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -38,12 +39,52 @@ from iotsecbench.runner.outcome import (
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.tls import TlsProfile
 from iotsecbench.spec.matrix import PlannedRun
-from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.spec.network import LOOPBACK, resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
 # id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".
 FAULT_VARIABLE = "IOTSB_TEST_FAULT"
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """A fault the test suite injects into the runs whose id contains ``run_part``: read once,
+    when the executor is made, instead of the environment being consulted mid-run."""
+
+    target: str = ""  # "emitter", "receiver" or "broker"; "" = no fault
+    action: str = ""  # e.g. "crash-after=5" (an agent's), "kill-after=1.0" (the broker's)
+    run_part: str = ""
+
+    @classmethod
+    def from_environment(cls) -> FaultPlan:
+        target, _, rest = os.environ.get(FAULT_VARIABLE, "").partition(":")
+        action, _, run_part = rest.partition("@")
+        return cls(target, action, run_part) if run_part else cls()
+
+    def for_role(self, role: str, run_id: str) -> str | None:
+        """The fault ``role`` injects in ``run_id`` (an agent's ``fault`` option), or None."""
+        hit = self.target == role and self.run_part and self.run_part in run_id
+        return self.action if hit else None
+
+    def broker_kill_after_s(self, run_id: str) -> float | None:
+        """Seconds into the run after which the broker is killed (``kill-after=S``), or None."""
+        action = self.for_role("broker", run_id)
+        return float(action.split("=")[1]) if action else None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run's agents need, decided before either starts."""
+
+    run: PlannedRun
+    context: ExperimentContext
+    run_dir: Path
+    topic_prefix: str  # "iotsb/" + 12 hex digits: the run's topics live under it
+    target: tuple[str, int]  # the broker's host and port, as the agents reach it
+    users: dict[str, BrokerUser]  # role → credentials
+    tls_files: TlsClientFiles | None
+    broker: MosquittoBroker | None = None  # the embedded broker (None: an external one)
+    network: NetworkLab | None = None  # the emulated network (None: loopback)
 
 
 PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
@@ -64,42 +105,6 @@ class RunFailure(Exception):
     """A run could not complete; the message becomes the run's ``error``."""
 
 
-def _fault_for(role: str, run_id: str) -> str | None:
-    fault = os.environ.get(FAULT_VARIABLE, "")
-    target, _, rest = fault.partition(":")
-    action, _, run_part = rest.partition("@")
-    return action if target == role and run_part and run_part in run_id else None
-
-
-def tls_profile_of(spec: ExperimentSpec, configuration: str) -> TlsProfile | None:
-    """The configuration's TLS profile with the spec's ``[tls]`` options; ``SpecError`` (exit
-    2, before anything starts) for a combination that cannot negotiate what it asks for."""
-    profile = resolve_configuration(configuration).tls_profile
-    if profile is None:
-        return None
-    settings = spec.tls
-    ciphers = settings.ciphers
-    if profile.version == "1.3" and settings.ciphers_tls13 is not None:
-        ciphers = settings.ciphers_tls13
-    try:
-        return dataclasses.replace(
-            profile,
-            certificate=settings.certificate,
-            ciphers=ciphers or profile.ciphers,
-            group=settings.group,
-            chain_length=settings.chain_length,
-            mutual=settings.mutual,
-            resumption=settings.resumption,
-            security_level=settings.security_level,
-        )
-    except SpecError as error:
-        raise SpecError(f"[tls] with configuration {configuration!r}: {error}") from None
-
-
-def tls_profile_for(context: ExperimentContext, configuration: str) -> TlsProfile | None:
-    return tls_profile_of(context.spec, configuration)
-
-
 class LocalExecutor:
     """Runs each planned run against an embedded (or external) broker on this machine."""
 
@@ -110,6 +115,7 @@ class LocalExecutor:
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
         self._psk_run: str | None = None
+        self._faults = FaultPlan.from_environment()
 
     def certificates(
         self, context: ExperimentContext, key_type: str, chain_length: int = 1
@@ -211,7 +217,9 @@ class LocalExecutor:
         run_dir: Path,
         on_progress: ProgressCallback,
     ) -> None:
-        tls = tls_profile_for(context, run.cell.configuration)
+        tls = resolve_configuration(run.cell.configuration).tls_profile_with(
+            context.spec.tls.model_dump()
+        )
         # Same length for every run ("iotsb/" + 12 hex digits): the topic travels in every
         # PUBLISH, so a name-dependent topic would bias bytes per message between
         # configurations. (Run ids could also hold '+', an MQTT wildcard.)
@@ -254,47 +262,37 @@ class LocalExecutor:
             )
             with network or contextlib.nullcontext(), broker:
                 assert broker.listener is not None
-                target = (broker.listener.host, broker.listener.port)
-                self._agents(
+                plan = RunPlan(
                     run,
                     context,
                     run_dir,
                     prefix,
-                    target,
-                    (emitter_user, receiver_user),
+                    (broker.listener.host, broker.listener.port),
+                    {"emitter": emitter_user, "receiver": receiver_user},
                     tls_files,
-                    on_progress,
                     broker,
                     network,
                 )
+                self._agents(plan, on_progress)
                 if not broker.alive():
                     raise RunFailure(f"broker exited ({broker.exit_description()})")
         else:
             host, port, user, password = external
             shared = BrokerUser(user, password)
-            self._agents(
+            plan = RunPlan(
                 run,
                 context,
                 run_dir,
                 prefix,
                 (host, port),
-                (shared, shared),
+                {"emitter": shared, "receiver": shared},
                 tls_files,
-                on_progress,
-                None,
             )
+            self._agents(plan, on_progress)
 
-    def _agent_config(
-        self,
-        role: str,
-        run: PlannedRun,
-        context: ExperimentContext,
-        run_dir: Path,
-        prefix: str,
-        target: tuple[str, int],
-        user: BrokerUser,
-        tls_files: TlsClientFiles | None,
-    ) -> Path:
+    def _agent_config(self, role: str, plan: RunPlan) -> Path:
+        run, context, run_dir, prefix = plan.run, plan.context, plan.run_dir, plan.topic_prefix
+        user, target, tls_files = plan.users[role], plan.target, plan.tls_files
         spec = context.spec
         config = AgentConfig(
             role=role,
@@ -316,7 +314,7 @@ class LocalExecutor:
             tcp_nodelay=spec.broker.tcp_nodelay,
             output=str(run_dir / f"{role}.jsonl"),
             tls=tls_files,
-            fault=_fault_for(role, run.run_id),
+            fault=self._faults.for_role(role, run.run_id),
             psk_file=self._psk_file(run, run_dir),
             keylog=str(self._keylog) if self._keylog is not None else None,
         )
@@ -337,24 +335,9 @@ class LocalExecutor:
             self._psk_run = run.run_id
         return str(path)
 
-    def _agents(
-        self,
-        run: PlannedRun,
-        context: ExperimentContext,
-        run_dir: Path,
-        prefix: str,
-        target: tuple[str, int],
-        users: tuple[BrokerUser, BrokerUser],
-        tls_files: TlsClientFiles | None,
-        on_progress: ProgressCallback,
-        broker: MosquittoBroker | None,
-        network: NetworkLab | None = None,
-    ) -> None:
-        spec = context.spec
-        configs = {
-            role: self._agent_config(role, run, context, run_dir, prefix, target, user, tls_files)
-            for role, user in zip(("emitter", "receiver"), users, strict=True)
-        }
+    def _agents(self, plan: RunPlan, on_progress: ProgressCallback) -> None:
+        spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
+        configs = {role: self._agent_config(role, plan) for role in ("emitter", "receiver")}
 
         def argv(role: str) -> list[str]:
             inside = network.command(role, []) if network is not None else []
@@ -374,14 +357,14 @@ class LocalExecutor:
             budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
             with Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter:
                 started = time.monotonic()
-                broker_fault = _fault_for("broker", run.run_id)
+                kill_broker_after_s = self._faults.broker_kill_after_s(plan.run.run_id)
                 while emitter.poll() is None:
                     elapsed = time.monotonic() - started
                     if (
-                        broker_fault
+                        kill_broker_after_s is not None
                         and broker is not None
                         and broker.alive()
-                        and elapsed > float(broker_fault.split("=")[1])
+                        and elapsed > kill_broker_after_s
                     ):
                         os.kill(broker.pid, signal.SIGKILL)  # test hook: "kill-after=SECONDS"
                     if elapsed > budget_s:

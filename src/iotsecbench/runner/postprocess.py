@@ -15,13 +15,12 @@ from iotsecbench.files import write_atomic
 
 def _properties_for_names(names: list[str]) -> dict[str, dict[str, Any]]:
     """Security properties of configuration names iotsecbench knows (best effort, CSV input)."""
-    from iotsecbench.runner.collect import security_properties
     from iotsecbench.security.configuration import resolve_configuration
 
     properties = {}
     for name in names:
         try:
-            properties[name] = security_properties(resolve_configuration(name))
+            properties[name] = resolve_configuration(name).properties()
         except Exception:  # unknown names simply carry no properties
             continue
     return properties

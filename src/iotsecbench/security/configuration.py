@@ -6,7 +6,10 @@ This module owns the configuration vocabulary of docs/internals.md: ``plain``, `
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from iotsecbench.errors import SpecError
 from iotsecbench.security.naming import suggest, unknown_name_error
@@ -37,6 +40,39 @@ class SecurityConfiguration:
             raise ValueError(f"transport must be one of {TRANSPORTS}, got {self.transport!r}")
         if (self.tls_profile is None) != (self.transport == "plain"):
             raise ValueError("a TLS transport needs a TLS profile and plain transport none")
+
+    def tls_profile_with(self, settings: Mapping[str, Any]) -> TlsProfile | None:
+        """The TLS profile with an experiment's ``[tls]`` settings (``spec.models.TlsSettings``
+        fields) merged in, or None on plain transport. ``ciphers_tls13`` replaces ``ciphers``
+        for TLS 1.3 (a spec mixing both versions needs one suite list each). ``SpecError``
+        (exit 2, before anything starts) for a combination that cannot negotiate what it
+        asks for."""
+        profile = self.tls_profile
+        if profile is None:
+            return None
+        ciphers = settings.get("ciphers")
+        if profile.version == "1.3" and settings.get("ciphers_tls13") is not None:
+            ciphers = settings["ciphers_tls13"]
+        fields = ("certificate", "group", "chain_length", "mutual", "resumption", "security_level")
+        try:
+            return dataclasses.replace(
+                profile,
+                ciphers=ciphers or profile.ciphers,
+                **{name: settings[name] for name in fields if name in settings},
+            )
+        except SpecError as error:
+            raise SpecError(f"[tls] with configuration {self.name!r}: {error}") from None
+
+    def properties(self) -> dict[str, Any]:
+        """The configuration's security properties: the scheme's, plus what the transport adds
+        (TLS protects each hop, client–broker, not end to end through the broker)."""
+        properties = self.scheme.properties.to_dict()
+        properties["transport"] = self.transport
+        if self.transport != "plain":
+            properties["hop_confidentiality"] = True
+            properties["hop_integrity"] = True
+            properties["server_authentication"] = True
+        return properties
 
 
 def _canonical_name(transport: str, scheme_name: str) -> str:
