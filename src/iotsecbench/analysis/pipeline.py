@@ -39,6 +39,7 @@ from iotsecbench.analysis.describe import (
     segment_cv,
     to_one_hertz,
 )
+from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
 from iotsecbench.analysis.effects import cohens_d
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
 from iotsecbench.analysis.pareto import ParetoResult, pareto_analysis
@@ -52,12 +53,6 @@ from iotsecbench.analysis.timeseries import (
     stationarity,
 )
 from iotsecbench.errors import DataError, SpecError
-
-FORMAT_NAME = "iotsecbench-analysis"
-# analysis.json version history:
-#   version 1: first layout (comparisons, series, pareto, hypotheses, warnings, descriptive,
-#              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
-FORMAT_VERSION = 1
 
 CURRENT_COLUMNS = ("configuration", "device", "run", "time_s", "current_ma")
 LATENCY_COLUMNS = ("configuration", "run", "seq", "latency_ms")

@@ -15,11 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from iotsecbench.errors import DataError, SpecError
+from iotsecbench.analysis.document import AnalysisDocument, read_analysis
+from iotsecbench.errors import SpecError
 from iotsecbench.report.summary import summarise
 from iotsecbench.store import read
-
-ANALYSIS_FORMAT = "iotsecbench-analysis"
 
 
 @dataclass
@@ -27,7 +26,7 @@ class ReportData:
     """Inputs of a report. ``None`` means that source does not exist for this report."""
 
     source: Path  # the results directory or analysis file the user named
-    analysis: dict[str, Any] | None = None
+    analysis: AnalysisDocument | None = None
     runs: pd.DataFrame | None = None
     current: pd.DataFrame | None = None  # configuration, device, run, time_s, current_ma
     latency: pd.DataFrame | None = None  # configuration, run, seq, latency_ms
@@ -44,23 +43,8 @@ class ReportData:
     @property
     def baseline(self) -> str | None:
         if self.analysis is not None:
-            return self.analysis.get("baseline")
+            return self.analysis.baseline
         return self.configurations[0] if self.configurations else None
-
-
-def read_analysis(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
-    if document.get("format") != ANALYSIS_FORMAT:
-        raise DataError(f"{path}: not an iotsecbench analysis (format {document.get('format')!r})")
-    if document.get("version") != 1:
-        raise DataError(
-            f"{path}: analysis version {document.get('version')} is not supported "
-            "by this iotsecbench (expected 1); re-run `iotsecbench analyze`"
-        )
-    return document
 
 
 def _order(names: list[str], preferred: list[str]) -> list[str]:
@@ -104,12 +88,10 @@ def load(source: Path) -> ReportData:
     if data.summary is not None and not data.summary.empty:
         names = list(data.summary["configuration"])
     elif data.analysis is not None:
-        names = list(data.analysis.get("configurations", []))
+        names = list(data.analysis.configurations)
     elif data.current is not None:
         names = list(dict.fromkeys(data.current["configuration"]))
-    preferred = (
-        [data.analysis["baseline"]] if data.analysis and data.analysis.get("baseline") else []
-    )
+    preferred = [data.analysis.baseline] if data.analysis is not None else []
     data.configurations = _order(names, preferred)
     return data
 
@@ -118,7 +100,7 @@ def _load_csv_inputs(data: ReportData) -> None:
     """For an ``analyze --csv`` result, read the CSVs it names if they still exist."""
     from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
 
-    inputs = (data.analysis or {}).get("inputs") or {}
+    inputs = data.analysis.inputs if data.analysis is not None else {}
     if inputs.get("csv") and Path(inputs["csv"]).exists():
         data.current = read_current_csv(Path(inputs["csv"]))
     if inputs.get("latency_csv") and Path(inputs["latency_csv"]).exists():

@@ -17,6 +17,7 @@ from matplotlib.ticker import FuncFormatter
 from scipy import stats
 
 from iotsecbench.analysis.describe import cumulative_mah, to_one_hertz
+from iotsecbench.analysis.document import ComparisonRow
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.style import Palette, plt, styled
 
@@ -287,21 +288,21 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
 def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
     series = [
         s
-        for s in (data.analysis or {}).get("series", [])
-        if s.get("metric") == "current_ma" and s.get("acf_mean")
+        for s in (data.analysis.series if data.analysis is not None else [])
+        if s.metric == "current_ma" and s.acf_mean
     ]
     if not series:
         return None
-    devices = list(dict.fromkeys(s["device"] for s in series))
+    devices = list(dict.fromkeys(s.device for s in series))
     figure, axes = plt.subplots(2, len(devices), figsize=(7.2, 4.6), sharex=True, squeeze=False)
     for column, device in enumerate(devices):
-        for s in (s for s in series if s["device"] == device):
-            name = s["configuration"]
-            lags = np.arange(len(s["acf_mean"]))
+        for s in (s for s in series if s.device == device):
+            name = s.configuration
+            lags = np.arange(len(s.acf_mean))
             for row, key in enumerate(("acf_mean", "pacf_mean")):
                 axes[row][column].plot(
                     lags[1:],
-                    np.asarray(s[key], dtype=float)[1:],
+                    np.asarray(getattr(s, key), dtype=float)[1:],
                     color=palette.color(name),
                     ls=palette.line_style(name),
                     lw=1.0,
@@ -309,11 +310,7 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
                 )
 
         # One band per panel (the widest, i.e. the shortest series), not one per series.
-        bands = [
-            s["white_noise_band"]
-            for s in series
-            if s["device"] == device and s.get("white_noise_band")
-        ]
+        bands = [s.white_noise_band for s in series if s.device == device and s.white_noise_band]
         if bands:
             for row in (0, 1):
                 axes[row][column].axhspan(-max(bands), max(bands), color="grey", alpha=0.15, lw=0)
@@ -333,42 +330,38 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
     )
 
 
-def _comparisons(data: ReportData, metric: str) -> list[dict]:
-    return [c for c in (data.analysis or {}).get("comparisons", []) if c.get("metric") == metric]
+def _comparisons(data: ReportData, metric: str) -> list[ComparisonRow]:
+    return data.analysis.comparisons_of(metric) if data.analysis is not None else []
 
 
 @styled
 def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure | None:
     comparisons = [
-        c
-        for c in _comparisons(data, "current_ma")
-        if c.get("replicate_histogram") and c.get("a") and c.get("b")
+        c for c in _comparisons(data, "current_ma") if c.replicate_histogram and c.a and c.b
     ]
     baseline = data.baseline
     # Differences against the baseline keep the figure readable; the table has every pair.
-    shown = [c for c in comparisons if c["b"] == baseline or c["a"] == baseline] or comparisons
+    shown = [c for c in comparisons if c.b == baseline or c.a == baseline] or comparisons
     if not shown:
         return None
     columns = min(3, len(shown))
     rows = math.ceil(len(shown) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(7.2, 2.2 * rows + 0.4), squeeze=False)
     for axis, comparison in zip(axes.flat, shown, strict=False):
-        histogram = comparison["replicate_histogram"]
+        histogram = comparison.replicate_histogram or {}
         edges = np.asarray(histogram["edges"], dtype=float)
         counts = np.asarray(histogram["counts"], dtype=float)
-        axis.stairs(counts, edges, fill=True, color=palette.color(comparison["a"]), alpha=0.5)
-        axis.axvline(comparison["ci_low"], color="black", ls="--", lw=0.9)
-        axis.axvline(comparison["ci_high"], color="black", ls="--", lw=0.9)
+        axis.stairs(counts, edges, fill=True, color=palette.color(comparison.a), alpha=0.5)
+        axis.axvline(comparison.ci_low, color="black", ls="--", lw=0.9)
+        axis.axvline(comparison.ci_high, color="black", ls="--", lw=0.9)
         axis.axvline(0, color="#D55E00", lw=1.2)
-        axis.set_title(
-            f"{comparison['a']} − {comparison['b']}\n({comparison['device']})", fontsize=8
-        )
+        axis.set_title(f"{comparison.a} − {comparison.b}\n({comparison.device})", fontsize=8)
         axis.set_xlabel("difference of means (mA)")
         axis.set_ylabel("replicates")
     for axis in list(axes.flat)[len(shown) :]:
         axis.set_visible(False)
-    method = shown[0].get("method", "block")
-    block = shown[0].get("block_length")
+    method = shown[0].method
+    block = shown[0].block_length
     return _finish(
         "bootstrap",
         "Bootstrap distributions of mean differences",
@@ -384,18 +377,16 @@ def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure 
 def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
     comparisons = [
         c
-        for c in (data.analysis or {}).get("comparisons", [])
-        if c.get("cohens_d") is not None and c.get("a") and c.get("b")
+        for c in (data.analysis.comparisons if data.analysis is not None else [])
+        if c.cohens_d is not None and c.a and c.b
     ]
     if not comparisons:
         return None
-    rows = list(dict.fromkeys(f"{c['metric']} · {c['device']}" for c in comparisons))
-    pairs = list(dict.fromkeys(f"{c['a']} − {c['b']}" for c in comparisons))
+    rows = list(dict.fromkeys(f"{c.metric} · {c.device}" for c in comparisons))
+    pairs = list(dict.fromkeys(f"{c.a} − {c.b}" for c in comparisons))
     matrix = np.full((len(rows), len(pairs)), np.nan)
     for c in comparisons:
-        matrix[
-            rows.index(f"{c['metric']} · {c['device']}"), pairs.index(f"{c['a']} − {c['b']}")
-        ] = c["cohens_d"]
+        matrix[rows.index(f"{c.metric} · {c.device}"), pairs.index(f"{c.a} − {c.b}")] = c.cohens_d
     figure, axis = plt.subplots(figsize=(7.2, 0.45 * len(rows) + 2.2))
     # Saturate at |d| = 2 (well past "large"): with few runs energy d can reach the hundreds
     # and would wash out every other cell; the numbers are printed in each cell anyway.
@@ -430,12 +421,12 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
 
 @styled
 def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
-    pareto = (data.analysis or {}).get("pareto")
-    if not pareto or len(pareto.get("objectives", [])) < 2:
+    pareto = data.analysis.pareto if data.analysis is not None else None
+    if pareto is None or len(pareto.objectives) < 2:
         return None
-    x_key, y_key = list(pareto["objectives"])[:2]  # {name: "min"|"max"}, in order
-    values = pareto["values"]
-    front = set(pareto.get("front", []))
+    x_key, y_key = list(pareto.objectives)[:2]  # {name: "min"|"max"}, in order
+    values = pareto.values
+    front = set(pareto.front)
     figure, axis = plt.subplots(figsize=(6.0, 3.8))
     points = []
     for name, value in values.items():
@@ -465,7 +456,7 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
         axis.plot(*zip(*points, strict=True), color="black", lw=0.8, ls="--", zorder=2)
     axis.set_xlabel(_objective_label(x_key))
     axis.set_ylabel(_objective_label(y_key))
-    excluded = pareto.get("excluded") or []
+    excluded = pareto.excluded
     note = f" Excluded by constraints: {', '.join(map(str, excluded))}." if excluded else ""
     return _finish(
         "pareto",
@@ -487,7 +478,7 @@ def _objective_label(key: str) -> str:
 
 @styled
 def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
-    entries = (data.analysis or {}).get("sensitivity") or []
+    entries = data.analysis.sensitivity if data.analysis is not None else []
     baseline = data.baseline
     if not entries or baseline is None:
         return None
@@ -495,7 +486,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
     for entry, marker in zip(entries, ("o", "s"), strict=False):
         # Uniform scenarios scale every configuration alike. Show the two axes of the
         # study's grid: transient duration (α = 1) and steady-state level (transient × 1).
-        uniform = [s for s in entry.get("scenarios", []) if s.get("perturbed") is None]
+        uniform = [s for s in entry.scenarios if s.get("perturbed") is None]
         for axis, (vary, fixed) in zip(
             axes, (("transient_factor", "alpha"), ("alpha", "transient_factor")), strict=True
         ):
@@ -517,7 +508,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
                     lw=0.9,
                     color=palette.color(name),
                     ls=palette.line_style(name),
-                    label=f"{name} · {entry.get('device')}",
+                    label=f"{name} · {entry.device}",
                 )
     axes[0].set_xlabel("transient (handshake) duration factor, α = 1")
     axes[1].set_xlabel("steady-state level α, transient × 1")
@@ -526,9 +517,9 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
         axis.axhline(0, color="black", lw=0.8)
     axes[1].legend(fontsize=6)
     verdicts = "; ".join(
-        f"{e.get('device')}: ranking "
-        f"{'invariant' if e.get('invariant_uniform') else 'changes'} under uniform scaling, "
-        f"{'invariant' if e.get('invariant_one_at_a_time') else 'changes'} when one "
+        f"{e.device}: ranking "
+        f"{'invariant' if e.invariant_uniform else 'changes'} under uniform scaling, "
+        f"{'invariant' if e.invariant_one_at_a_time else 'changes'} when one "
         "configuration is scaled alone"
         for e in entries
     )

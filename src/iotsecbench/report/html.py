@@ -133,7 +133,7 @@ def _experiment_section(data: ReportData) -> str:
             f"{escape(json.dumps(spec, indent=2))}</pre></details>"
         )
     elif data.analysis is not None:
-        inputs = data.analysis.get("inputs", {})
+        inputs = data.analysis.inputs
         parts.append(
             _facts(
                 [
@@ -200,7 +200,7 @@ def _readable(value: Any) -> str:
 
 
 def _hypotheses_section(data: ReportData) -> str:
-    hypotheses = (data.analysis or {}).get("hypotheses") or []
+    hypotheses = data.analysis.hypotheses if data.analysis is not None else []
     if not hypotheses:
         return (
             '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
@@ -208,11 +208,11 @@ def _hypotheses_section(data: ReportData) -> str:
         )
     rows = []
     for h in hypotheses:
-        verdict = str(h.get("verdict", ""))
+        verdict = str(h.verdict)
         css = "verdict-" + verdict.replace(" ", "-")
-        evidence_text = _readable(h.get("evidence"))
+        evidence_text = _readable(h.evidence)
         rows.append(
-            f"<tr><td>{escape(str(h.get('id')))}</td><td>{escape(h.get('statement', ''))}"
+            f"<tr><td>{escape(str(h.id))}</td><td>{escape(h.statement)}"
             f"</td><td class='{css}'>{escape(verdict)}</td>"
             f"<td class='muted'>{escape(evidence_text)}</td></tr>"
         )
@@ -275,11 +275,11 @@ def _warnings_section(data: ReportData) -> str:
                 f"{row.run_id}: {row.error}",
                 "re-run the missing runs with `iotsecbench run --resume --out DIR`",
             )
-    for warning in (data.analysis or {}).get("warnings") or []:
+    for warning in data.analysis.warnings if data.analysis is not None else []:
         add(
-            warning.get("kind", "analysis"),
-            f"{_subject_text(warning.get('subject'))}: {warning.get('message', '')}",
-            warning.get("fix", ""),
+            warning.kind,
+            f"{_subject_text(warning.subject)}: {warning.message}",
+            warning.fix,
         )
     count = sum(len(items) for _, items in groups.values())
     body = (
@@ -363,7 +363,7 @@ METHODS = (
 
 
 def _methods_section(data: ReportData) -> str:
-    options = (data.analysis or {}).get("options") or {}
+    options = data.analysis.options if data.analysis is not None else {}
     rows = "".join(
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td class='muted'>{escape(c)}</td></tr>"
         for a, b, c in METHODS
@@ -371,7 +371,9 @@ def _methods_section(data: ReportData) -> str:
     option_text = ", ".join(
         f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)
     )
-    notes = "".join(f"<li>{escape(n)}</li>" for n in (data.analysis or {}).get("notes", []))
+    notes = "".join(
+        f"<li>{escape(n)}</li>" for n in (data.analysis.notes if data.analysis is not None else [])
+    )
     parameters = (
         f"<p class=muted>Analysis parameters: {escape(option_text)}</p>" if option_text else ""
     )

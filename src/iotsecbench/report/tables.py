@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,21 +60,20 @@ def summary_table(data: ReportData) -> ReportTable | None:
 
 
 def cv_table(data: ReportData) -> ReportTable | None:
-    entries = (data.analysis or {}).get("cv") or []
-    if not entries:
+    if data.analysis is None or not data.analysis.cv:
         return None
     rows = tuple(
         {
-            "configuration": e["configuration"],
-            "device": e["device"],
-            "metric": e["metric"],
-            "cv_runs": _percent(e.get("cv_across_runs")),
-            "cv_segments": _percent(e.get("segment_cv_mean")),
-            "runs": len(e.get("run_means") or []),
+            "configuration": e.configuration,
+            "device": e.device,
+            "metric": e.metric,
+            "cv_runs": _percent(e.cv_across_runs),
+            "cv_segments": _percent(e.segment_cv_mean),
+            "runs": len(e.run_means),
         }
-        for e in entries
+        for e in data.analysis.cv
     )
-    segments = (data.analysis or {}).get("options", {}).get("segments", 5)
+    segments = data.analysis.options.get("segments", 5)
     return ReportTable(
         "cv",
         "Coefficient of variation",
@@ -96,20 +96,20 @@ def _percent(value: Any) -> float | None:
 
 
 def inference_table(data: ReportData) -> ReportTable | None:
-    comparisons = (data.analysis or {}).get("comparisons") or []
+    comparisons = data.analysis.comparisons if data.analysis is not None else []
     if not comparisons:
         return None
     rows = tuple(
         {
-            **c,
-            "pair": f"{c['a']} − {c['b']}",
-            "method_text": c["method"]
-            if c.get("block_length") is None
-            else f"{c['method']}, b={c['block_length']}",
+            **dataclasses.asdict(c),
+            "pair": f"{c.a} − {c.b}",
+            "method_text": c.method
+            if c.block_length is None
+            else f"{c.method}, b={c.block_length}",
         }
         for c in comparisons
     )
-    reps = comparisons[0].get("reps")
+    reps = comparisons[0].reps
     return ReportTable(
         "inference",
         "Pairwise differences of means",

@@ -1,0 +1,197 @@
+"""``analysis.json`` read back: one loader building typed records, the format declared once.
+
+``pipeline.AnalysisResult.to_dict()`` writes the document; ``read_analysis`` reads it for the
+report. Each record below declares the fields its readers use: a field that is missing (for
+instance renamed by a later change to the pipeline) fails loudly here, with the document's
+path and the place in it, instead of quietly blanking a table. Extra fields are ignored, so
+a newer document with more in it still reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from iotsecbench.errors import DataError
+
+FORMAT_NAME = "iotsecbench-analysis"
+# analysis.json version history:
+#   version 1: first layout (comparisons, series, pareto, hypotheses, warnings, descriptive,
+#              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CvRow:
+    configuration: str
+    device: str
+    metric: str
+    cv_across_runs: float | None
+    run_means: Sequence[float]
+    segment_cv_mean: float | None = None  # absent for the per-run energy rows
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    metric: str
+    device: str
+    a: str
+    b: str
+    mean_a: float
+    mean_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    level: float
+    significant: bool
+    cohens_d: float | None
+    effect: str
+    method: str
+    block_length: int | None
+    reps: int
+    interval_method: str
+    replicate_histogram: Mapping[str, Sequence[float]] | None
+
+
+@dataclass(frozen=True)
+class SeriesRow:
+    configuration: str
+    device: str
+    metric: str
+    k_c: int
+    acf_mean: Sequence[float]
+    pacf_mean: Sequence[float]
+    white_noise_band: float
+
+
+@dataclass(frozen=True)
+class HypothesisRow:
+    id: str
+    statement: str
+    verdict: str
+    evidence: Any
+
+
+@dataclass(frozen=True)
+class WarningRow:
+    kind: str
+    message: str
+    subject: Mapping[str, Any]
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class ParetoFront:
+    objectives: Mapping[str, str]  # name → "min" | "max", in order
+    values: Mapping[str, Mapping[str, float]]  # configuration → objective → value
+    front: Sequence[str]
+    excluded: Sequence[Any] = ()
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    device: str
+    scenarios: Sequence[Mapping[str, Any]]  # transient_factor, alpha, perturbed, energy_mah …
+    invariant_uniform: bool
+    invariant_one_at_a_time: bool
+
+
+@dataclass(frozen=True)
+class AnalysisDocument:
+    """What the report reads of an ``analysis.json``."""
+
+    options: Mapping[str, Any]
+    configurations: Sequence[str]
+    baseline: str
+    cv: Sequence[CvRow]
+    comparisons: Sequence[ComparisonRow]
+    series: Sequence[SeriesRow]
+    hypotheses: Sequence[HypothesisRow]
+    warnings: Sequence[WarningRow]
+    pareto: ParetoFront | None
+    sensitivity: Sequence[SensitivityRow]
+    notes: Sequence[str]
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # analyze --csv: the files read
+
+    def comparisons_of(self, metric: str) -> list[ComparisonRow]:
+        return [c for c in self.comparisons if c.metric == metric]
+
+
+Row = TypeVar("Row")
+
+
+def _build(cls: type[Row], record: Any, where: str) -> Row:
+    """``cls`` from the JSON object ``record``: its declared fields, missing ones refused."""
+    if not isinstance(record, Mapping):
+        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    declared = dataclasses.fields(cls)  # type: ignore[arg-type]
+    required = [
+        f.name
+        for f in declared
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [name for name in required if name not in record]
+    if missing:
+        raise DataError(
+            f"{where} lacks {', '.join(missing)}: written by another iotsecbench version? "
+            "re-run `iotsecbench analyze`"
+        )
+    return cls(**{f.name: record[f.name] for f in declared if f.name in record})
+
+
+def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocument:
+    """The typed form of a parsed ``analysis.json`` document; ``DataError`` if it is not one."""
+    if not isinstance(document, Mapping) or document.get("format") != FORMAT_NAME:
+        found = document.get("format") if isinstance(document, Mapping) else None
+        raise DataError(f"{where}: not an iotsecbench analysis (format {found!r})")
+    if document.get("version") != FORMAT_VERSION:
+        raise DataError(
+            f"{where}: analysis version {document.get('version')} is not supported by this "
+            f"iotsecbench (expected {FORMAT_VERSION}); re-run `iotsecbench analyze`"
+        )
+
+    def rows(key: str, cls: type[Row]) -> list[Row]:
+        return [
+            _build(cls, record, f"{where} {key}[{index}]")
+            for index, record in enumerate(document.get(key) or [])
+        ]
+
+    top = _build(_TopLevel, document, where)
+    pareto = document.get("pareto")
+    return AnalysisDocument(
+        options=top.options,
+        configurations=list(top.configurations),
+        baseline=top.baseline,
+        cv=rows("cv", CvRow),
+        comparisons=rows("comparisons", ComparisonRow),
+        series=rows("series", SeriesRow),
+        hypotheses=rows("hypotheses", HypothesisRow),
+        warnings=rows("warnings", WarningRow),
+        pareto=_build(ParetoFront, pareto, f"{where} pareto") if pareto else None,
+        sensitivity=rows("sensitivity", SensitivityRow),
+        notes=list(top.notes),
+        inputs=document.get("inputs") or {},
+    )
+
+
+@dataclass(frozen=True)
+class _TopLevel:
+    options: Mapping[str, Any]
+    configurations: Sequence[str]
+    baseline: str
+    notes: Sequence[str]
+
+
+def read_analysis(path: Path) -> AnalysisDocument:
+    """Read and check an ``analysis.json`` file; ``DataError`` (exit 4) naming what is wrong."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    return parse_analysis(document, str(path))
