@@ -8,14 +8,15 @@ The work itself is ``runner.postprocess.run_analyze`` (also used by ``run``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult
 from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
-from iotsecbench.runner.postprocess import run_analyze
+
+if TYPE_CHECKING:  # the analysis stack (pandas, scipy, arch) loads when analyze runs
+    from iotsecbench.analysis.pipeline import AnalysisResult
 
 BOOTSTRAP_CHOICES = ("moving", "circular", "stationary")
 
@@ -107,6 +108,9 @@ def register(app: typer.Typer) -> None:
         """Dependence-aware statistics: diagnostics, block-bootstrap CIs, Pareto, warnings."""
         if bootstrap not in BOOTSTRAP_CHOICES:
             raise SpecError(f"--bootstrap {bootstrap!r}: use moving, circular or stationary")
+        from iotsecbench.analysis.pipeline import AnalysisOptions
+        from iotsecbench.runner.postprocess import run_analyze
+
         options = AnalysisOptions(
             baseline=baseline,
             bootstrap=bootstrap,

@@ -19,14 +19,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, PortBusyError
 from iotsecbench.files import private_directory
-from iotsecbench.lab.pki import CertificateSet
 from iotsecbench.lab.processes import Supervised, describe_exit
-from iotsecbench.security.tls import TlsProfile, broker_openssl_config, mosquitto_listener_lines
 from iotsecbench.spec.models import BrokerSettings
+
+if TYPE_CHECKING:  # `doctor` imports this module for the binary checks alone: keep it light
+    from iotsecbench.lab.pki import CertificateSet
+    from iotsecbench.security.tls import TlsProfile
 
 MOSQUITTO_HINT = (
     "install the Debian package 'mosquitto' (apt-get install mosquitto) "
@@ -120,6 +122,8 @@ class MosquittoBroker:
             return cls(directory, users, **options)
         if certificates is None:
             raise ValueError("a TLS broker needs its certificates")
+        from iotsecbench.security.tls import broker_openssl_config, mosquitto_listener_lines
+
         return cls(
             directory,
             users,

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from Crypto.Cipher import AES as PycryptodomeAES
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
 from iotsecbench.security.properties import CRYPTOGRAPHY, PYCRYPTODOME
 from iotsecbench.security.schemes import evp
-from iotsecbench.security.schemes.base import AeadScheme, DirectionKeys
+from iotsecbench.security.schemes.base import AeadScheme, DirectionKeys, pycryptodome
 
 
 class CounterNonceAead(AeadScheme):
@@ -142,13 +141,15 @@ class AesEax(AeadScheme):
 
     def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
         """The raw AEAD step (ciphertext || tag); published vectors test exactly this."""
-        cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
+        aes = pycryptodome().AES
+        cipher = aes.new(state, aes.MODE_EAX, nonce=nonce, mac_len=16)
         cipher.update(aad)
         ciphertext, tag = cipher.encrypt_and_digest(plaintext)
         return ciphertext + tag
 
     def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
-        cipher = PycryptodomeAES.new(state, PycryptodomeAES.MODE_EAX, nonce=nonce, mac_len=16)
+        aes = pycryptodome().AES
+        cipher = aes.new(state, aes.MODE_EAX, nonce=nonce, mac_len=16)
         cipher.update(aad)
         # ValueError("MAC check failed") propagates; the base maps it to AuthenticationError.
         return cipher.decrypt_and_verify(body[: -self.tag_bytes], body[-self.tag_bytes :])

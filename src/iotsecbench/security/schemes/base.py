@@ -18,7 +18,9 @@ documented in ``docs/wire-format.md``.
 
 from __future__ import annotations
 
+import functools
 import os
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -572,3 +574,13 @@ class AeadScheme(PayloadScheme):
 
     def _open_body(self, state: Any, frame: Frame, body: bytes) -> bytes:
         return self.aead_open(state, self._aead_nonce(frame), frame.aad, body)
+
+
+@functools.cache
+def pycryptodome() -> types.SimpleNamespace:
+    """pycryptodome's ciphers, imported on first use: loading it (its cffi layer) costs ~50 ms,
+    which commands that only list schemes (``iotsecbench schemes``, ``--help``) should not pay.
+    Cached, so a message pays a function call, not an import."""
+    from Crypto.Cipher import AES, Salsa20
+
+    return types.SimpleNamespace(AES=AES, Salsa20=Salsa20)

@@ -30,7 +30,6 @@ import hmac
 from typing import Any, ClassVar
 
 import tinyaes
-from Crypto.Cipher import Salsa20
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from simon import SimonCipher
 from speck import SpeckCipher
@@ -48,6 +47,7 @@ from iotsecbench.security.schemes.base import (
     DirectionKeys,
     Frame,
     PayloadScheme,
+    pycryptodome,
 )
 from iotsecbench.security.schemes.ecdh_aes_cbc import cbc_pkcs7_decrypt, cbc_pkcs7_encrypt
 
@@ -229,7 +229,7 @@ class Salsa20Blake2b(EncryptThenMac):
     def _encrypt(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
         assert frame.seq is not None
         nonce = frame.seq.to_bytes(8, "big")
-        return Salsa20.new(key=state, nonce=nonce).encrypt(plaintext)
+        return pycryptodome().Salsa20.new(key=state, nonce=nonce).encrypt(plaintext)
 
 
 class Salsa20k256Blake2b(Salsa20Blake2b):
