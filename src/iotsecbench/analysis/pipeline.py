@@ -24,6 +24,7 @@ from iotsecbench.analysis.battery import BatteryParameters, BatteryProjection, p
 from iotsecbench.analysis.bootstrap import (
     BOOTSTRAP_CLASSES,
     BlockBootstrap,
+    BootstrapDifference,
     choose_block_length,
     iid_bootstrap_difference,
     keyed_generator,
@@ -582,32 +583,7 @@ def _series_comparisons(
                     label,
                 )
                 pooled_a, pooled_b = np.concatenate(runs_a), np.concatenate(runs_b)
-                effect = cohens_d(pooled_a, pooled_b)
-                mean_a, mean_b = float(pooled_a.mean()), float(pooled_b.mean())
-                result.append(
-                    Comparison(
-                        metric=metric,
-                        device=device,
-                        a=a,
-                        b=b,
-                        mean_a=mean_a,
-                        mean_b=mean_b,
-                        difference=mean_a - mean_b,
-                        ci_low=boot.interval.low,
-                        ci_high=boot.interval.high,
-                        level=options.level,
-                        significant=boot.significant,
-                        cohens_d=effect.d,
-                        effect=effect.label,
-                        method=options.bootstrap,
-                        block_length=b_len,
-                        reps=options.reps,
-                        n_a=int(pooled_a.size),
-                        n_b=int(pooled_b.size),
-                        interval_method=label,
-                        replicate_histogram=_histogram(boot.replicates),
-                    )
-                )
+                result.append(_comparison(metric, device, a, b, pooled_a, pooled_b, boot))
     return result, warnings
 
 
@@ -634,32 +610,43 @@ def _energy_comparisons(
                     options.level,
                     keyed_generator(options.seed, "energy_mah", device, a, b),
                 )
-                effect = cohens_d(va, vb)
-                result.append(
-                    Comparison(
-                        metric="energy_mah",
-                        device=device,
-                        a=a,
-                        b=b,
-                        mean_a=float(va.mean()),
-                        mean_b=float(vb.mean()),
-                        difference=boot.estimate,
-                        ci_low=boot.interval.low,
-                        ci_high=boot.interval.high,
-                        level=options.level,
-                        significant=boot.significant,
-                        cohens_d=effect.d,
-                        effect=effect.label,
-                        method="iid-runs",
-                        block_length=None,
-                        reps=options.reps,
-                        n_a=int(va.size),
-                        n_b=int(vb.size),
-                        interval_method=boot.interval.method,
-                        replicate_histogram=_histogram(boot.replicates),
-                    )
-                )
+                result.append(_comparison("energy_mah", device, a, b, va, vb, boot))
     return result
+
+
+def _comparison(
+    metric: str,
+    device: str,
+    a: str,
+    b: str,
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    boot: BootstrapDifference,
+) -> Comparison:
+    """One row of the comparisons table: means, the bootstrap interval, Cohen's d."""
+    effect = cohens_d(values_a, values_b)
+    return Comparison(
+        metric=metric,
+        device=device,
+        a=a,
+        b=b,
+        mean_a=float(values_a.mean()),
+        mean_b=float(values_b.mean()),
+        difference=boot.estimate,
+        ci_low=boot.interval.low,
+        ci_high=boot.interval.high,
+        level=boot.interval.level,
+        significant=boot.significant,
+        cohens_d=effect.d,
+        effect=effect.label,
+        method=boot.method,
+        block_length=boot.block_length,
+        reps=boot.reps,
+        n_a=int(values_a.size),
+        n_b=int(values_b.size),
+        interval_method=boot.interval.method,
+        replicate_histogram=_histogram(boot.replicates),
+    )
 
 
 def _pareto(
