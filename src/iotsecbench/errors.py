@@ -1,7 +1,7 @@
 """Errors a user can cause or fix, each ending the program with one line and a documented exit code.
 
 Anything that is not a ``UserError`` is a bug and keeps its traceback
-(see ``../shared/RELIABILITY.md`` for the exit-code contract).
+(see ``docs/reliability.md`` for the exit-code contract).
 """
 
 from __future__ import annotations

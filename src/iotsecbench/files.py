@@ -32,7 +32,7 @@ def write_atomic(path: Path, data: bytes | str) -> Path:
 
     A temporary file in the same directory is written, fsynced and renamed over ``path``; the
     directory is fsynced too so the rename itself survives a power cut (a truncated Parquet
-    or JSON file cannot be read at all: RELIABILITY.md).
+    or JSON file cannot be read at all: docs/reliability.md).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Faults during an experiment: a crashing agent, a killed broker, Ctrl-C. Each leaves a
 failed (or interrupted) run with its error, keeps every completed run, and leaves no process
-behind (RELIABILITY.md #9, #10, #22)."""
+behind (docs/reliability.md #9, #10, #22)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What both agents share: the timed MQTT connection (``agents.handshake.TimedClient``), the
-10 Hz sampler and the records it all produces (DESIGN.md, measurement contract).
+10 Hz sampler and the records it all produces (docs/design.md, measurement contract).
 
 Handshake phases: ``tcp_connect`` and ``tls_handshake`` are timed inside paho's own socket
 set-up (``TimedClient``), then ``mqtt_connect`` from the ready socket to CONNACK.

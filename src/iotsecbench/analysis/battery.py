@@ -1,6 +1,6 @@
 """Battery and duty-cycle arithmetic, and the battery-life projection of an analysis.
 
-The one home of these formulas (DEVICE-FACTS §0, AESTECHNO battery-life estimator):
+The one home of these formulas (docs/device-facts.md §0, AESTECHNO battery-life estimator):
 
 * effective capacity  ``C_eff = C_rated · η_usable``
 * self-discharge as a current  ``I_sd = C_eff · (sd % / 100) / 730.485 h`` (mean month)

@@ -162,7 +162,7 @@ def to_one_hertz(frame: pd.DataFrame, value: str = "current_ma") -> pd.DataFrame
 
 
 def cumulative_mah(current_ma: ArrayLike, dt_s: ArrayLike = 1.0) -> np.ndarray:
-    """Running charge ``E(t) = Σ I_k[mA]·Δt_k[s] / 3600`` in mAh (DEVICE-FACTS §0): the one
+    """Running charge ``E(t) = Σ I_k[mA]·Δt_k[s] / 3600`` in mAh (docs/device-facts.md §0): the one
     place it is computed. ``dt_s`` is one window length for all samples (1 at 1 Hz, 0.1 at
     10 Hz) or one per sample (``energy.model.ModelledCurrent.window_s``)."""
     current = np.asarray(current_ma, dtype=float)

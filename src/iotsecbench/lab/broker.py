@@ -4,7 +4,7 @@ readiness check, log in the run directory, clean stop.
 mosquitto cannot report an OS-chosen port, so a free port is found by binding port 0 and
 releasing it; if another process takes it in between, the start is retried (mosquitto then
 logs ``Address already in use``). Every run gets fresh random credentials and an ACL that
-lets the emitter write and the receiver read only their run's topics (RELIABILITY.md).
+lets the emitter write and the receiver read only their run's topics (docs/reliability.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ file holds the leaf, the intermediates and the root — what it sends, N + 1 cer
 for a bare leaf OpenSSL would add the root from mosquitto's ``cafile`` anyway (automatic
 chain building), so the root is listed explicitly to make every length behave alike. The
 CA file holds only the root (what clients trust). Client certificates are issued by the
-root. Private keys are written with mode 0600 into a 0700 directory (RELIABILITY.md,
+root. Private keys are written with mode 0600 into a 0700 directory (docs/reliability.md,
 security hygiene).
 """
 

@@ -1,7 +1,7 @@
 """Supervised child processes: every child runs in its own session (process group) so that
 the terminal's Ctrl-C reaches the runner first, and so that stopping a child kills everything
 it started. ``Supervised`` is a context manager: on any exit path the group is terminated,
-then killed, then reaped — no orphans (RELIABILITY.md #10, #22; pyperf's popen_killer)."""
+then killed, then reaped — no orphans (docs/reliability.md #10, #22; pyperf's popen_killer)."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ class RunObserver:
 
 
 def _safely(call: Callable[[], None]) -> None:
-    """Call an observer hook; a failing display must not kill the measurement (STYLE 11)."""
+    """Call an observer hook; a failing display must not kill the measurement (docs/style.md #11)."""
     with contextlib.suppress(Exception):
         call()
 
@@ -78,7 +78,7 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix."""
     transports = {resolve_configuration(name).transport for name in spec.configurations}
     for name in spec.configurations:
-        # impossible TLS combinations (RELIABILITY.md #4)
+        # impossible TLS combinations (docs/reliability.md #4)
         resolve_configuration(name).tls_profile_with(spec.tls.model_dump())
     load_profile(spec.device)
     if broker_url is not None:

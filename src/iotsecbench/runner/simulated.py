@@ -1,5 +1,5 @@
 """A deterministic stand-in for the lab, for fast end-to-end tests of the CLI, the store,
-the analysis and the report (hyperfine's mock executor; STYLE.md lesson 8).
+the analysis and the report (hyperfine's mock executor; docs/style.md #8).
 
 It fabricates the same agent records the real agents write — 10 Hz samples, messages,
 handshake phases, operations — from a seeded generator, and pushes them through the same

@@ -26,7 +26,7 @@ agreement       R (receiver)                             E (emitter)
 
 ``Z`` is never used as a key. Every key comes from HKDF-SHA256 (RFC 5869) with
 ``salt = E || R || nonce`` and ``info = "iotsb/v1/<scheme>/<direction>/<purpose>"``, so keys are
-separated by scheme, direction and purpose (RELIABILITY.md, key separation). Peer values are
+separated by scheme, direction and purpose (docs/reliability.md, key separation). Peer values are
 validated before use: P-256 points on the curve, X25519 results not all-zero (RFC 7748 §6.1),
 FFDH values in [2, p-2] and in the prime-order subgroup (SP 800-56A §5.6.2.3.1), RSA moduli of
 exactly 2048 bits; every RSA-OAEP decryption failure gives one uniform error (Manger).

@@ -31,7 +31,7 @@ class StrictModel(BaseModel):
 
 class BrokerSettings(StrictModel):
     """Knobs of the embedded mosquitto broker. mosquitto 2.0.11 accepts nonsense such as
-    ``max_inflight_messages -5`` and runs (RELIABILITY.md #5), so they are validated here."""
+    ``max_inflight_messages -5`` and runs (docs/reliability.md #5), so they are validated here."""
 
     max_inflight_messages: int = Field(20, ge=0, le=65535)  # 0 = unlimited (mosquitto)
     max_queued_messages: int = Field(1000, ge=0, le=10_000_000)  # 0 = unlimited
@@ -149,7 +149,7 @@ class ExperimentSpec(StrictModel):
     def _payload_fits_broker(self) -> ExperimentSpec:
         limit = self.broker.message_size_limit
         if limit and max(self.payload_bytes) > limit:
-            # The broker would drop oversize messages silently (RELIABILITY.md #3).
+            # The broker would drop oversize messages silently (docs/reliability.md #3).
             raise ValueError(
                 f"payload size {max(self.payload_bytes)} B exceeds broker.message_size_limit "
                 f"{limit} B (the broker would drop such messages silently)"

@@ -4,7 +4,7 @@ The runner is the only writer (DuckDB allows one read-write process per file). E
 first written to ``runs/<run_id>/record.json`` (temporary name, fsync, rename), then inserted
 in one transaction that replaces the run's rows in every table and its ``runs`` row, followed
 by a checkpoint — so a crash loses at most the run in flight and ``iotsecbench db rebuild``
-can always restore the database from the record files (``../shared/RELIABILITY.md``).
+can always restore the database from the record files (``docs/reliability.md``).
 """
 
 from __future__ import annotations

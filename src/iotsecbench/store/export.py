@@ -1,7 +1,7 @@
 """Exporting the results tables to Parquet for other tools (pandas, polars, R, Spark).
 
 One file per table. Each is written under a temporary name and renamed when complete,
-because a truncated Parquet file cannot be read at all (``../shared/RELIABILITY.md``). The
+because a truncated Parquet file cannot be read at all (``docs/reliability.md``). The
 file metadata carries ``iotsecbench_schema_version``; each column carries its unit and
 description as field metadata.
 """

@@ -1,4 +1,4 @@
-"""Battery-life and duty-cycle formulas (DEVICE-FACTS §0) against hand computations."""
+"""Battery-life and duty-cycle formulas (docs/device-facts.md §0) against hand computations."""
 
 from __future__ import annotations
 

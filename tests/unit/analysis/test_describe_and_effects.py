@@ -52,7 +52,7 @@ def test_one_hertz_is_mean_of_samples_in_each_second():
 
 
 def test_energy_formula_matches_device_facts():
-    # DEVICE-FACTS §0: one 10 Hz sample adds I·0.1/3600 mAh
+    # docs/device-facts.md §0: one 10 Hz sample adds I·0.1/3600 mAh
     assert run_energy_mah([100.0] * 10, dt_s=0.1) == pytest.approx(100 * 1.0 / 3600)
     assert cumulative_mah([36.0, 36.0])[-1] == pytest.approx(0.02)
 

@@ -49,7 +49,7 @@ def test_default_profile_values_follow_device_facts() -> None:
     assert profile.core_extra_current_ma == 19.0
     assert (profile.tx_current_ma, profile.rx_current_ma) == (180.0, 100.0)
     assert profile.tx_goodput_bits_per_s == 20e6
-    # The two numbers DEVICE-FACTS flags as pure guesses must say so.
+    # The two numbers docs/device-facts.md flags as pure guesses must say so.
     assert profile.parameters["packet_overhead"].status == "guess"
     assert profile.primitives["mqtt-packet"].per_operation.status == "guess"  # type: ignore[union-attr]
     assert "GUESS" in profile.primitives["mqtt-packet"].per_operation.source  # type: ignore[union-attr]

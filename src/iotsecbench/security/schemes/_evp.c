@@ -514,7 +514,7 @@ static PyObject *Framing_open(FramingObject *self, PyObject *message) {
         goto done;
     }
     /* Another version or scheme id: not made by this scheme's sealer with these keys, the
-     * same verdict as a wrong key (RELIABILITY #13). */
+     * same verdict as a wrong key (docs/reliability.md #13). */
     if (p[0] != self->version) {
         PyErr_Format(AuthenticationError, "%U: wire version %d is not %d", self->label, p[0],
                      self->version);

@@ -1,7 +1,7 @@
 """``aes128-cbc`` (e.g. ``ecdh-p256-aes128-cbc``): the `stability` study's hybrid, flaws included.
 
 ECDH P-256 key establishment, AES-128-CBC with a fresh random 16-byte IV per message,
-PKCS#7 padding and **no MAC** (SYSTEMS.md §1, configuration 3). Without a MAC the ciphertext
+PKCS#7 padding and **no MAC** (docs/studies.md §1, configuration 3). Without a MAC the ciphertext
 is malleable: a flipped bit garbles one block and flips the same bit of the next, and
 nothing detects it. There is no sequence number, so replays are accepted too. The scheme is
 run so its cost can be measured, and flagged wherever it is listed.

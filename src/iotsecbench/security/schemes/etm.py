@@ -1,7 +1,7 @@
 """Encrypt-then-MAC schemes: a cipher for confidentiality, a separate MAC for integrity.
 
 Wire: ``version(1) | scheme_id(1) | seq(8) [| IV(16)] | ciphertext | tag``. The tag is the MAC,
-under the direction's ``mac_key`` (never the cipher key, RELIABILITY.md), of
+under the direction's ``mac_key`` (never the cipher key, docs/reliability.md), of
 
     header || session_id (8) || direction (3) || IV (CBC only) || ciphertext
 

@@ -113,7 +113,7 @@ class TlsProfile:
     The constructor refuses combinations that cannot negotiate what they claim (a suite of
     the other TLS version, a suite whose authentication does not match the certificate, a
     group the suite's key exchange cannot use, a part the security level forbids) with a
-    ``SpecError`` naming the fix, before any process starts (RELIABILITY.md #4).
+    ``SpecError`` naming the fix, before any process starts (docs/reliability.md #4).
     """
 
     version: str  # "1.2" or "1.3"; the client pins minimum = maximum = this
@@ -145,7 +145,7 @@ class TlsProfile:
             if not self.ciphers.strip() or any(c in self.ciphers for c in "\n\r"):
                 raise SpecError("TLS ciphers must be a non-empty single-line string")
             names = self.ciphers.split(":")
-            # OpenSSL silently ignores suites of the other version (RELIABILITY #4): refuse.
+            # OpenSSL silently ignores suites of the other version (docs/reliability.md #4): refuse.
             if self.version == "1.3":
                 wrong = [n for n in names if not n.startswith("TLS_")]
                 if wrong:
