@@ -76,3 +76,18 @@ def test_the_check_catches_a_forbidden_arrow(tmp_path: Path) -> None:
     module.write_text("def f():\n    from iotsecbench.runner import local\n")
     assert imports_of(module) == {"runner"}
     assert "runner" not in (allowed_arrows()["analysis"] or set())
+
+
+def test_code_cites_the_docs_in_the_repository() -> None:
+    """Comments and profile sources cite docs/ pages a clone has, not files outside it."""
+    outside = re.compile(
+        r"(\.\./)?shared/|\b(DEVICE-FACTS|RELIABILITY|SYSTEMS)\b|\b(DESIGN|STYLE)\.md"
+    )
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(PACKAGE.rglob("*"))
+        if path.suffix in {".py", ".toml", ".c", ".h"}
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not offenders, f"citations of files outside the repository: {offenders}"
