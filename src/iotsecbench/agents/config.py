@@ -16,6 +16,8 @@ class TlsClientFiles:
     ca_file: str
     client_cert: str | None = None
     client_key: str | None = None
+    server_cert: str | None = None  # the tcp transport's receiver is the TLS server
+    server_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,13 @@ class AgentConfig:
     fault: str | None = None  # test hook only: "crash-after=N" makes the emitter die mid-run
     psk_file: str | None = None  # psk-* schemes: 0600 file with the run's pre-shared key (raw)
     keylog: str | None = None  # --keylog: append TLS (NSS format) and session keys here
+    transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
+    method: str = "unidirectional"  # or "echo": the receiver returns every block (tcp)
+    saturating: bool = False  # send as fast as possible for duration_s instead of at rate_hz
 
     @property
     def message_count(self) -> int:
+        """Messages of a fixed-rate run (a saturating run sends until ``duration_s`` is up)."""
         return max(1, round(self.duration_s * self.rate_hz))
 
     def to_json(self) -> str:

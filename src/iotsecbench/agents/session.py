@@ -60,10 +60,13 @@ class AgentSession:
         self._subacks: queue.Queue[int] = queue.Queue()
         self.tls_observer: HandshakeObserver | None = None
         self.negotiated: Any = None
+        self.tcp_socket: socket.socket | None = None  # the tcp transport's connection
         self.sampler = Sampler(self._socket, self._on_sample)
 
     # -- records -------------------------------------------------------------------------
     def _socket(self) -> socket.socket | None:
+        if self.tcp_socket is not None:
+            return self.tcp_socket
         return self.client.socket() if self.client is not None else None  # type: ignore[return-value]
 
     def _on_sample(self, sample: Any) -> None:
@@ -148,7 +151,7 @@ class AgentSession:
         )
         self.operations(ready, [("mqtt-packet", 2)])  # CONNECT + CONNACK
         if self.tls_observer is not None:
-            self._record_tls(t_connack)
+            self.record_negotiated(client.socket(), t_connack)  # type: ignore[arg-type]
 
     def _priming_session(self, context: ssl.SSLContext) -> ssl.SSLSession:
         """A resumption profile measures a *resumed* handshake: first a full one (paho
@@ -189,9 +192,11 @@ class AgentSession:
         self.event("tls_priming_connection", wall_ns=now_ns() - t_start, negotiated=negotiated)
         return session
 
-    def _record_tls(self, t_ns: int) -> None:
-        assert self.client is not None and self.tls_observer is not None
-        negotiated = self.tls_observer.negotiated(self.client.socket())
+    def record_negotiated(self, sock: ssl.SSLSocket, t_ns: int) -> None:
+        """Record what the TLS connection ``sock`` negotiated, check it against the profile
+        (a mismatch fails the run) and log the handshake's operations for the energy model."""
+        assert self.tls_observer is not None
+        negotiated = self.tls_observer.negotiated(sock)
         self.negotiated = negotiated
         self.writer.write("negotiated", **negotiated.to_dict())
         profile = TlsProfile(**self.config.tls.profile)  # type: ignore[union-attr]

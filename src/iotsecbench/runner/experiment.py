@@ -55,7 +55,8 @@ class RunObserver:
 
 
 def _safely(call: Callable[[], None]) -> None:
-    """Call an observer hook; a failing display must not kill the measurement (docs/style.md #11)."""
+    """Call an observer hook; a failing display must not kill the measurement
+    (docs/style.md #11)."""
     with contextlib.suppress(Exception):
         call()
 

@@ -7,6 +7,7 @@ difference between configurations; the order is recorded with every run.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import re
@@ -16,7 +17,9 @@ from iotsecbench.errors import SpecError
 from iotsecbench.spec.models import CellFilter, ExperimentSpec
 from iotsecbench.spec.network import LOOPBACK
 
-FACTORS = ("configuration", "payload_bytes", "rate_hz", "qos", "network")
+FACTORS = ("configuration", "payload_bytes", "rate_hz", "qos", "network", "transport", "method")
+# Factors an `include` entry may leave out when the spec has one level of them.
+SINGLE_LEVEL_DEFAULTS = ("network", "transport", "method")
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,21 @@ class Cell:
     qos: int
     label: str = ""  # human label, unique within the experiment
     network: str = LOOPBACK  # network profile name
+    transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
+    method: str = "unidirectional"  # or "echo" (tcp only)
 
     @property
     def cell_id(self) -> str:
         """File-system-safe identifier, stable across runs of the same spec."""
         rate = f"{self.rate_hz:g}".replace(".", "p")
         raw = f"{self.configuration}_{self.payload_bytes}B_{rate}Hz_q{self.qos}"
-        if self.network != LOOPBACK:  # loopback ids stay as they were before networks
+        # Default levels leave ids as they were before these factors existed.
+        if self.network != LOOPBACK:
             raw += f"_net-{self.network}"
+        if self.transport != "mqtt":
+            raw += f"_{self.transport}"
+        if self.method != "unidirectional":
+            raw += f"_{self.method}"
         return re.sub(r"[^A-Za-z0-9_.+-]", "-", raw)
 
 
@@ -68,17 +78,24 @@ def _label(cell: Cell, varying: set[str]) -> str:
         parts.append(f"{cell.rate_hz:g} Hz")
     if "qos" in varying:
         parts.append(f"QoS{cell.qos}")
-    if "network" in varying:
-        parts.append(cell.network)
+    for factor in ("network", "transport", "method"):
+        if factor in varying:
+            parts.append(getattr(cell, factor))
     return " · ".join(parts)
 
 
 def expand(spec: ExperimentSpec) -> list[Cell]:
     """All cells of the spec, in the order the factors are listed, with unique labels."""
     cells = [
-        Cell(configuration, payload, rate, qos, network=network)
-        for configuration, payload, rate, qos, network in itertools.product(
-            spec.configurations, spec.payload_bytes, spec.rate_hz, spec.qos, spec.network
+        Cell(c, payload, rate, qos, network=network, transport=transport, method=method)
+        for c, payload, rate, qos, network, transport, method in itertools.product(
+            spec.configurations,
+            spec.payload_bytes,
+            spec.rate_hz,
+            spec.qos,
+            spec.network,
+            spec.transport,
+            spec.method,
         )
     ]
     cells = [cell for cell in cells if not any(_matches(cell, rule) for rule in spec.exclude)]
@@ -88,11 +105,15 @@ def expand(spec: ExperimentSpec) -> list[Cell]:
             for f in ("configuration", "payload_bytes", "rate_hz", "qos")
             if getattr(rule, f) is None
         ]
-        network = rule.network or (spec.network[0] if len(spec.network) == 1 else None)
-        if network is None:
-            missing.append("network")
-        elif network not in spec.network:
-            raise SpecError(f"include: network '{network}' is not in the spec's `network` list")
+        levels = {}
+        for factor in SINGLE_LEVEL_DEFAULTS:
+            listed = getattr(spec, factor)
+            level = getattr(rule, factor) or (listed[0] if len(listed) == 1 else None)
+            if level is None:
+                missing.append(factor)
+            elif level not in listed:
+                raise SpecError(f"include: {factor} '{level}' is not in the spec's `{factor}` list")
+            levels[factor] = level
         if missing:
             raise SpecError(f"include entries must set every factor; missing {', '.join(missing)}")
         extra = Cell(
@@ -100,21 +121,14 @@ def expand(spec: ExperimentSpec) -> list[Cell]:
             rule.payload_bytes,  # type: ignore[arg-type]
             rule.rate_hz,  # type: ignore[arg-type]
             rule.qos,  # type: ignore[arg-type]
-            network=network,  # type: ignore[arg-type]
+            **levels,
         )
         if extra not in cells:
             cells.append(extra)
     if not cells:
         raise SpecError("the experiment has no cells left after `exclude`")
-    varying = {
-        field
-        for field in ("payload_bytes", "rate_hz", "qos", "network")
-        if len({getattr(cell, field) for cell in cells}) > 1
-    }
-    return [
-        Cell(c.configuration, c.payload_bytes, c.rate_hz, c.qos, _label(c, varying), c.network)
-        for c in cells
-    ]
+    varying = {field for field in FACTORS[1:] if len({getattr(cell, field) for cell in cells}) > 1}
+    return [dataclasses.replace(c, label=_label(c, varying)) for c in cells]
 
 
 def plan_runs(spec: ExperimentSpec) -> list[PlannedRun]:

@@ -21,6 +21,8 @@ MQTT_MAX_PAYLOAD_BYTES = 268_435_455 - 1024
 # Each message carries its sequence number and creation time (8 + 8 bytes) inside the
 # protected payload, so a payload cannot be smaller than that header.
 MESSAGE_HEADER_BYTES = 16
+# The tcp transport's largest block (payload per frame): 1 MiB (docs/wire-format.md).
+TCP_MAX_BLOCK_BYTES = 1 << 20
 
 
 class StrictModel(BaseModel):
@@ -66,6 +68,8 @@ class CellFilter(StrictModel):
     rate_hz: float | None = None
     qos: int | None = None
     network: str | None = None
+    transport: Literal["mqtt", "tcp"] | None = None
+    method: Literal["unidirectional", "echo"] | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -94,6 +98,15 @@ class ExperimentSpec(StrictModel):
     # from `networks`; anything but `loopback` runs each host in its own namespace.
     network: list[str] = Field(default_factory=lambda: [LOOPBACK], min_length=1)
     networks: dict[str, NetworkProfile] = Field(default_factory=dict)  # custom profiles
+    # How messages travel (a factor): `mqtt` through the broker, `tcp` straight from the
+    # emitter to the receiver in length-prefixed frames (docs/wire-format.md; the
+    # `block-sizes` study). `method`: one way, or `echo` (the receiver returns every block).
+    transport: list[Literal["mqtt", "tcp"]] = Field(default_factory=lambda: ["mqtt"], min_length=1)
+    method: list[Literal["unidirectional", "echo"]] = Field(
+        default_factory=lambda: ["unidirectional"], min_length=1
+    )
+    # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.
+    saturating: bool = False
 
     @field_validator("configurations")
     @classmethod
@@ -146,6 +159,25 @@ class ExperimentSpec(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _transport_levels(self) -> ExperimentSpec:
+        for name, levels in (("transport", self.transport), ("method", self.method)):
+            if len(set(levels)) != len(levels):
+                raise ValueError(f"{name} levels are listed twice: {levels}")
+        if "tcp" in self.transport and max(self.payload_bytes) > TCP_MAX_BLOCK_BYTES:
+            raise ValueError(
+                f"payload size {max(self.payload_bytes)} B exceeds the tcp transport's largest "
+                f"block ({TCP_MAX_BLOCK_BYTES} B = 1 MiB)"
+            )
+        if "tcp" in self.transport and self.network != [LOOPBACK]:
+            raise ValueError(
+                "the tcp transport runs on loopback only for now (the emulated network routes "
+                "every host through the broker's namespace): drop `network` or use mqtt"
+            )
+        if "echo" in self.method and self.transport == ["mqtt"]:
+            raise ValueError("method 'echo' needs transport 'tcp' (the study's raw-TCP echo)")
+        return self
+
+    @model_validator(mode="after")
     def _payload_fits_broker(self) -> ExperimentSpec:
         limit = self.broker.message_size_limit
         if limit and max(self.payload_bytes) > limit:
@@ -167,10 +199,17 @@ class ExperimentSpec(StrictModel):
         # resume of older experiments) unchanged.
         if shaping["network"] == [LOOPBACK]:
             del shaping["network"]
+        # Likewise the transport factors, added with the `block-sizes` study.
+        for key, default in (("transport", ["mqtt"]), ("method", ["unidirectional"])):
+            if shaping[key] == default:
+                del shaping[key]
+        if not shaping["saturating"]:
+            del shaping["saturating"]
         if not shaping["networks"]:
             del shaping["networks"]
         for rule in (*shaping["include"], *shaping["exclude"]):
-            if rule.get("network") is None:
-                rule.pop("network", None)
+            for key in ("network", "transport", "method"):
+                if rule.get(key) is None:
+                    rule.pop(key, None)
         canonical = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]

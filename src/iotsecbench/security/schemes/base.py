@@ -126,7 +126,8 @@ class Frame(NamedTuple):
         """Associated data: the wire header plus the (untransmitted) session id and direction.
 
         Binding session and direction here makes a message from another session, or a
-        reflected message from the other direction, fail authentication (docs/reliability.md, key separation).
+        reflected message from the other direction, fail authentication
+        (docs/reliability.md, key separation).
         All three parts have fixed lengths, so the concatenation is unambiguous.
         """
         if self.aad_bytes is not None:
@@ -325,7 +326,8 @@ class Opener:
                 f"{minimum}"
             )
         # A version or scheme id other than ours means the message was not made by this
-        # scheme's sealer with these keys: the same verdict as a wrong key (docs/reliability.md #13).
+        # scheme's sealer with these keys: the same verdict as a wrong key
+        # (docs/reliability.md #13).
         if message[0] != WIRE_VERSION:
             raise AuthenticationError(
                 f"{scheme.name}: wire version {message[0]} is not {WIRE_VERSION}"

@@ -20,6 +20,7 @@ from iotsecbench.security.tls.configure import (
     client_context,
     client_groups,
     mosquitto_listener_lines,
+    server_context,
 )
 from iotsecbench.security.tls.observe import (
     GROUP_NAMES,
@@ -84,5 +85,6 @@ __all__ = [
     "parse_profile",
     "record_operations",
     "recorder_problem",
+    "server_context",
     "verify_negotiated",
 ]

@@ -87,6 +87,35 @@ def client_context(
     return context
 
 
+def server_context(
+    profile: TlsProfile,
+    ca_file: str | PathLike[str],
+    server_cert: str | PathLike[str],
+    server_key: str | PathLike[str],
+) -> ssl.SSLContext:
+    """The server end of ``profile`` when there is no broker (the ``tcp`` transport's
+    receiver): what ``mosquitto_listener_lines`` and ``broker_openssl_config`` give the
+    broker — the version pinned, the suites, the group, the security level and, for a mutual
+    profile, a client certificate required — set on a Python server context."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = _SSL_VERSIONS[profile.version]
+    context.maximum_version = _SSL_VERSIONS[profile.version]
+    context.load_cert_chain(server_cert, server_key)
+    control = openssl_control()
+    if profile.ciphers is not None:
+        if profile.version == "1.2":
+            context.set_ciphers(profile.ciphers)
+        else:
+            control.set_tls13_suites(context, profile.ciphers)
+    if profile.group is not None and profile.group not in MODP_GROUPS:
+        control.set_groups(context, OPENSSL_GROUP_NAMES[profile.group])
+    control.set_security_level(context, profile.security_level)
+    if profile.mutual:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cafile=ca_file)
+    return context
+
+
 def broker_openssl_config(profile: TlsProfile) -> str | None:
     """An OpenSSL configuration that limits the broker to the profile's group, or None.
 
