@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from iotsecbench.analysis.describe import cumulative_mah
 from iotsecbench.energy.model import Operation, model_current
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
@@ -133,6 +134,57 @@ def _messages(
     return rows
 
 
+def _energy_j(samples: list[dict[str, Any]], voltage_v: float) -> float | None:
+    """Modelled energy of one agent's samples: V · Σ I_k · Δt_k (docs/device-facts.md §0),
+    each sample's current being the mean over the window ending at it."""
+    if len(samples) < 2:
+        return None
+    times = np.array([s["t_ns"] for s in samples], dtype=np.float64)
+    current_ma = np.array([s["current_ma"] for s in samples], dtype=np.float64)
+    windows_s = np.diff(times, prepend=times[0] - np.median(np.diff(times))) / 1e9
+    return float(cumulative_mah(current_ma, windows_s)[-1] * 3.6 * voltage_v)  # mAh·3.6 = C
+
+
+def per_byte_metrics(
+    grouped: dict[str, dict[str, list[dict[str, Any]]]],
+    samples: list[dict[str, Any]],
+    payload_bytes: int,
+    voltage_v: float | None,
+) -> dict[str, Any]:
+    """The block-sizes study's metrics (and ours) per run: payload delivered, throughput,
+    modelled energy and measured host CPU per payload byte, wire bytes per payload byte,
+    echo round trips. Payload bytes exclude frame and crypto headers, as in the study."""
+    delivered = grouped["receiver"]["message"]
+    sent = grouped["emitter"]["message"]
+    payload = len(delivered) * payload_bytes
+    metrics: dict[str, Any] = {"payload_bytes_delivered": payload}
+    if delivered:
+        start = min(m["t_created_ns"] for m in delivered)
+        window_s = (max(m["t_delivered_ns"] for m in delivered) - start) / 1e9
+        metrics["throughput_kib_s"] = payload / window_s / 1024 if window_s > 0 else None
+    if sent:
+        metrics["wire_bytes_per_payload_byte"] = sum(m["wire_bytes"] for m in sent) / (
+            len(sent) * payload_bytes
+        )
+    for agent in AGENTS:
+        rows = sorted((s for s in samples if s["agent"] == agent), key=lambda s: s["t_ns"])
+        energy = _energy_j(rows, voltage_v) if voltage_v is not None else None
+        metrics[f"energy_{agent}_j"] = energy
+        cpu_ns = rows[-1]["cpu_ns"] if rows else None
+        if payload:
+            metrics[f"energy_per_byte_{agent}_uj"] = (
+                1e6 * energy / payload if energy is not None else None
+            )
+            metrics[f"cpu_per_byte_{agent}_us"] = cpu_ns / 1e3 / payload if cpu_ns else None
+    echoes = grouped["emitter"]["echo"]
+    if echoes:
+        rtt_ms = np.array([e["t_returned_ns"] - e["t_sent_ns"] for e in echoes]) / 1e6
+        metrics["echoes"] = len(echoes)
+        for q in (50, 90, 99):
+            metrics[f"echo_rtt_p{q}_ms"] = float(np.percentile(rtt_ms, q))
+    return metrics
+
+
 def collect(
     run_id: str,
     records: dict[str, list[dict[str, Any]]],
@@ -219,6 +271,12 @@ def collect(
         "tls_signature": negotiated.get("signature_algorithm"),
         "energy_model_version": model_version,
         "unmodelled_primitives": sorted(unmodelled),
+        **per_byte_metrics(
+            grouped,
+            tables["samples"],
+            payload_bytes,
+            device.supply_voltage_v if device is not None else None,
+        ),
     }
     return facts, tables
 
@@ -265,6 +323,9 @@ def build_outcome(
         "rate_hz": run.cell.rate_hz,
         "qos": run.cell.qos,
         "network": run.cell.network,
+        "message_transport": run.cell.transport,
+        "method": run.cell.method,
+        "pacing": "saturating" if context.spec.saturating else "fixed-rate",
         "tcp_retransmissions": retransmissions,
         "duration_s": context.spec.duration_s,
         "device": context.device.name,

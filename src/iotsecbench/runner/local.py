@@ -25,7 +25,7 @@ from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
 from iotsecbench.files import private_directory, write_secret
-from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
+from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, free_port
 from iotsecbench.lab.network import NetworkLab
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
@@ -236,8 +236,9 @@ class LocalExecutor:
         )
         tls_files = None
         certs = None
+        tcp = run.cell.transport == "tcp"
         if tls is not None:
-            if context.broker_url is not None:
+            if context.broker_url is not None and not tcp:
                 if context.broker_ca_file is None:
                     raise SpecError("a TLS configuration on an external broker needs --broker-ca")
                 tls_files = TlsClientFiles(dataclasses.asdict(tls), str(context.broker_ca_file))
@@ -248,7 +249,17 @@ class LocalExecutor:
                     str(certs.ca_file),
                     str(certs.client_cert),
                     str(certs.client_key),
+                    str(certs.server_cert) if tcp else None,
+                    str(certs.server_key) if tcp else None,
                 )
+        if tcp:
+            # No broker: the receiver listens on loopback, the emitter connects to it.
+            users = {"emitter": emitter_user, "receiver": receiver_user}
+            target = ("127.0.0.1", free_port())
+            self._agents(
+                RunPlan(run, context, run_dir, prefix, target, users, tls_files), on_progress
+            )
+            return
         external = self._broker_target(context, run, tls)
         if external is None:
             network = self._network(run, context, run_dir)
@@ -317,6 +328,9 @@ class LocalExecutor:
             fault=self._faults.for_role(role, run.run_id),
             psk_file=self._psk_file(run, run_dir),
             keylog=str(self._keylog) if self._keylog is not None else None,
+            transport=run.cell.transport,
+            method=run.cell.method,
+            saturating=spec.saturating,
         )
         path = run_dir / f"{role}.config.json"
         path.unlink(missing_ok=True)
@@ -345,7 +359,8 @@ class LocalExecutor:
                 *inside,
                 sys.executable,
                 "-m",
-                f"iotsecbench.agents.{role}",
+                # agents/tcp.py serves both roles of the tcp transport.
+                f"iotsecbench.agents.{'tcp' if plan.run.cell.transport == 'tcp' else role}",
                 "--config",
                 str(configs[role]),
             ]

@@ -173,6 +173,8 @@ class ExperimentSpec(StrictModel):
                 "the tcp transport runs on loopback only for now (the emulated network routes "
                 "every host through the broker's namespace): drop `network` or use mqtt"
             )
+        if "tcp" in self.transport and self.tls.resumption:
+            raise ValueError("TLS resumption is measured over mqtt only: drop tls.resumption")
         if "echo" in self.method and self.transport == ["mqtt"]:
             raise ValueError("method 'echo' needs transport 'tcp' (the study's raw-TCP echo)")
         return self

@@ -29,11 +29,39 @@ def migrate_to_2(connection: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Migration] = {2: migrate_to_2}
+def migrate_to_3(connection: duckdb.DuckDBPyConnection) -> None:
+    """The block-sizes study: how messages travel and per-byte metrics on runs."""
+    for name, sql_type in (
+        ("message_transport", "VARCHAR"),
+        ("method", "VARCHAR"),
+        ("pacing", "VARCHAR"),
+        ("payload_bytes_delivered", "BIGINT"),
+        ("throughput_kib_s", "DOUBLE"),
+        ("wire_bytes_per_payload_byte", "DOUBLE"),
+        ("energy_emitter_j", "DOUBLE"),
+        ("energy_receiver_j", "DOUBLE"),
+        ("energy_per_byte_emitter_uj", "DOUBLE"),
+        ("energy_per_byte_receiver_uj", "DOUBLE"),
+        ("cpu_per_byte_emitter_us", "DOUBLE"),
+        ("cpu_per_byte_receiver_us", "DOUBLE"),
+        ("echoes", "BIGINT"),
+        ("echo_rtt_p50_ms", "DOUBLE"),
+        ("echo_rtt_p90_ms", "DOUBLE"),
+        ("echo_rtt_p99_ms", "DOUBLE"),
+    ):
+        connection.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql_type}")
+    # Every earlier run went through the broker, one way, at a fixed rate.
+    connection.execute(
+        "UPDATE runs SET message_transport = 'mqtt', method = 'unidirectional', "
+        "pacing = 'fixed-rate'"
+    )
+
+
+MIGRATIONS: dict[int, Migration] = {2: migrate_to_2, 3: migrate_to_3}
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1})
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2})
 
 
 def check_readable(version: int, where: str) -> None:

@@ -12,6 +12,10 @@ version 1: first released layout — tables meta, experiments, runs, events, mes
 version 2: emulated networks — runs.network (profile name; 'loopback' for older runs) and
            runs.tcp_retransmissions; table host_counters (per-host kernel counters and the
            wire's counters of each run on an emulated network).
+version 3: the block-sizes study — runs.message_transport ('mqtt'|'tcp'), runs.method
+           ('unidirectional'|'echo'), runs.pacing ('fixed-rate'|'saturating') and per-run
+           throughput, energy and CPU per payload byte, wire bytes per payload byte and
+           echo round-trip percentiles (NULL where a run has no such data).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -158,6 +162,89 @@ EXPERIMENTS = Table(
     per_run=False,
 )
 
+# Version 3 columns of `runs` (migrations.migrate_to_3 adds them, in this order).
+BLOCK_COLUMNS = (
+    Column(
+        "message_transport",
+        "VARCHAR",
+        "-",
+        "how messages travel: 'mqtt' (through the broker) or 'tcp' (emitter -> receiver)",
+        allowed=("mqtt", "tcp"),
+    ),
+    Column(
+        "method",
+        "VARCHAR",
+        "-",
+        "'unidirectional', or 'echo' (the receiver returns every block resealed)",
+        allowed=("unidirectional", "echo"),
+    ),
+    Column(
+        "pacing",
+        "VARCHAR",
+        "-",
+        "'fixed-rate' (rate_hz) or 'saturating' (as fast as possible for duration_s)",
+        allowed=("fixed-rate", "saturating"),
+    ),
+    Column(
+        "payload_bytes_delivered",
+        "BIGINT",
+        "bytes",
+        "application payload delivered to the receiver (frame and crypto headers excluded)",
+    ),
+    Column(
+        "throughput_kib_s",
+        "DOUBLE",
+        "KiB/s",
+        "payload_bytes_delivered / (first creation -> last delivery) / 1024",
+    ),
+    Column(
+        "wire_bytes_per_payload_byte",
+        "DOUBLE",
+        "-",
+        "bytes the emitter's messages took (frame or MQTT payload) per payload byte",
+    ),
+    Column(
+        "energy_emitter_j",
+        "DOUBLE",
+        "J",
+        "modelled device energy of the emitter over its samples: V x sum(I x dt)",
+    ),
+    Column(
+        "energy_receiver_j",
+        "DOUBLE",
+        "J",
+        "modelled device energy of the receiver over its samples: V x sum(I x dt)",
+    ),
+    Column(
+        "energy_per_byte_emitter_uj",
+        "DOUBLE",
+        "uJ/B",
+        "modelled: 1e6 x energy_emitter_j / payload_bytes_delivered",
+    ),
+    Column(
+        "energy_per_byte_receiver_uj",
+        "DOUBLE",
+        "uJ/B",
+        "modelled: 1e6 x energy_receiver_j / payload_bytes_delivered",
+    ),
+    Column(
+        "cpu_per_byte_emitter_us",
+        "DOUBLE",
+        "us/B",
+        "measured on this host: emitter process CPU time / payload_bytes_delivered",
+    ),
+    Column(
+        "cpu_per_byte_receiver_us",
+        "DOUBLE",
+        "us/B",
+        "measured on this host: receiver process CPU time / payload_bytes_delivered",
+    ),
+    Column("echoes", "BIGINT", "messages", "blocks returned and verified (method 'echo')"),
+    Column("echo_rtt_p50_ms", "DOUBLE", "ms", "echo round trip, median (created -> returned)"),
+    Column("echo_rtt_p90_ms", "DOUBLE", "ms", "echo round trip, 90th percentile"),
+    Column("echo_rtt_p99_ms", "DOUBLE", "ms", "echo round trip, 99th percentile"),
+)
+
 RUNS = Table(
     name="runs",
     description="One row per run (one cell × one repetition), written when the run ends.",
@@ -247,6 +334,8 @@ RUNS = Table(
             "TCP segments retransmitted by the emitter, broker and receiver hosts together "
             "(Tcp.RetransSegs of each namespace); NULL on loopback",
         ),
+        # Version 3: how messages travel, and the block-sizes study's per-byte metrics.
+        *BLOCK_COLUMNS,
     ),
     primary_key="run_id",
     order_by=("run_order", "run_id"),
