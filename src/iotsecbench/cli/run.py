@@ -37,6 +37,11 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: the run is torn down and stored
 
 
+def _words(text: str | None) -> list[str] | None:
+    """A comma-separated option as a list (None when not given)."""
+    return [word.strip() for word in text.split(",") if word.strip()] if text else None
+
+
 def _check_network(profiles: list[str], broker: str | None) -> None:
     """Emulated networks need root and our own broker; refuse early, in one line."""
     from iotsecbench.lab.network import is_loopback, require_support
@@ -83,6 +88,27 @@ def run(
             help="Network profile(s), comma-separated: loopback (default), ideal, wifi, "
             "wifi-lossy, wifi-lossy-5, cellular-nbiot, lora, or one from the spec's [networks]. "
             "Anything but loopback needs root (docs/network.md).",
+        ),
+    ] = None,
+    transport: Annotated[
+        str | None,
+        typer.Option(
+            help="How messages travel, comma-separated: mqtt (through the broker, default) or "
+            "tcp (emitter straight to receiver, length-prefixed frames; docs/wire-format.md)."
+        ),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="unidirectional (default) and/or echo (tcp: the receiver returns every "
+            "block resealed; round trips recorded), comma-separated."
+        ),
+    ] = None,
+    saturating: Annotated[
+        bool | None,
+        typer.Option(
+            "--saturating/--fixed-rate",
+            help="Send as fast as the link and CPU allow for --duration instead of at --rate.",
         ),
     ] = None,
     device: Annotated[
@@ -156,7 +182,10 @@ def run(
         "payload_bytes": _int_list(payload, "--payload"),
         "rate_hz": _float_list(rate, "--rate"),
         "qos": _int_list(qos, "--qos"),
-        "network": [n.strip() for n in network.split(",") if n.strip()] if network else None,
+        "network": _words(network),
+        "transport": _words(transport),
+        "method": _words(method),
+        "saturating": saturating,
         "device": device,
         "seed": seed,
     }

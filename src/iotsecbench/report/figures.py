@@ -633,6 +633,74 @@ def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None
     )
 
 
+def _block_panels(
+    data: ReportData, palette: Palette, column: str, ylabel: str
+) -> plt.Figure | None:
+    """One panel per method, one line per configuration: ``column`` (mean over runs) against
+    the block size (payload per message), log-log. None without two block sizes."""
+    runs = data.runs
+    if runs is None or column not in runs or runs["payload_bytes"].nunique() < 2:
+        return None
+    runs = runs[(runs["status"] == "ok") & runs[column].notna()]
+    if runs.empty:
+        return None
+    methods = list(dict.fromkeys(runs["method"].fillna("unidirectional")))
+    figure, axes = plt.subplots(1, len(methods), figsize=(3.6 * len(methods) + 0.6, 3.4))
+    axes = np.atleast_1d(axes)
+    for axis, method in zip(axes, methods, strict=True):
+        subset = runs[runs["method"].fillna("unidirectional") == method]
+        for configuration, group in subset.groupby("configuration", sort=False):
+            means = group.groupby("payload_bytes")[column].mean().sort_index()
+            axis.plot(
+                means.index,
+                means.to_numpy(),
+                marker="o",
+                color=palette.color(configuration),
+                ls=palette.line_style(configuration),
+                label=configuration,
+            )
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_title(method)
+        axis.set_xlabel("block size (payload bytes per message)")
+    axes[0].set_ylabel(ylabel)
+    axes[-1].legend(fontsize=7)
+    return figure
+
+
+@styled
+def energy_per_byte(data: ReportData, palette: Palette) -> ReportFigure | None:
+    figure = _block_panels(
+        data, palette, "energy_per_byte_emitter_uj", "emitter energy per payload byte (µJ/B)"
+    )
+    if figure is None:
+        return None
+    return _finish(
+        "energy-per-byte",
+        "Energy per payload byte against block size (the block-sizes study)",
+        "Modelled device energy of the emitter over the run, V·ΣI·Δt, divided by the payload "
+        "bytes delivered (frame and crypto headers excluded), mean over runs; one panel per "
+        "method.",
+        MODELLED,
+        figure,
+    )
+
+
+@styled
+def throughput_per_block(data: ReportData, palette: Palette) -> ReportFigure | None:
+    figure = _block_panels(data, palette, "throughput_kib_s", "payload throughput (KiB/s)")
+    if figure is None:
+        return None
+    return _finish(
+        "throughput-per-block",
+        "Throughput against block size",
+        "Payload bytes delivered per second from the first block created to the last "
+        "delivered, on this host (saturating runs: as fast as the link and CPU allowed).",
+        MEASURED,
+        figure,
+    )
+
+
 BUILDERS: tuple[Callable[[ReportData, Palette], ReportFigure | None], ...] = (
     repeatability,
     current_over_time,
@@ -641,6 +709,8 @@ BUILDERS: tuple[Callable[[ReportData, Palette], ReportFigure | None], ...] = (
     latency_distribution,
     handshake_phases,
     bytes_per_message,
+    energy_per_byte,
+    throughput_per_block,
     autocorrelation,
     bootstrap_distributions,
     cohens_d_heatmap,
