@@ -14,9 +14,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from iotsecbench.analysis.describe import cumulative_mah
 from iotsecbench.store import read
 
 PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+# The block-sizes study's per-run columns of `runs` the summary averages over runs.
+PER_BYTE_KEYS = (
+    "throughput_kib_s",
+    "cpu_per_byte_emitter_us",
+    "energy_per_byte_emitter_uj",
+    "energy_per_byte_receiver_uj",
+    "echo_rtt_p50_ms",
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,11 @@ COLUMNS = (
     SummaryColumn("receiver_current_ma", "current receiver", "mA", "modelled", 2),
     SummaryColumn("emitter_charge_mah", "charge emitter", "mAh", "modelled", 4),
     SummaryColumn("receiver_charge_mah", "charge receiver", "mAh", "modelled", 4),
+    SummaryColumn("throughput_kib_s", "throughput", "KiB/s", "measured", 1),
+    SummaryColumn("cpu_per_byte_emitter_us", "CPU/byte emitter", "µs/B", "measured", 3),
+    SummaryColumn("energy_per_byte_emitter_uj", "energy/byte emitter", "µJ/B", "modelled", 3),
+    SummaryColumn("energy_per_byte_receiver_uj", "energy/byte receiver", "µJ/B", "modelled", 3),
+    SummaryColumn("echo_rtt_p50_ms", "echo RTT p50", "ms", "measured", 3),
     SummaryColumn("peak_rss_mib", "peak RSS", "MiB", "measured", 1),
     SummaryColumn("lost", "lost", "", "measured", 0),
     SummaryColumn("rejected", "rejected", "", "measured", 0),
@@ -64,7 +78,7 @@ def _charge_mah(samples: pd.DataFrame) -> float:
     if len(samples) < 2:
         return float("nan")
     dt_s = np.diff(samples["t_ns"].to_numpy(dtype=float)) / 1e9
-    return float(np.sum(samples["current_ma"].to_numpy(dtype=float)[1:] * dt_s) / 3600)
+    return float(cumulative_mah(samples["current_ma"].to_numpy(dtype=float)[1:], dt_s)[-1])
 
 
 def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float]:
@@ -75,6 +89,9 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     handshakes = tables["handshakes"][tables["handshakes"]["run_id"] == run_id]
     values: dict[str, float] = {}
     emitter_handshakes = handshakes[handshakes["agent"] == "emitter"]
+    for key in PER_BYTE_KEYS:  # stored per run by the runner (runner.collect)
+        value = run.get(key)
+        values[key] = float(value) if value is not None and pd.notna(value) else np.nan
     for phase in PHASES:
         wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
         values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")

@@ -45,9 +45,15 @@ class ReportTable:
 def summary_table(data: ReportData) -> ReportTable | None:
     if data.summary is None or data.summary.empty:
         return None
+    summary = data.summary
     columns = (
         TableColumn("configuration", "configuration"),
-        *(TableColumn(c.key, c.title, c.unit, c.digits) for c in SUMMARY_COLUMNS),
+        *(
+            TableColumn(c.key, c.title, c.unit, c.digits)
+            for c in SUMMARY_COLUMNS
+            # Columns no run has data for (e.g. echo round trips of mqtt runs) are left out.
+            if c.key in summary and summary[c.key].notna().any()
+        ),
     )
     return ReportTable(
         "summary",

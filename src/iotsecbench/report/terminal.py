@@ -40,6 +40,16 @@ GROUPS = (
         ),
     ),
     (
+        "Per payload byte (block-sizes; energy modelled, the rest measured on this host)",
+        (
+            "throughput_kib_s",
+            "cpu_per_byte_emitter_us",
+            "energy_per_byte_emitter_uj",
+            "energy_per_byte_receiver_uj",
+            "echo_rtt_p50_ms",
+        ),
+    ),
+    (
         "Device energy (modelled; see docs/energy-model.md)",
         ("emitter_current_ma", "receiver_current_ma", "emitter_charge_mah", "receiver_charge_mah"),
     ),
@@ -56,6 +66,9 @@ def summary_tables(frame: pd.DataFrame) -> list[Table]:
     by_key = {column.key: column for column in COLUMNS}
     tables = []
     for title, keys in GROUPS:
+        present = [key for key in keys if key in frame and frame[key].notna().any()]
+        if not present:
+            continue  # e.g. no echo and no tcp run: the per-byte group says nothing
         table = Table(title=title, title_justify="left", header_style="bold")
         table.add_column("configuration", no_wrap=True)
         for key in keys:
