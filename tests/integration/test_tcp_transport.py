@@ -18,6 +18,7 @@ import pytest
 from iotsecbench.agents import framing
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.lab.broker import free_port
+from iotsecbench.lab.network import support_problem as network_support_problem
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -162,3 +163,22 @@ def test_agent_config_round_trips_the_transport_fields(tmp_path: Path) -> None:
     config = AgentConfig.from_file(path)
     assert (config.transport, config.method, config.saturating) == ("tcp", "echo", True)
     assert dataclasses.asdict(config)["transport"] == "tcp"
+
+
+NETWORK_PROBLEM = network_support_problem()
+
+
+@pytest.mark.skipif(NETWORK_PROBLEM is not None, reason=f"network emulation: {NETWORK_PROBLEM}")
+def test_tcp_runs_over_an_emulated_network_and_echoes_pay_its_delay(tmp_path: Path) -> None:
+    out = tmp_path / "net"
+    args = ["--configs", "none", "--transport", "tcp", "--payload", "242", "--rate", "20",
+            "--duration", "0.5", "--reps", "1", "--out", str(out), "--quiet",
+            "--no-report"]  # fmt: skip
+    result = run_cli("run", *args, "--method", "echo", "--network", "loopback,ideal,wifi")
+    assert result.returncode == 0, result.stderr + result.stdout
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        rtt = dict(db.execute("select network, echo_rtt_p50_ms from runs").fetchall())
+        delivered = db.execute("select min(messages_delivered), max(echoes) from runs").fetchone()
+    assert delivered == (10, 10)
+    # The wifi profile's one-way delays (docs/network.md) make its round trip the longest.
+    assert rtt["wifi"] > rtt["ideal"] and rtt["wifi"] > rtt["loopback"]

@@ -88,6 +88,7 @@ class RunPlan:
 
 
 PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
+TCP_RECEIVER_PORT = 5001  # the tcp receiver's port in its own namespace (nothing else there)
 
 
 def _prepare_keylog(path: Path) -> Path:
@@ -253,12 +254,20 @@ class LocalExecutor:
                     str(certs.server_key) if tcp else None,
                 )
         if tcp:
-            # No broker: the receiver listens on loopback, the emitter connects to it.
+            # No broker: the receiver listens (on loopback, or on its own host of the
+            # emulated network, whose switch lets the emitter reach it), the emitter connects.
             users = {"emitter": emitter_user, "receiver": receiver_user}
-            target = ("127.0.0.1", free_port())
-            self._agents(
-                RunPlan(run, context, run_dir, prefix, target, users, tls_files), on_progress
-            )
+            network = self._network(run, context, run_dir)
+            with network or contextlib.nullcontext():
+                target = (
+                    (network.address("receiver"), TCP_RECEIVER_PORT)
+                    if network is not None
+                    else ("127.0.0.1", free_port())
+                )
+                plan = RunPlan(
+                    run, context, run_dir, prefix, target, users, tls_files, None, network
+                )
+                self._agents(plan, on_progress)
             return
         external = self._broker_target(context, run, tls)
         if external is None:

@@ -168,11 +168,6 @@ class ExperimentSpec(StrictModel):
                 f"payload size {max(self.payload_bytes)} B exceeds the tcp transport's largest "
                 f"block ({TCP_MAX_BLOCK_BYTES} B = 1 MiB)"
             )
-        if "tcp" in self.transport and self.network != [LOOPBACK]:
-            raise ValueError(
-                "the tcp transport runs on loopback only for now (the emulated network routes "
-                "every host through the broker's namespace): drop `network` or use mqtt"
-            )
         if "tcp" in self.transport and self.tls.resumption:
             raise ValueError("TLS resumption is measured over mqtt only: drop tls.resumption")
         if "echo" in self.method and self.transport == ["mqtt"]:
