@@ -178,7 +178,7 @@ def _send_blocks(session: AgentSession, sock: socket.socket, keys: Any) -> int:
         except OSError as error:
             raise AgentFailure(f"lost the connection after {seq} blocks: {error}") from None
         t_published = now_ns()
-        session.writer.write(
+        session.writer.write_integers(
             "message",
             seq=seq,
             payload_bytes=config.payload_bytes,
@@ -200,7 +200,7 @@ def _send_blocks(session: AgentSession, sock: socket.socket, keys: Any) -> int:
             open_cpu_ns = thread_cpu_ns() - cpu_start
             if echoed_seq != seq:
                 raise AgentFailure(f"the echo of block {seq} carries block {echoed_seq}")
-            session.writer.write(
+            session.writer.write_integers(
                 "echo",
                 seq=seq,
                 t_sent_ns=t_created,
@@ -300,7 +300,7 @@ class _Connection:
             return
         self.delivered.add(seq)
         counts["messages_delivered"] += 1
-        session.writer.write(
+        session.writer.write_integers(
             "message",
             seq=seq,
             wire_bytes=len(body) + LENGTH_HEADER_BYTES,
