@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError, StoreBusyError
 from iotsecbench.store import migrations, schema
+from iotsecbench.store.directory import DirectoryLock
 from iotsecbench.store.duckdb_store import (
     EXPERIMENT_FILENAME,
     EXPERIMENT_FORMAT,
@@ -50,6 +51,11 @@ def rebuild(results_dir: Path | str) -> int:
     # records together can exceed RAM, so the building pass reads each one again.
     for record_path in record_paths:
         _read_record(record_path)
+    with DirectoryLock(results_dir):
+        return _rebuild_locked(results_dir, experiment, record_paths)
+
+
+def _rebuild_locked(results_dir: Path, experiment: dict[str, Any], record_paths: list[Path]) -> int:
     path = database_path(results_dir)
     _refuse_if_busy(path)
 
