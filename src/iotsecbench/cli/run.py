@@ -223,6 +223,8 @@ def run(
         broker_version="simulated" if simulate else None,
     )
     stdout = output_console()
+    for leftover in outcome.leftovers_stopped:
+        stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
     frame = summarise(out)
     for table in summary_tables(frame):
         stdout.print(table)

@@ -23,6 +23,7 @@ from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.runner.interrupts import SignalGuard
 from iotsecbench.runner.local import tls_profile_of
 from iotsecbench.runner.outcome import (
@@ -37,6 +38,8 @@ from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
 from iotsecbench.store.duckdb_store import ResultsStore
 from iotsecbench.store.rebuild import restore_completed
+
+PID_DIRNAME = ".processes"  # PID files of the running broker, agents and helpers
 
 
 class RunObserver:
@@ -74,6 +77,7 @@ class ExperimentOutcome:
     experiment_id: str
     outcomes: list[RunOutcome] = field(default_factory=list)
     skipped: int = 0
+    leftovers_stopped: list[str] = field(default_factory=list)  # a killed runner's processes
 
     @property
     def failed(self) -> list[RunOutcome]:
@@ -160,10 +164,13 @@ def run_experiment(
     # Signals wait while files move and while the store writes (SignalGuard): a run whose
     # record.json exists is then always in the database too, and a new database always has
     # its tables. The lock makes this process the directory's only writer.
+    pid_directory = results_dir / PID_DIRNAME
     with SignalGuard() as guard, DirectoryLock(results_dir):
+        # Holding the lock, no live runner owns these: a killed runner's children.
+        leftovers = stop_leftovers(pid_directory)
         if force_new:
             _set_aside_previous(results_dir)
-        with ResultsStore.open(results_dir) as store:
+        with ResultsStore.open(results_dir) as store, recording_pids(pid_directory):
             # The store may continue an earlier experiment of the same configuration hash
             # under its stored id: use the id it returns.
             experiment_id = store.ensure_experiment(
@@ -188,7 +195,7 @@ def run_experiment(
                 broker_url=broker_url,
                 broker_ca_file=broker_ca_file,
             )
-            result = ExperimentOutcome(results_dir, experiment_id)
+            result = ExperimentOutcome(results_dir, experiment_id, leftovers_stopped=leftovers)
             write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
             if resume:
                 # A run killed between its record and its transaction comes back from its
