@@ -137,3 +137,51 @@ def test_ctrl_c_stores_the_interrupted_run_and_exits_130(mosquitto: str, tmp_pat
     status, _error = runs(out)["plain_256B_10Hz_q1_r1"]
     assert status == "interrupted"
     assert processes_mentioning(str(out)) == []
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_runner_leaves_no_broker_and_resume_completes(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "killed"
+    args = ["run", "--configs", "plain,tls1.2", "--duration", "4", "--reps", "1", "--out", str(out)]
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "iotsecbench", *args, "--quiet", "--no-report"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_files = out / ".processes"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # mid-run: broker, receiver and emitter all up
+        if len(list(pid_files.glob("*.json"))) == 3:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    children = processes_mentioning(str(out))
+    assert any("mosquitto" in Path(f"/proc/{pid}/cmdline").read_text() for pid in children)
+    runner.kill()
+    runner.wait()
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and live(processes_mentioning(str(out))):
+        time.sleep(0.1)
+    assert live(processes_mentioning(str(out))) == [], "a broker or agent outlived its runner"
+
+    resumed = run_cli(*args, "--resume", "--quiet", "--no-report", timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert {status for status, _ in runs(out).values()} == {"ok"} and len(runs(out)) == 2
+    assert live(processes_mentioning(str(out))) == []
+    assert list(pid_files.iterdir()) == []
+
+
+def live(pids: list[int]) -> list[int]:
+    """The PIDs that are running, not zombies waiting for init to reap them."""
+    running = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            running.append(pid)
+    return running

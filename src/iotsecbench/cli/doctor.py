@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from iotsecbench.errors import NoPermissionError
+from iotsecbench.errors import NoPermissionError, SpecError
 
 
 def doctor(
@@ -17,9 +18,18 @@ def doctor(
         typer.Option(
             "--cleanup",
             help="Remove the network namespaces (and the processes inside them) left by runs "
-            "whose runner died, e.g. after SIGKILL. Needs root.",
+            "whose runner died, e.g. after SIGKILL (needs root); with --out DIR, also stop "
+            "the broker, agents and helpers that runner left for DIR.",
         ),
     ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="With --cleanup: a results directory whose dead runner's processes to stop "
+            "(found by PID file, command line and start time, never by name).",
+        ),
+    ] = None,
 ) -> None:
     """Check mosquitto, OpenSSL, privileges, namespaces, tracing, perf and cgroups.
 
@@ -30,8 +40,14 @@ def doctor(
 
     from iotsecbench.lab.capabilities import all_checks
 
+    if out is not None and not cleanup:
+        raise SpecError("--out is for --cleanup: doctor --cleanup --out DIR")
     if cleanup:
         from iotsecbench.lab.network import cleanup_leftovers, leftover_namespaces
+
+        if out is not None:
+            for leftover in _stop_leftovers_of(out):
+                typer.echo(f"stopped {leftover}")
 
         if leftover_namespaces() and os.geteuid() != 0:
             raise NoPermissionError("doctor --cleanup: removing network namespaces needs root")
@@ -50,6 +66,18 @@ def doctor(
             typer.echo(f"{status} {check.name}: {check.detail}{tail}")
     if any(c.required and not c.ok for c in checks):
         raise typer.Exit(3)
+
+
+def _stop_leftovers_of(results_dir: Path) -> list[str]:
+    """Stop what a dead runner of ``results_dir`` left; refused while a runner is alive."""
+    from iotsecbench.lab.processes import stop_leftovers
+    from iotsecbench.runner.experiment import PID_DIRNAME
+    from iotsecbench.store.directory import DirectoryLock
+
+    if not results_dir.is_dir():
+        raise SpecError(f"--out {results_dir} is not a directory")
+    with DirectoryLock(results_dir):  # exit 3 while its runner is alive: nothing is left over
+        return stop_leftovers(results_dir / PID_DIRNAME)
 
 
 def register(app: typer.Typer) -> None:

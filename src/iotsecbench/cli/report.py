@@ -26,7 +26,11 @@ def report(
     """Build the report: every figure of the stability study, summary, inference and
     reliability tables (Markdown, CSV, LaTeX) and one HTML file that needs no network."""
     from iotsecbench.report.build import build_report, parse_formats
+    from iotsecbench.store.duckdb_store import database_path
+    from iotsecbench.store.read import require_completed_runs
 
+    if source.is_dir() and database_path(source).exists():
+        require_completed_runs(source)  # the same refusal as `analyze`
     built = build_report(source, out, parse_formats(format))
     for path in built.files:
         if path.suffix != ".png":

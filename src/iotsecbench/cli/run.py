@@ -6,13 +6,16 @@ import contextlib
 import datetime
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
+
+if TYPE_CHECKING:
+    from iotsecbench.spec.models import ExperimentSpec
 
 
 def _int_list(text: str | None, option: str) -> list[int] | None:
@@ -31,6 +34,40 @@ def _float_list(text: str | None, option: str) -> list[float] | None:
         return [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise SpecError(f"{option} takes numbers separated by commas, got {text!r}") from None
+
+
+# The command-line option behind each ExperimentSpec field, to name it in a refusal.
+OPTION_OF_FIELD = {
+    "configurations": "--configs",
+    "duration_s": "--duration",
+    "repetitions": "--reps",
+    "payload_bytes": "--payload",
+    "rate_hz": "--rate",
+    "qos": "--qos",
+    "network": "--network",
+    "device": "--device",
+    "seed": "--seed",
+}
+
+
+def _spec_to_run(
+    spec_file: Path | None,
+    preset: str | None,
+    overrides: dict[str, object],
+    out: Path | None,
+    resume: bool,
+) -> ExperimentSpec:
+    """The spec from the file, preset and options; with --resume, the one stored in --out."""
+    from iotsecbench.spec.load import load_spec, resume_spec
+
+    if not resume:
+        return load_spec(spec_file, preset, overrides)
+    if out is None:
+        raise SpecError("--resume continues the experiment in --out DIR: give --out")
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out} is a file, not a directory; give a directory")
+    resumed = resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD)
+    return resumed if resumed is not None else load_spec(spec_file, preset, overrides)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -173,7 +210,6 @@ def run(
     from iotsecbench.runner.experiment import run_experiment
     from iotsecbench.runner.local import LocalExecutor
     from iotsecbench.runner.progress import RichProgress
-    from iotsecbench.spec.load import load_spec
 
     overrides = {
         "configurations": configs.split(",") if configs is not None else None,
@@ -189,7 +225,7 @@ def run(
         "device": device,
         "seed": seed,
     }
-    spec = load_spec(spec_file, preset, overrides)
+    spec = _spec_to_run(spec_file, preset, overrides, out, resume)
     if not simulate:
         _check_network(spec.network, broker)
     with contextlib.suppress(ValueError):  # only the main thread may set handlers
@@ -216,6 +252,8 @@ def run(
         broker_version="simulated" if simulate else None,
     )
     stdout = output_console()
+    for leftover in outcome.leftovers_stopped:
+        stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
     frame = summarise(out)
     for table in summary_tables(frame):
         stdout.print(table)
@@ -230,7 +268,8 @@ def run(
             stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
         elif finished.analysis_path is not None:
             stdout.print(f"statistics: {finished.analysis_path}")
-        stdout.print(f"report: {finished.report_path}")
+        if finished.report_path is not None:
+            stdout.print(f"report: {finished.report_path}")
     failed = outcome.failed
     stdout.print(
         f"results: {out}/results.duckdb ({len(outcome.outcomes)} runs executed, "

@@ -1,17 +1,136 @@
 """Supervised child processes: every child runs in its own session (process group) so that
 the terminal's Ctrl-C reaches the runner first, and so that stopping a child kills everything
 it started. ``Supervised`` is a context manager: on any exit path the group is terminated,
-then killed, then reaped — no orphans (docs/reliability.md #10, #22; pyperf's popen_killer)."""
+then killed, then reaped — no orphans (docs/reliability.md #10, #22; pyperf's popen_killer).
+
+A ``with`` block does not run when the runner itself is killed (SIGKILL, OOM killer), so
+every child also asks the kernel to SIGKILL it when its parent dies (``PR_SET_PDEATHSIG``),
+and, inside ``recording_pids(DIR)``, leaves a PID file naming its command line and start time:
+``stop_leftovers(DIR)`` stops what a dead runner left, checking each PID against both so
+that a reused PID or a process of the same name is never touched."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import ctypes
+import ctypes.util
+import json
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None  # not Linux: children then rely on the with-blocks and stop_leftovers
+
+
+# Resolved once in the parent: the forked child only calls a ready function pointer.
+_PRCTL = _load_prctl()
+
+# Where Supervised children leave their PID files (None: nowhere); set by recording_pids.
+_PID_DIRECTORY: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "pid_directory", default=None
+)
+
+
+def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+    """preexec_fn: SIGKILL this child when the runner dies, however it dies."""
+
+    def set_parent_death_signal() -> None:
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent_pid:
+            os._exit(1)  # the runner died between fork and prctl: never start orphaned
+
+    return set_parent_death_signal
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()[19]
+
+
+def _command_line(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0")[:-1]]
+
+
+@contextlib.contextmanager
+def recording_pids(directory: Path) -> Iterator[Path]:
+    """Inside the block, every Supervised child leaves ``directory/<pid>.json`` while it runs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    token = _PID_DIRECTORY.set(directory)
+    try:
+        yield directory
+    finally:
+        _PID_DIRECTORY.reset(token)
+
+
+def stop_leftovers(directory: Path) -> list[str]:
+    """Stop the processes a dead runner left, from their PID files in ``directory``.
+
+    A PID is stopped only if it still runs the recorded command line (or, for a command run
+    through a wrapper that execs, such as ``ip netns exec``, its tail) and started at the
+    recorded time. Call it only while holding the directory's writer lock: then no live
+    runner owns these files. Returns one description per process stopped.
+    """
+    stopped = []
+    for pid_file in sorted(Path(directory).glob("*.json")):
+        try:
+            entry = json.loads(pid_file.read_text())
+            pid, argv, started = int(entry["pid"]), list(entry["argv"]), str(entry["started"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pid_file.unlink(missing_ok=True)  # half-written by a runner killed mid-write
+            continue
+        running = _command_line(pid)
+        if running and running == argv[len(argv) - len(running) :] and _start_time(pid) == started:
+            _stop_group(pid)
+            stopped.append(f"PID {pid} ({' '.join(running)[:100]})")
+        pid_file.unlink(missing_ok=True)
+    return stopped
+
+
+def _stop_group(pid: int, timeout_s: float = 3.0) -> None:
+    """SIGTERM the process (and its group when it leads one), then SIGKILL if it lingers."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        target = pid if os.getpgid(pid) == pid else None
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            if target is not None:
+                os.killpg(target, signum)
+            else:
+                os.kill(pid, signum)
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline and _start_time(pid) is not None:
+                if _is_zombie(pid):
+                    return  # dead; its parent (init) reaps it
+                time.sleep(0.05)
+            if _start_time(pid) is None:
+                return
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2 :].startswith("Z")
 
 
 class Supervised:
@@ -35,6 +154,7 @@ class Supervised:
         self._stop_timeout_s = stop_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
         self._stderr_handle: IO[bytes] | None = None
+        self._pid_file: Path | None = None
 
     def __enter__(self) -> Supervised:
         if self._stderr_path is not None:
@@ -47,8 +167,24 @@ class Supervised:
             env=self._env,
             cwd=self._cwd,
             start_new_session=True,
+            preexec_fn=_die_with_parent(os.getpid()),
         )
+        self._pid_file = self._record_pid()
         return self
+
+    def _record_pid(self) -> Path | None:
+        directory = _PID_DIRECTORY.get()
+        if directory is None or self.process is None:
+            return None
+        started = _start_time(self.process.pid)
+        if started is None:
+            return None  # already gone
+        path = directory / f"{self.process.pid}.json"
+        # No fsync: the page cache survives the runner's death, which is what this is for.
+        path.write_text(
+            json.dumps({"pid": self.process.pid, "argv": self.argv, "started": started})
+        )
+        return path
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
@@ -89,6 +225,9 @@ class Supervised:
         if self._stderr_handle is not None:
             self._stderr_handle.close()
             self._stderr_handle = None
+        if self._pid_file is not None:
+            self._pid_file.unlink(missing_ok=True)
+            self._pid_file = None
         return self.process.returncode
 
 

@@ -20,7 +20,9 @@ from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.measure.host import host_facts, software_versions
+from iotsecbench.runner.interrupts import SignalGuard
 from iotsecbench.runner.outcome import (
     Executor,
     ExperimentContext,
@@ -30,7 +32,11 @@ from iotsecbench.runner.outcome import (
 from iotsecbench.security import resolve_configuration
 from iotsecbench.spec.matrix import PlannedRun, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
+from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
 from iotsecbench.store.duckdb_store import ResultsStore
+from iotsecbench.store.rebuild import restore_completed
+
+PID_DIRNAME = ".processes"  # PID files of the running broker, agents and helpers
 
 
 class RunObserver:
@@ -69,6 +75,7 @@ class ExperimentOutcome:
     experiment_id: str
     outcomes: list[RunOutcome] = field(default_factory=list)
     skipped: int = 0
+    leftovers_stopped: list[str] = field(default_factory=list)  # a killed runner's processes
 
     @property
     def failed(self) -> list[RunOutcome]:
@@ -127,66 +134,92 @@ def run_experiment(
     planned = plan_runs(spec)
     if broker_version is None:
         broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())
-    results_dir.mkdir(parents=True, exist_ok=True)
-    if force_new:
-        _set_aside_previous(results_dir)
+    results_dir = prepare_results_dir(results_dir)
     experiment_id = f"{spec.name}-{spec.config_hash()}"
-    with ResultsStore.open(results_dir) as store:
-        # The store may continue an earlier experiment of the same configuration hash under
-        # its stored id: use the id it returns.
-        experiment_id = store.ensure_experiment(
-            {
-                "experiment_id": experiment_id,
-                "name": spec.name,
-                "created_utc": datetime.datetime.now(datetime.UTC).isoformat(),
-                "spec_json": spec.model_dump_json(),
-                "config_hash": spec.config_hash(),
-                "seed": spec.seed,
-                "host_json": json.dumps(host_facts()),
-                "versions_json": json.dumps(software_versions(broker_version)),
-            },
-            resume=resume,
-        )
-        context = ExperimentContext(
-            spec=spec,
-            results_dir=results_dir,
-            experiment_id=experiment_id,
-            device=load_profile(spec.device),
-            broker_version=broker_version,
-            broker_url=broker_url,
-            broker_ca_file=broker_ca_file,
-        )
-        result = ExperimentOutcome(results_dir, experiment_id)
-        write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
-        done = store.completed_run_ids(experiment_id) if resume else set()
-        todo = [run for run in planned if run.run_id not in done]
-        result.skipped = len(planned) - len(todo)
-        _safely(lambda: observer.experiment_started(todo, result.skipped, spec))
-        try:
-            for run in todo:
-                _safely(lambda run=run: observer.run_started(run))
-                try:
-                    outcome = executor.execute(
-                        run,
-                        context,
-                        lambda fraction, run=run: _safely(
-                            lambda: observer.run_progress(run, fraction)
-                        ),
-                    )
-                except RunInterrupted as interrupted:
-                    store.write_run(
-                        interrupted.outcome.run_row,
-                        interrupted.outcome.tables,
-                        context.run_dir(run),
-                    )
-                    result.outcomes.append(interrupted.outcome)
-                    raise Interrupted(
-                        f"interrupted during run {run.run_id}; {len(result.outcomes) - 1} runs "
-                        f"completed and stored in {results_dir} (continue with --resume)"
-                    ) from None
-                store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
-                result.outcomes.append(outcome)
-                _safely(lambda run=run, outcome=outcome: observer.run_finished(run, outcome))
-        finally:
-            _safely(observer.experiment_finished)
+    # Signals wait while files move and while the store writes (SignalGuard): a run whose
+    # record.json exists is then always in the database too, and a new database always has
+    # its tables. The lock makes this process the directory's only writer.
+    pid_directory = results_dir / PID_DIRNAME
+    with SignalGuard() as guard, DirectoryLock(results_dir):
+        # Holding the lock, no live runner owns these: a killed runner's children.
+        leftovers = stop_leftovers(pid_directory)
+        if force_new:
+            _set_aside_previous(results_dir)
+        with ResultsStore.open(results_dir) as store, recording_pids(pid_directory):
+            # The store may continue an earlier experiment of the same configuration hash
+            # under its stored id: use the id it returns.
+            experiment_id = store.ensure_experiment(
+                {
+                    "experiment_id": experiment_id,
+                    "name": spec.name,
+                    "created_utc": datetime.datetime.now(datetime.UTC).isoformat(),
+                    "spec_json": spec.model_dump_json(),
+                    "config_hash": spec.config_hash(),
+                    "seed": spec.seed,
+                    "host_json": json.dumps(host_facts()),
+                    "versions_json": json.dumps(software_versions(broker_version)),
+                },
+                resume=resume,
+            )
+            context = ExperimentContext(
+                spec=spec,
+                results_dir=results_dir,
+                experiment_id=experiment_id,
+                device=load_profile(spec.device),
+                broker_version=broker_version,
+                broker_url=broker_url,
+                broker_ca_file=broker_ca_file,
+            )
+            result = ExperimentOutcome(results_dir, experiment_id, leftovers_stopped=leftovers)
+            write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
+            if resume:
+                # A run killed between its record and its transaction comes back from its
+                # record instead of being measured again.
+                restore_completed(store, experiment_id)
+            done = store.completed_run_ids(experiment_id) if resume else set()
+            todo = [run for run in planned if run.run_id not in done]
+            result.skipped = len(planned) - len(todo)
+            _safely(lambda: observer.experiment_started(todo, result.skipped, spec))
+            try:
+                for run in todo:
+                    _execute_and_store(run, context, executor, store, guard, observer, result)
+            finally:
+                _safely(observer.experiment_finished)
     return result
+
+
+def _execute_and_store(
+    run: PlannedRun,
+    context: ExperimentContext,
+    executor: Executor,
+    store: ResultsStore,
+    guard: SignalGuard,
+    observer: RunObserver,
+    result: ExperimentOutcome,
+) -> None:
+    """One run: measured with signals live, stored with signals held back."""
+    stored = len(result.outcomes)
+    resume_hint = (
+        f"{stored} runs completed and stored in {context.results_dir} (continue with "
+        f"`iotsecbench run --resume --out {context.results_dir}`)"
+    )
+    _safely(lambda: observer.run_started(run))
+    try:
+        with guard.interruptible():
+            outcome = executor.execute(
+                run,
+                context,
+                lambda fraction: _safely(lambda: observer.run_progress(run, fraction)),
+            )
+    except RunInterrupted as interrupted:
+        store.write_run(
+            interrupted.outcome.run_row, interrupted.outcome.tables, context.run_dir(run)
+        )
+        result.outcomes.append(interrupted.outcome)
+        raise Interrupted(f"interrupted during run {run.run_id}; {resume_hint}") from None
+    except KeyboardInterrupt:
+        # Noted while the previous run was being stored, or before the executor caught it.
+        raise Interrupted(f"interrupted before run {run.run_id}; {resume_hint}") from None
+    store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
+    result.outcomes.append(outcome)
+    _safely(lambda: observer.run_finished(run, outcome))

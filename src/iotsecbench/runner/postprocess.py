@@ -53,6 +53,7 @@ def run_analyze(
         results_dir = Path(results_dir)
         if not results_dir.is_dir():
             raise SpecError(f"{results_dir}: not a results directory")
+        read.require_completed_runs(results_dir)
         current = read.current_frame(results_dir)
         latency = read.latency_frame(results_dir)
         properties = read.security_properties(results_dir)
@@ -88,7 +89,12 @@ def analyze_and_report(results_dir: Path) -> Postprocessed:
     (very short runs) is not an error of the experiment: the report is built without them
     and the reason is returned."""
     from iotsecbench.report.build import build_report
+    from iotsecbench.store.read import require_completed_runs
 
+    try:
+        require_completed_runs(results_dir)
+    except DataError as error:
+        return Postprocessed(None, str(error), None)  # every run failed: nothing to show
     analysis_path, problem = None, None
     try:
         _, analysis_path = run_analyze(results_dir)

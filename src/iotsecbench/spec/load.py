@@ -6,6 +6,7 @@ Every validation failure becomes one ``SpecError`` line naming the field.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from iotsecbench.errors import EnvironmentProblem, SpecError
+from iotsecbench.errors import DataError, EnvironmentProblem, NoPermissionError, SpecError
 from iotsecbench.spec.models import ExperimentSpec
 
 
@@ -44,6 +45,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise SpecError(f"spec file {path} does not exist") from None
     except IsADirectoryError:
         raise SpecError(f"spec file {path} is a directory (give a .toml file)") from None
+    except UnicodeDecodeError as error:
+        raise SpecError(
+            f"spec file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
+        ) from None
+    except PermissionError as error:
+        raise NoPermissionError(f"cannot read spec file {path}: {error.strerror}") from None
     except OSError as error:
         raise EnvironmentProblem(f"cannot read spec file {path}: {error.strerror}") from None
     try:
@@ -91,3 +98,64 @@ def load_spec(
     if overrides and any(v is not None for v in overrides.values()):
         origin = f"{origin} with command-line overrides"
     return build_spec(merged, origin)
+
+
+# Fields that may change when an experiment is resumed: more repetitions extend it, and the
+# name and description are labels (the same exemptions as ExperimentSpec.config_hash).
+RESUMABLE_CHANGES = frozenset({"repetitions", "name", "description"})
+
+
+def stored_spec_data(results_dir: Path) -> dict[str, Any] | None:
+    """The experiment a results directory was made with (``spec.json``, else the spec in
+    ``experiment.json``), or None when the directory holds neither."""
+    spec_file = results_dir / "spec.json"
+    experiment_file = results_dir / "experiment.json"
+    try:
+        if spec_file.is_file():
+            return json.loads(spec_file.read_text(encoding="utf-8"))
+        if experiment_file.is_file():
+            document = json.loads(experiment_file.read_text(encoding="utf-8"))
+            return json.loads(document["experiment"]["spec_json"])
+    except PermissionError as error:
+        raise NoPermissionError(f"cannot read the stored experiment: {error}") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DataError(
+            f"the stored experiment in {results_dir} is unreadable ({error}); give the spec "
+            "again or use a new --out"
+        ) from None
+    return None
+
+
+def resume_spec(
+    results_dir: Path,
+    path: Path | None = None,
+    preset: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    option_names: dict[str, str] | None = None,
+) -> ExperimentSpec | None:
+    """``run --resume --out DIR``: the experiment stored in DIR, so options need not be typed
+    again. Whatever is given again (a spec file, a preset, options) must agree with it, except
+    the fields in ``RESUMABLE_CHANGES``; a disagreement is one SpecError naming the option or
+    field. None when DIR holds no stored experiment (the resume then starts it afresh)."""
+    stored_data = stored_spec_data(results_dir)
+    if stored_data is None:
+        return None
+    stored = build_spec(stored_data, f"stored experiment {results_dir}/spec.json")
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    if path is not None or preset is not None:
+        wanted = load_spec(path, preset, overrides)
+    else:
+        wanted = build_spec({**stored_data, **given}, "command-line options")
+    before, after = stored.model_dump(mode="json"), wanted.model_dump(mode="json")
+    for field in before:
+        if field in RESUMABLE_CHANGES or before[field] == after[field]:
+            continue
+        if field in given:
+            source = (option_names or {}).get(field, field)
+        else:
+            source = f"{field} in {path}" if path is not None else f"{field} of preset {preset!r}"
+        raise SpecError(
+            f"{source} gives {after[field]!r} but the experiment in {results_dir} has "
+            f"{before[field]!r}; drop it to resume, or use a new --out (or --force-new-run)"
+        )
+    return wanted

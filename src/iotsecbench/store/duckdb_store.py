@@ -9,6 +9,8 @@ can always restore the database from the record files (``docs/reliability.md``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import re
 import shutil
@@ -84,7 +86,12 @@ def _environment_error(error: OSError | duckdb.Error, action: str) -> Exception:
     text = str(error)
     if "No space left on device" in text or getattr(error, "errno", None) == 28:
         return EnvironmentProblem(f"no space left on device while {action}")
-    if "Permission denied" in text or isinstance(error, PermissionError):
+    if (
+        "Permission denied" in text
+        or "Read-only file system" in text
+        or isinstance(error, PermissionError)
+        or getattr(error, "errno", None) == errno.EROFS
+    ):
         return NoPermissionError(f"permission denied while {action}: {_first_line(text)}")
     return error
 
@@ -453,13 +460,16 @@ def _keep_copy_of_wal(path: Path) -> Path | None:
     Returns the copy's path, or None when there was nothing to keep.
     """
     wal = path.with_name(path.name + WAL_SUFFIX)
+    copy = wal.with_name(f"{wal.name}.kept-{utc_stamp()}")
     try:
         if not (wal.is_file() and wal.stat().st_size > 0):
             return None
-        copy = wal.with_name(f"{wal.name}.kept-{utc_stamp()}")
         shutil.copy2(wal, copy)
         return copy
     except OSError as error:
+        # A copy cut short (disk full) is no evidence, and an empty one misleads: remove it.
+        with contextlib.suppress(OSError):
+            copy.unlink(missing_ok=True)
         raise _environment_error(error, f"keeping a copy of {wal}") from error
 
 

@@ -36,6 +36,23 @@ def table(results_dir: Path | str, name: str) -> pd.DataFrame:
     return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
 
 
+def require_completed_runs(results_dir: Path | str) -> None:
+    """DataError (exit 4) unless at least one run finished ``ok``: ``analyze`` and ``report``
+    both refuse, with this same line, a directory whose runs were all interrupted or failed."""
+    counts = dict(
+        _query(results_dir, "SELECT status, count(*) AS n FROM runs GROUP BY status").itertuples(
+            index=False
+        )
+    )
+    if counts.get("ok"):
+        return
+    others = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no runs"
+    raise DataError(
+        f"{results_dir} holds no completed run ({others}): nothing to analyse or report; "
+        f"continue it with `iotsecbench run --resume --out {results_dir}`"
+    )
+
+
 def runs_frame(results_dir: Path | str) -> pd.DataFrame:
     """The runs table (every status), in run order."""
     return table(results_dir, "runs")

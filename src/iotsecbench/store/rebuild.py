@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError, StoreBusyError
 from iotsecbench.store import migrations, schema
+from iotsecbench.store.directory import DirectoryLock
 from iotsecbench.store.duckdb_store import (
     EXPERIMENT_FILENAME,
     EXPERIMENT_FORMAT,
@@ -49,6 +51,11 @@ def rebuild(results_dir: Path | str) -> int:
     # records together can exceed RAM, so the building pass reads each one again.
     for record_path in record_paths:
         _read_record(record_path)
+    with DirectoryLock(results_dir):
+        return _rebuild_locked(results_dir, experiment, record_paths)
+
+
+def _rebuild_locked(results_dir: Path, experiment: dict[str, Any], record_paths: list[Path]) -> int:
     path = database_path(results_dir)
     _refuse_if_busy(path)
 
@@ -72,6 +79,70 @@ def rebuild(results_dir: Path | str) -> int:
             os.replace(current, current.with_name(f"{current.name}.aside-{stamp}"))
     os.replace(building, path)
     return len(record_paths)
+
+
+@dataclass(frozen=True)
+class StoreCheck:
+    """What ``iotsecbench db check`` found: the database against the per-run records."""
+
+    runs_in_database: int
+    records: int
+    not_in_database: tuple[str, ...]  # run ids whose record.json has no matching runs row
+    without_record: tuple[str, ...]  # run ids in the database with no record.json
+
+    @property
+    def consistent(self) -> bool:
+        return not self.not_in_database and not self.without_record
+
+
+def check(results_dir: Path | str) -> StoreCheck:
+    """Open the database read-only and compare its runs with every ``record.json``.
+
+    Raises what opening raises (DataError for a damaged database, StoreBusyError while a
+    writer holds it) and DataError for an unreadable record; changes nothing.
+    """
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise SpecError(f"{results_dir} is not a directory")
+    with ResultsStore.open(results_dir, read_only=True) as store:
+        stored = dict(store.connection.execute("SELECT run_id, status FROM runs").fetchall())
+    recorded = {}
+    for record_path in sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}")):
+        run = _read_record(record_path)["run"]
+        recorded[run.column("run_id")[0].as_py()] = run.column("status")[0].as_py()
+    return StoreCheck(
+        runs_in_database=len(stored),
+        records=len(recorded),
+        not_in_database=tuple(
+            sorted(run_id for run_id, status in recorded.items() if stored.get(run_id) != status)
+        ),
+        without_record=tuple(sorted(set(stored) - set(recorded))),
+    )
+
+
+def restore_completed(store: ResultsStore, experiment_id: str) -> list[str]:
+    """Put back every ``ok`` run of the experiment whose record exists but whose row does not.
+
+    A signal between a run's record and its transaction leaves exactly this state; --resume
+    calls this first so such a run is restored from its record, never measured again.
+    Returns the run ids restored. An unreadable record raises DataError naming the file.
+    """
+    in_database = store.completed_run_ids(experiment_id)
+    restored = []
+    for record_path in sorted(store.results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}")):
+        if record_path.parent.name in in_database:
+            continue  # the directory is named after the run id: skip without reading
+        record = _read_record(record_path)
+        run = record["run"]
+        if (
+            run.column("status")[0].as_py() != "ok"
+            or run.column("experiment_id")[0].as_py() != experiment_id
+            or record["run_id"] in in_database
+        ):
+            continue
+        store.restore_run(record["run_id"], run, record["tables"])
+        restored.append(record["run_id"])
+    return restored
 
 
 def _refuse_if_busy(path: Path) -> None:

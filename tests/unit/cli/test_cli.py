@@ -106,7 +106,7 @@ def test_resume_keeps_completed_runs_and_refuses_a_changed_spec(cli, tmp_path: P
         "--resume",
         "--quiet",
     )
-    assert changed.returncode == 2 and "config" in changed.stderr
+    assert changed.returncode == 2 and "--duration" in changed.stderr
     fresh = cli(
         "run",
         "--simulate",
