@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
+
+
+# Skips for a part of the lab that scripts/setup.sh installs. Under CI=true (.ci/run sets it)
+# such a skip is a failure: a green suite must not hide an untested lab. Skips for limits of
+# the machine itself (no root, an unprivileged user, no TCP_INFO) stay skips.
+LAB_SKIP_REASONS = re.compile(
+    r"mosquitto|Chromium|playwright|openssl command|iproute2|C extension|network emulation"
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") != "true" or not report.skipped:
+        return
+    reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+    if LAB_SKIP_REASONS.search(reason) and "--skip-slow" not in reason:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"CI=true and a lab test was skipped ({reason}): scripts/setup.sh --dev must "
+            "install what it needs"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -155,14 +156,34 @@ def test_run_directories_keep_raw_agent_files(results: Path) -> None:
 
 
 def test_no_secret_reaches_the_results(results: Path) -> None:
-    secrets = []
+    """Every private key (PEM body and DER bytes) and every broker password is searched for
+    in every file of the results directory but the two places meant to hold them: the PKI
+    directory and the runs' 0600 agent configs (which hold their run's password)."""
+    passwords = set()
     for run_dir in (results / "runs").iterdir():
-        secrets.append(json.loads((run_dir / "emitter.config.json").read_text())["password"])
-    keys = [p.read_bytes() for p in (results / "pki").rglob("*.key")]
-    assert keys
-    database = (results / "results.duckdb").read_bytes()
-    for run_dir in (results / "runs").iterdir():
-        for name in ("record.json", "emitter.jsonl", "receiver.jsonl"):
-            text = (run_dir / name).read_text()
-            assert not any(secret in text for secret in secrets)
-    assert not any(secret.encode() in database for secret in secrets)
+        for role in ("emitter", "receiver"):
+            config = json.loads((run_dir / f"{role}.config.json").read_text())
+            passwords.add(config["password"].encode())
+    keys = list((results / "pki").rglob("*.key"))
+    assert keys and passwords
+    needles = set(passwords)
+    for key_file in keys:
+        pem = key_file.read_text()
+        body = "".join(line for line in pem.splitlines() if not line.startswith("-----"))
+        needles.add(body.encode())
+        needles.add(base64.b64decode(body))  # the DER bytes
+        needles.update(line.encode() for line in pem.splitlines()[1:-1] if len(line) >= 40)
+    searched = 0
+    for path in results.rglob("*"):
+        if not path.is_file() or path.name.endswith(".config.json"):
+            continue
+        if results / "pki" in path.parents:
+            continue
+        content = path.read_bytes()
+        searched += 1
+        leaked = [needle[:12] for needle in needles if needle in content]
+        assert not leaked, f"{path.relative_to(results)} holds a secret starting {leaked[0]!r}"
+    # The database, every record, agent record, broker log and the report were searched.
+    assert searched > 10
+    assert (results / "results.duckdb").exists() and (results / "report" / "report.html").exists()
+    assert not list((results / "runs").rglob("psk.key"))  # removed after each run

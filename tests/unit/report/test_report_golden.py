@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,10 @@ def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Pa
     ):
         assert f'id="{section}"' in page
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    # Self-contained: every image is inline, nothing is loaded from a relative path either.
+    sources = re.findall(r"""<img[^>]*\bsrc=["']([^"']*)""", page)
+    assert sources and all(source.startswith("data:image/") for source in sources), sources
+    assert not re.search(r"""<(?:link|script)[^>]*\b(?:href|src)=["'](?!data:)""", page)
 
 
 def test_report_from_an_analysis_file_alone(golden_results: Path, tmp_path: Path) -> None:
