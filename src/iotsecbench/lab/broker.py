@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, PortBusyError
 from iotsecbench.files import private_directory
 from iotsecbench.lab.processes import Supervised, describe_exit
-from iotsecbench.spec.models import BrokerSettings
 
 if TYPE_CHECKING:  # `doctor` imports this module for the binary checks alone: keep it light
     from iotsecbench.lab.pki import CertificateSet
     from iotsecbench.security.tls import TlsProfile
+    from iotsecbench.spec.models import BrokerSettings
 
 MOSQUITTO_HINT = (
     "install the Debian package 'mosquitto' (apt-get install mosquitto) "
@@ -150,7 +150,11 @@ class MosquittoBroker:
         self.directory = private_directory(directory)
         self.users = list(users)
         self.tls_lines = list(tls_lines) if tls_lines is not None else None
-        self.settings = settings or BrokerSettings()
+        if settings is None:
+            from iotsecbench.spec.models import BrokerSettings  # pydantic: only to run one
+
+            settings = BrokerSettings()
+        self.settings = settings
         self.host = host
         # In a network namespace (lab/network.py): a fixed port (the namespace is empty),
         # the `ip netns exec` prefix, and a connect that opens its socket inside it.

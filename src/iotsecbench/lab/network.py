@@ -39,11 +39,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, NoPermissionError
 from iotsecbench.lab.processes import Supervised
-from iotsecbench.spec.network import HOSTS, LOOPBACK, DirectionShape, NetworkProfile
+from iotsecbench.spec.hosts import HOSTS, LOOPBACK
+
+if TYPE_CHECKING:  # annotations only: doctor imports this module and should not load pydantic
+    from iotsecbench.spec.network import DirectionShape, NetworkProfile
 
 NAMESPACE_PREFIX = "iotsb-"
 # A private (RFC 1918) /24 used only inside the run's namespaces, which have no route out.

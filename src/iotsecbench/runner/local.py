@@ -38,8 +38,9 @@ from iotsecbench.runner.outcome import (
 )
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.tls import TlsProfile
+from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.matrix import PlannedRun
-from iotsecbench.spec.network import LOOPBACK, resolve_profile
+from iotsecbench.spec.network import resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
 # id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from iotsecbench.errors import SpecError
+from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.models import CellFilter, ExperimentSpec
-from iotsecbench.spec.network import LOOPBACK
 
 FACTORS = ("configuration", "payload_bytes", "rate_hz", "qos", "network", "transport", "method")
 # Factors an `include` entry may leave out when the spec has one level of them.

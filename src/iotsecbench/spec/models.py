@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from iotsecbench.spec.network import LOOPBACK, NetworkProfile, resolve_profile
+from iotsecbench.spec.hosts import LOOPBACK
+from iotsecbench.spec.network import NetworkProfile, resolve_profile
 
 # MQTT's Remaining Length field tops out at 268,435,455 bytes (MQTT 3.1.1 §2.2.3); the
 # topic and packet identifier share that budget, so payloads stay a little below it.

@@ -21,8 +21,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-LOOPBACK = "loopback"
-HOSTS = ("emitter", "broker", "receiver")
 SHAPE_FIELDS = ("rate_kbit", "delay_ms", "jitter_ms", "loss_percent", "queue_bytes")
 
 

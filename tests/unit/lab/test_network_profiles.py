@@ -11,11 +11,11 @@ import pytest
 
 from iotsecbench.errors import NoPermissionError, SpecError
 from iotsecbench.lab import network
+from iotsecbench.spec.hosts import HOSTS
 from iotsecbench.spec.load import build_spec, load_spec
 from iotsecbench.spec.matrix import Cell, expand, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.spec.network import (
-    HOSTS,
     SHAPE_FIELDS,
     NetworkProfile,
     builtin_profile_data,
