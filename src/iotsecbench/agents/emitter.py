@@ -52,20 +52,15 @@ def establish_keys(session: AgentSession) -> Any:
     keys = exchange.on_ready(ready)
     t_end = now_ns()
     cpu_ns += thread_cpu_ns() - cpu_start
-    session.record_phase(
-        "key_exchange",
-        t_start,
-        t_end,
+    session.record_key_exchange(
+        (t_start, t_end),
         cpu_ns,
-        {
-            "agreement": session.scheme.key_establishment,
-            "bytes_out": len(reply),
-            "bytes_in": len(hello) + len(ready),
-            "messages": 3,
-            "span": "receiver hello received -> key confirmation verified",
-        },
+        exchange.operations(),
+        bytes_out=len(reply),
+        bytes_in=len(hello) + len(ready),
+        messages=3,
+        span="receiver hello received -> key confirmation verified",
     )
-    session.operations(t_start, exchange.operations())
     session.operations(t_start, [("mqtt-packet", 4)])  # hello in, reply + PUBACK, ready in
     return keys
 

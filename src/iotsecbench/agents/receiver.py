@@ -78,19 +78,14 @@ class Receiver:
         cpu_ns = thread_cpu_ns() - cpu_start
         client.publish(session.topic("kx/ready"), ready, qos=1)
         t_end = now_ns()
-        session.record_phase(
-            "key_exchange",
-            t_start,
-            t_end,
+        session.record_key_exchange(
+            (t_start, t_end),
             cpu_ns,
-            {
-                "agreement": session.scheme.key_establishment,
-                "bytes_out": len(ready),
-                "bytes_in": len(message.payload),
-                "span": "emitter key received -> key confirmation published",
-            },
+            self.exchange.operations(),
+            bytes_out=len(ready),
+            bytes_in=len(message.payload),
+            span="emitter key received -> key confirmation published",
         )
-        session.operations(t_start, self.exchange.operations())
         session.operations(t_start, [("mqtt-packet", 4)])
         # Only with --keylog (off by default); the receiver alone writes, once per session.
         session.write_key_log(export_key_log_lines(keys, session.scheme.name))

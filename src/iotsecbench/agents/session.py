@@ -94,6 +94,40 @@ class AgentSession:
             detail=detail,
         )
 
+    def record_key_exchange(
+        self,
+        interval: tuple[int, int],
+        cpu_ns: int,
+        operations: Iterable[tuple[str, int]],
+        **detail: Any,
+    ) -> None:
+        """The ``key_exchange`` phase (``interval``: its start and end) and the exchange's
+        operations, the same record for every transport and role; ``detail`` adds what
+        the role measured (``bytes_out``, ``bytes_in``, ``span`` text, ``messages``)."""
+        t_start, t_end = interval
+        record = {"agreement": self.scheme.key_establishment, **detail}
+        self.record_phase("key_exchange", t_start, t_end, cpu_ns, record)
+        self.operations(t_start, operations)
+
+    def tls_client_context(self) -> ssl.SSLContext:
+        """The client context of the configuration's TLS profile, with the handshake
+        observer installed and, with ``--keylog``, the key log on (both transports)."""
+        tls = self.config.tls
+        assert tls is not None
+        context = client_context(
+            TlsProfile(**tls.profile),
+            Path(tls.ca_file),
+            tls.client_cert and Path(tls.client_cert),
+            tls.client_key and Path(tls.client_key),
+        )
+        self.tls_observer = HandshakeObserver()
+        self.tls_observer.install(context)
+        if self.config.keylog:
+            # Python's ssl writes the NSS key log format (CLIENT_RANDOM, TLS 1.3 traffic
+            # secrets), appending; the runner created the file 0600.
+            context.keylog_filename = self.config.keylog
+        return context
+
     # -- connection ----------------------------------------------------------------------
     def topic(self, suffix: str) -> str:
         return f"{self.config.topic_prefix}/{suffix}"
@@ -113,18 +147,7 @@ class AgentSession:
         client.on_subscribe = self._on_subscribe
         if config.tls is not None:
             profile = TlsProfile(**config.tls.profile)
-            context = client_context(
-                profile,
-                Path(config.tls.ca_file),
-                config.tls.client_cert and Path(config.tls.client_cert),
-                config.tls.client_key and Path(config.tls.client_key),
-            )
-            self.tls_observer = HandshakeObserver()
-            self.tls_observer.install(context)
-            if config.keylog:
-                # Python's ssl writes the NSS key log format (CLIENT_RANDOM, TLS 1.3 traffic
-                # secrets), appending; the runner created the file 0600.
-                context.keylog_filename = config.keylog
+            context = self.tls_client_context()
             client.tls_set_context(context)
             if profile.resumption:
                 client.tls_session = self._priming_session(context)

@@ -46,9 +46,7 @@ from iotsecbench.security.schemes.base import (
 )
 from iotsecbench.security.tls import (
     SERVER_NAME,
-    HandshakeObserver,
     TlsProfile,
-    client_context,
     server_context,
 )
 
@@ -86,17 +84,7 @@ def _connect(session: AgentSession) -> socket.socket:
     session.tcp_socket = sock
     if config.tls is None:
         return sock
-    profile = TlsProfile(**config.tls.profile)
-    context = client_context(
-        profile,
-        Path(config.tls.ca_file),
-        config.tls.client_cert and Path(config.tls.client_cert),
-        config.tls.client_key and Path(config.tls.client_key),
-    )
-    session.tls_observer = HandshakeObserver()
-    session.tls_observer.install(context)
-    if config.keylog:
-        context.keylog_filename = config.keylog
+    context = session.tls_client_context()
     try:
         tls_sock, measured = measured_tls_handshake(
             context, sock, SERVER_NAME, timeout=config.connect_timeout_s
@@ -128,20 +116,15 @@ def _emitter_keys(session: AgentSession, sock: socket.socket) -> Any:
     cpu_start = thread_cpu_ns()
     keys = exchange.on_ready(ready)
     cpu_ns += thread_cpu_ns() - cpu_start
-    session.record_phase(
-        "key_exchange",
-        t_start,
-        now_ns(),
+    session.record_key_exchange(
+        (t_start, now_ns()),
         cpu_ns,
-        {
-            "agreement": session.scheme.key_establishment,
-            "bytes_out": len(reply),
-            "bytes_in": len(hello) + len(ready),
-            "messages": 3,
-            "span": "receiver hello received -> key confirmation verified",
-        },
+        exchange.operations(),
+        bytes_out=len(reply),
+        bytes_in=len(hello) + len(ready),
+        messages=3,
+        span="receiver hello received -> key confirmation verified",
     )
-    session.operations(t_start, exchange.operations())
     return keys
 
 
@@ -259,19 +242,14 @@ class _Connection:
         self.sealer = session.scheme.sealer(keys.receiver_to_emitter)
         cpu_ns = thread_cpu_ns() - cpu_start
         _send(sock, b"R", ready)
-        session.record_phase(
-            "key_exchange",
-            t_start,
-            now_ns(),
+        session.record_key_exchange(
+            (t_start, now_ns()),
             cpu_ns,
-            {
-                "agreement": session.scheme.key_establishment,
-                "bytes_out": len(ready),
-                "bytes_in": len(message),
-                "span": "emitter key received -> key confirmation sent",
-            },
+            exchange.operations(),
+            bytes_out=len(ready),
+            bytes_in=len(message),
+            span="emitter key received -> key confirmation sent",
         )
-        session.operations(t_start, exchange.operations())
         session.write_key_log(export_key_log_lines(keys, session.scheme.name))
 
     def block(self, sock: socket.socket, body: bytes) -> None:
