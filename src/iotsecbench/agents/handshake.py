@@ -67,17 +67,24 @@ def measured_tls_handshake(
     *,
     session: ssl.SSLSession | None = None,
     timeout: float | None = None,
+    mark: Callable[[str], None] | None = None,
 ) -> tuple[ssl.SSLSocket, TlsHandshakeMeasurement]:
-    """Wrap ``tcp_sock`` (connected) and complete the handshake, offering ``session``."""
+    """Wrap ``tcp_sock`` (connected) and complete the handshake, offering ``session``;
+    ``mark`` (a trace marker, ``bench handshake --trace``) opens the ``CLIENT_HELLO`` group
+    just before it and ``MQTT_CONNECT`` just after."""
     before = _counters(tcp_sock)  # wrap_socket detaches tcp_sock: read it first
     ssl_sock = context.wrap_socket(
         tcp_sock, server_hostname=server_hostname, do_handshake_on_connect=False, session=session
     )
     ssl_sock.settimeout(timeout)
     process_start = process_cpu_ns()
+    if mark is not None:
+        mark("iotsb grp CLIENT_HELLO")
     t_start, cpu_start = now_ns(), thread_cpu_ns()
     ssl_sock.do_handshake()
     t_end, cpu_end = now_ns(), thread_cpu_ns()
+    if mark is not None:
+        mark("iotsb grp MQTT_CONNECT")
     process_end = process_cpu_ns()
     after = _counters(ssl_sock)
     deltas: list[int | None] = (
@@ -105,6 +112,8 @@ class TimedClient(mqtt.Client):
     and stays on the client (``tcp_connect``, ``tls_handshake``); ``socket_ready_ns`` is when
     the socket was ready for MQTT CONNECT. ``tls_session``, when set, is offered for
     resumption (paho's own wrap cannot offer a session); the context checks the host name.
+    ``mark``, when given, writes the trace markers that open the connection's groups
+    (``TCP_CONNECT``, then ``measured_tls_handshake``'s) for ``bench handshake --trace``.
     """
 
     def __init__(
@@ -113,9 +122,11 @@ class TimedClient(mqtt.Client):
         on_phase: PhaseCallback | None = None,
         tcp_nodelay: bool = True,
         handshake_timeout_s: float | None = None,
+        mark: Callable[[str], None] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self._mark = mark
         self._on_phase = on_phase
         self._tcp_nodelay = tcp_nodelay
         self._handshake_timeout_s = handshake_timeout_s
@@ -129,6 +140,8 @@ class TimedClient(mqtt.Client):
             self._on_phase(name, start, end, cpu, detail)
 
     def _create_socket_connection(self) -> socket.socket:
+        if self._mark is not None:
+            self._mark("iotsb grp TCP_CONNECT")
         t0, c0 = now_ns(), thread_cpu_ns()
         sock = super()._create_socket_connection()
         self.tcp_connect = (t0, now_ns(), thread_cpu_ns() - c0)
@@ -146,6 +159,7 @@ class TimedClient(mqtt.Client):
             self._host,
             session=self.tls_session,
             timeout=timeout if timeout is not None else self._connect_timeout,
+            mark=self._mark,
         )
         self.tls_handshake = measured
         detail: dict[str, Any] = {

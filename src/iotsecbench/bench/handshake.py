@@ -25,6 +25,7 @@ Method:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import random
@@ -39,12 +40,24 @@ import paho.mqtt.client as mqtt
 from scipy import stats
 
 from iotsecbench.agents.handshake import TimedClient, TlsHandshakeMeasurement
+from iotsecbench.analysis.iotst import classify_repetition
+from iotsecbench.bench.iotst import (
+    TraceTally,
+    device_model,
+    marker_cost_ns,
+    native_thread_id,
+    scheduler_slice_s,
+    traced,
+)
 from iotsecbench.errors import SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, mosquitto_version
+from iotsecbench.lab.cpu import CpuPlacement, CpuQuotas
 from iotsecbench.lab.pki import create_certificates
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import thread_cpu_ns
 from iotsecbench.measure.host import host_facts, software_versions
+from iotsecbench.measure.tracefs import EVENTS as TRACE_EVENTS
+from iotsecbench.measure.tracefs import SchedTracer
 from iotsecbench.runner.collect import TLS_FACTS, collect
 from iotsecbench.security.tls import (
     HandshakeObserver,
@@ -112,6 +125,8 @@ class HandshakeSample:
     mqtt_connect_cpu_ns: int  # thread CPU from socket ready to CONNACK
     total_cpu_ns: int  # thread CPU from TCP connect to CONNACK
     negotiated: dict[str, Any]
+    local_port: int = 0  # the client's TCP port (to find its retransmissions in a trace)
+    trace: dict[str, Any] | None = None  # --trace: analysis.iotst.TracedRepetition.to_dict()
 
     @property
     def total_ns(self) -> int:
@@ -135,21 +150,37 @@ METRICS: dict[str, Callable[[HandshakeSample], float]] = {
 
 @dataclass
 class ProfileResult:
-    """The measured connections of one profile."""
+    """The measured connections of one profile on one CPU placement (``--cores``,
+    ``--clock``); with ``--trace`` also their traces (``tally``) and the device model."""
 
     profile: TlsProfile
     samples: list[HandshakeSample] = field(default_factory=list)
     broker_version: str = ""
+    placement: CpuPlacement = field(default_factory=CpuPlacement)
+    tally: TraceTally | None = None
+    marker_cost_ns: int = 0
+    device_model: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
-        return self.profile.name
+        if self.placement == CpuPlacement():
+            return self.profile.name
+        return f"{self.profile.name} [{self.placement.label}]"
 
     def statistic(self, metric: str) -> Statistic:
         return Statistic.of([METRICS[metric](s) for s in self.samples])
 
+    def invariant_statistic(self) -> Statistic:
+        """The traced network-invariant CPU time (ns) of the kept repetitions."""
+        traces = self.tally.traces if self.tally else []
+        return Statistic.of([t.network_invariant_ns for t in traces])
+
     def converged(self, target: float) -> bool:
-        return len(self.samples) >= MIN_REPETITIONS and all(
+        if len(self.samples) < MIN_REPETITIONS:
+            return False
+        if self.tally is not None:  # the study's criterion: the network-invariant cost
+            return self.invariant_statistic().relative_half_width < target
+        return all(
             self.statistic(m).relative_half_width < target for m in ("tls_wall_ns", "tls_cpu_ns")
         )
 
@@ -169,8 +200,18 @@ class ProfileResult:
             if self.samples
             else {}
         )
+        traced = (
+            self.tally.summary(self.marker_cost_ns, scheduler_slice_s(), Statistic.of)
+            if self.tally is not None
+            else {}
+        )
         return {
             "profile": self.name,
+            "tls_profile_name": self.profile.name,
+            "cores": self.placement.cores,
+            "cpu_share": str(self.placement.share),
+            **traced,
+            **({"device_model": self.device_model} if self.device_model else {}),
             "repetitions": len(self.samples),
             "statistics": {m: asdict(self.statistic(m)) for m in METRICS},
             "negotiated": {
@@ -241,7 +282,7 @@ def environment(broker_version: str | None = None) -> dict[str, Any]:
 class _Lab:
     """One profile's broker, client context and account."""
 
-    result: ProfileResult
+    profile: TlsProfile
     broker: MosquittoBroker
     context: ssl.SSLContext
     observer: HandshakeObserver
@@ -250,13 +291,17 @@ class _Lab:
     connections: int = 0
 
 
-def _connect_once(lab: _Lab) -> HandshakeSample | None:
-    """One connect → CONNACK → disconnect; returns the measurement (None for a warm-up)."""
+def _connect_once(
+    lab: _Lab, repetition: int = 0, mark: Callable[[str], None] | None = None
+) -> HandshakeSample | None:
+    """One connect → CONNACK → disconnect; returns the measurement (None for a warm-up).
+    ``mark`` writes the trace markers of ``--trace`` (the last one, ``end``, at CONNACK)."""
     assert lab.broker.listener is not None
-    profile = lab.result.profile
+    profile = lab.profile
     offer = lab.session if profile.resumption else None
     client = TimedClient(
         handshake_timeout_s=CONNACK_TIMEOUT_S,
+        mark=mark,
         callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
         client_id=f"iotsb-bench-{lab.connections}",
         protocol=mqtt.MQTTv311,
@@ -275,9 +320,12 @@ def _connect_once(lab: _Lab) -> HandshakeSample | None:
     while not acknowledged and now_ns() < deadline:
         client.loop(timeout=1.0)
     t_connack, cpu_end = now_ns(), thread_cpu_ns()
+    if mark is not None:
+        mark("iotsb end")
     if not acknowledged or acknowledged[0].is_failure:
         raise HandshakeMismatch(f"{profile.name}: no CONNACK from the broker ({acknowledged})")
     sock = client.socket()
+    local_port = sock.getsockname()[1] if sock is not None else 0
     negotiated = lab.observer.negotiated(sock)  # type: ignore[arg-type]
     lab.session = getattr(sock, "session", None)
     client.disconnect()
@@ -293,7 +341,7 @@ def _connect_once(lab: _Lab) -> HandshakeSample | None:
     assert client.tcp_connect is not None and client.tls_handshake is not None
     tcp_start, tcp_end, tcp_cpu = client.tcp_connect
     return HandshakeSample(
-        repetition=len(lab.result.samples),
+        repetition=repetition,
         order=0,
         t_start_ns=tcp_start,
         tcp_connect_ns=tcp_end - tcp_start,
@@ -304,10 +352,28 @@ def _connect_once(lab: _Lab) -> HandshakeSample | None:
         mqtt_connect_cpu_ns=cpu_end - cpu_ready,
         total_cpu_ns=cpu_end - cpu_start,
         negotiated=negotiated.to_dict(),
+        local_port=local_port,
     )
 
 
 ProgressCallback = Callable[[ProfileResult, int, int], None]  # result, done, planned
+
+
+@dataclass
+class TraceSettings:
+    """What ``--trace`` adds (``bench.iotst``): the device to model, whether repetitions
+    with a retransmission are kept (the study discards them)."""
+
+    device: str | None = "esp32-wroom-32"
+    keep_retransmissions: bool = False
+
+
+@dataclass
+class _Configuration:
+    """One profile on one CPU placement: what a round visits."""
+
+    lab: _Lab
+    result: ProfileResult
 
 
 def run_handshake_benchmark(
@@ -319,10 +385,16 @@ def run_handshake_benchmark(
     max_repetitions: int = DEFAULT_MAX_REPETITIONS,
     warmup: int = 1,
     seed: int = 1,
+    placements: Sequence[CpuPlacement] = (CpuPlacement(),),
+    trace: TraceSettings | None = None,
+    network: str = "loopback",
     on_progress: ProgressCallback | None = None,
     on_profile_done: Callable[[ProfileResult], None] | None = None,
 ) -> HandshakeBenchmark:
-    """Measure every profile against its own embedded broker, interleaved (module docstring)."""
+    """Measure every profile × placement against the profile's own embedded broker,
+    interleaved (module docstring); with ``trace``, every repetition is traced and has an
+    untraced partner (``bench.iotst``); with a ``network`` other than loopback the brokers
+    run on the emulated network's broker host and the client on its emitter host."""
     if repetitions is not None and target_ci is not None:
         raise SpecError("give --reps or --target-ci, not both")
     if target_ci is not None and not 0 < target_ci < 1:
@@ -336,62 +408,207 @@ def run_handshake_benchmark(
         raise SpecError("at least 2 repetitions are needed for a confidence interval")
     work_dir = Path(work_dir)
     rng = random.Random(seed)
-    labs: list[_Lab] = []
+    version = mosquitto_version()
+    device = _device_profile(trace)
     with contextlib.ExitStack() as stack:
-        version = mosquitto_version()
+        lab_network = _network_lab(network, work_dir, stack)
+        tracer = stack.enter_context(SchedTracer()) if trace is not None else None
+        quotas = stack.enter_context(CpuQuotas())
+        configurations: list[_Configuration] = []
         for index, profile in enumerate(profiles):
-            certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
-            user = BrokerUser.random("bench", read=[], write=[])
-            broker = MosquittoBroker.with_tls(
-                work_dir / "brokers" / f"{index:02d}", [user], profile, certs
-            )
-            stack.enter_context(broker)
-            context = client_context(
-                profile,
-                certs.ca_file,
-                certs.client_cert if profile.mutual else None,
-                certs.client_key if profile.mutual else None,
-            )
-            observer = HandshakeObserver()
-            observer.install(context)
-            lab = _Lab(
-                ProfileResult(profile, broker_version=version), broker, context, observer, user
-            )
-            labs.append(lab)
-            for _ in range(warmup + (1 if profile.resumption else 0)):
-                _connect_once(lab)
-        order = 0
-        active = list(labs)
-        while active:
-            rng.shuffle(active)
-            for lab in list(active):
-                sample = _connect_once(lab)
-                assert sample is not None
-                sample = HandshakeSample(**{**sample.__dict__, "order": order})
-                order += 1
-                lab.result.samples.append(sample)
-                done = len(lab.result.samples)
-                finished = done >= planned or (
-                    target_ci is not None and lab.result.converged(target_ci)
-                )
-                if on_progress is not None:
-                    on_progress(lab.result, done, done if finished else planned)
-                if finished:
-                    active.remove(lab)
-                    if on_profile_done is not None:
-                        on_profile_done(lab.result)
-    return HandshakeBenchmark(
-        [lab.result for lab in labs],
-        environment(version),
-        {
-            "repetitions": repetitions,
-            "target_ci": target_ci,
-            "max_repetitions": max_repetitions,
-            "warmup": warmup,
-            "seed": seed,
-            "confidence": CONFIDENCE,
-        },
+            lab = _start_lab(profile, index, work_dir, stack, lab_network)
+            for placement in placements:
+                result = ProfileResult(profile, broker_version=version, placement=placement)
+                if tracer is not None:
+                    result.tally = TraceTally()
+                configurations.append(_Configuration(lab, result))
+
+        def measure() -> None:
+            marker_cost = marker_cost_ns(tracer) if tracer is not None else 0
+            for configuration in configurations:
+                configuration.result.marker_cost_ns = marker_cost
+            for lab in {id(c.lab): c.lab for c in configurations}.values():
+                for _ in range(warmup + (1 if lab.profile.resumption else 0)):
+                    _connect_once(lab)
+            order = 0
+            active = list(configurations)
+            while active:
+                rng.shuffle(active)
+                for configuration in list(active):
+                    result = configuration.result
+                    with quotas.placed(result.placement):
+                        kept = _repetition(configuration, tracer, trace, rng, order)
+                    order += 1
+                    done = len(result.samples)
+                    finished = done >= planned or (
+                        target_ci is not None and result.converged(target_ci)
+                    )
+                    if not kept and order > 50 * planned * len(configurations):
+                        raise HandshakeMismatch(
+                            f"{result.name}: most repetitions had TCP retransmissions "
+                            "(use --keep-retransmissions to keep them)"
+                        )
+                    if on_progress is not None:
+                        on_progress(result, done, done if finished else planned)
+                    if finished:
+                        active.remove(configuration)
+                        if on_profile_done is not None:
+                            on_profile_done(result)
+
+        if lab_network is None:
+            measure()
+        else:
+            from iotsecbench.lab.network import in_namespace
+
+            in_namespace(lab_network.namespaces["emitter"], measure)
+    results = [c.result for c in configurations]
+    if device is not None:
+        for result in results:
+            result.device_model = _modelled(result, device)
+    settings: dict[str, Any] = {
+        "repetitions": repetitions,
+        "target_ci": target_ci,
+        "max_repetitions": max_repetitions,
+        "warmup": warmup,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "network": network,
+        "placements": [
+            {"cores": p.cores, "cpu_share": str(p.share), "label": p.label} for p in placements
+        ],
+    }
+    if trace is not None:
+        settings["trace"] = {
+            "device": trace.device,
+            "keep_retransmissions": trace.keep_retransmissions,
+            "tracefs_events": [f"{s}:{e}" for s, e in TRACE_EVENTS],
+        }
+    return HandshakeBenchmark(results, environment(version), settings)
+
+
+def _device_profile(trace: TraceSettings | None) -> Any:
+    if trace is None or trace.device is None:
+        return None
+    from iotsecbench.energy.profile import load_profile
+
+    return load_profile(trace.device)
+
+
+def _network_lab(network: str, work_dir: Path, stack: contextlib.ExitStack) -> Any:
+    """The emulated network the benchmark runs on, or None on loopback."""
+    from iotsecbench.spec.hosts import LOOPBACK
+    from iotsecbench.spec.network import resolve_profile
+
+    try:
+        profile = resolve_profile(network, {})
+    except ValueError as error:
+        raise SpecError(f"--network: {error}") from None
+    if profile.kind == LOOPBACK:
+        return None
+    from iotsecbench.lab.network import NetworkLab, require_support
+
+    require_support([network])
+    return stack.enter_context(NetworkLab(profile, "bench", work_dir / "network").start())
+
+
+def _start_lab(
+    profile: TlsProfile,
+    index: int,
+    work_dir: Path,
+    stack: contextlib.ExitStack,
+    network: Any,
+) -> _Lab:
+    certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
+    user = BrokerUser.random("bench", read=[], write=[])
+    placement: dict[str, Any] = {}
+    if network is not None:  # one broker per profile on the broker host, one port each
+        placement = {
+            "host": network.address("broker"),
+            "port": 8883 + index,
+            "command_prefix": network.command("broker", []),
+            "connect": lambda host, port, timeout: network.connect("broker", host, port, timeout),
+        }
+    broker = MosquittoBroker.with_tls(
+        work_dir / "brokers" / f"{index:02d}", [user], profile, certs, **placement
     )
+    stack.enter_context(broker)
+    context = client_context(
+        profile,
+        certs.ca_file,
+        certs.client_cert if profile.mutual else None,
+        certs.client_key if profile.mutual else None,
+    )
+    observer = HandshakeObserver()
+    observer.install(context)
+    return _Lab(profile, broker, context, observer, user)
+
+
+def _repetition(
+    configuration: _Configuration,
+    tracer: SchedTracer | None,
+    trace: TraceSettings | None,
+    rng: random.Random,
+    order: int,
+) -> bool:
+    """One measured repetition (traced, with its untraced partner, under ``--trace``);
+    False when it was discarded for a retransmission."""
+    lab, result = configuration.lab, configuration.result
+    repetition = len(result.samples)
+    if tracer is None or trace is None or result.tally is None:
+        sample = _connect_once(lab, repetition)
+        assert sample is not None
+        result.samples.append(dataclasses.replace(sample, order=order))
+        return True
+    tally = result.tally
+    traced_first = rng.random() < 0.5
+    if not traced_first:
+        tally.untraced_cpu_ns.append(_untraced_cpu(lab, repetition))
+    with traced(tracer):
+        sample = _connect_once(lab, repetition, mark=tracer.mark)
+    assert sample is not None
+    classified = classify_repetition(
+        tracer.events(),
+        native_thread_id(),
+        version=lab.profile.version,
+        cpus=tracer.cpus,
+        local_port=sample.local_port,
+        marker_cost_ns=result.marker_cost_ns,
+    )
+    if traced_first:
+        tally.untraced_cpu_ns.append(_untraced_cpu(lab, repetition))
+    retransmitted = classified.retransmissions > 0 or bool(sample.tls.tcp_retransmissions)
+    if retransmitted and not trace.keep_retransmissions:
+        tally.retransmission_runs_discarded += 1
+        return False
+    tally.retransmission_runs_kept += int(retransmitted)
+    tally.traces.append(classified)
+    tally.traced_cpu_ns.append(sample.total_cpu_ns)
+    result.samples.append(dataclasses.replace(sample, order=order, trace=classified.to_dict()))
+    return True
+
+
+def _untraced_cpu(lab: _Lab, repetition: int) -> int:
+    """The untraced partner's connection CPU time (the overhead's reference)."""
+    sample = _connect_once(lab, repetition)
+    assert sample is not None
+    return sample.total_cpu_ns
+
+
+def _modelled(result: ProfileResult, device: Any) -> dict[str, Any] | None:
+    """The device model of the profile's handshake (from its first negotiated parameters)."""
+    if not result.samples:
+        return None
+    from iotsecbench.security.tls import NegotiatedTls, handshake_operations
+
+    raw = dict(result.samples[0].negotiated)
+    fields = {f.name for f in dataclasses.fields(NegotiatedTls)}
+    negotiated = NegotiatedTls(**{k: v for k, v in raw.items() if k in fields})
+    operations = handshake_operations(negotiated, result.profile.certificate)
+    handshake_bytes = int(raw.get("handshake_bytes_sent") or 0) + int(
+        raw.get("handshake_bytes_received") or 0
+    )
+    operations.append(("sha256", handshake_bytes))  # the transcript hash over every message
+    return device_model(operations, device)
 
 
 def _slug(name: str) -> str:
@@ -415,6 +632,29 @@ def _handshake_records(sample: HandshakeSample) -> list[dict[str, Any]]:
          "wall_ns": end - start, "cpu_ns": cpu, "detail": detail}
         for phase, start, end, cpu, detail in phases
     ]  # fmt: skip
+
+
+def _trace_rows(result: ProfileResult) -> list[dict[str, Any]]:
+    """``trace_groups`` rows of a traced configuration (none without --trace)."""
+    rows = []
+    for sample in result.samples:
+        if sample.trace is None:
+            continue
+        for position, (name, group) in enumerate(sample.trace["groups"].items()):
+            rows.append(
+                {
+                    "repetition": sample.repetition,
+                    "group_name": name,
+                    "position": position,
+                    **{key: group[key] for key in TRACE_GROUP_COLUMNS},
+                }
+            )
+    return rows
+
+
+TRACE_GROUP_COLUMNS = (
+    "on_cpu_ns", "network_wait_ns", "runnable_ns", "other_ns", "longest_run_ns", "markers",
+)  # fmt: skip
 
 
 def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
@@ -487,7 +727,7 @@ def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
                         **summary,
                     },
                 },
-                {"handshakes": tables["handshakes"]},
+                {"handshakes": tables["handshakes"], "trace_groups": _trace_rows(result)},
                 run_dir,
             )
     return results_dir

@@ -86,11 +86,50 @@ def handshake(
             "results/handshake-<UTC time>."
         ),
     ] = None,
+    trace: Annotated[
+        bool | None,
+        typer.Option(
+            "--trace/--no-trace",
+            help="Record the scheduler trace of every handshake (root, tracefs) and report "
+            "its network-invariant CPU cost by group, the iotst method (docs/iotst.md).",
+        ),
+    ] = None,
+    cores: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated core counts the client may use, e.g. 1,2."),
+    ] = None,
+    clock: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated CPU shares emulating slower clocks with a cgroup quota "
+            "(root), e.g. 1/3,2/3,1: CPU time stays, wall time scales (docs/iotst.md).",
+        ),
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Device profile whose modelled handshake time is printed beside the "
+            "host's (with --trace; default esp32-wroom-32, 'none' for no model)."
+        ),
+    ] = None,
+    network: Annotated[
+        str,
+        typer.Option(
+            help="Network profile between client and broker (loopback, wifi, …; "
+            "docs/network.md): shows the traced cost does not depend on it."
+        ),
+    ] = "loopback",
+    keep_retransmissions: Annotated[
+        bool,
+        typer.Option(help="Keep traced repetitions with TCP retransmissions (default: drop)."),
+    ] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Repeated full TLS handshakes (paho-mqtt connect → CONNACK → disconnect) per profile
     against the embedded broker, profiles interleaved: mean, SD, median and 95 % CI of the
-    handshake's wall time, CPU time (computing) and waiting, and of the whole connect."""
+    handshake's wall time, CPU time (computing) and waiting, and of the whole connect. With
+    --trace, also each handshake's scheduler trace: on-CPU time per group (TCP connect,
+    ClientHello, certificate chain, …) without the time spent waiting for the network."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
@@ -98,6 +137,7 @@ def handshake(
     from iotsecbench.bench.handshake import (
         DEFAULT_REPETITIONS,
         HandshakeMismatch,
+        TraceSettings,
         resolve_profiles,
         run_handshake_benchmark,
         store_results,
@@ -109,7 +149,30 @@ def handshake(
         data = handshake_preset(preset)
         names.extend(data["profiles"])
         if reps is None and target_ci is None:
-            reps = int(data.get("repetitions", DEFAULT_REPETITIONS))
+            target_ci = data.get("target_ci")
+            if target_ci is None:
+                reps = int(data.get("repetitions", DEFAULT_REPETITIONS))
+            else:
+                max_reps = int(data.get("max_repetitions", max_reps))
+        trace = data.get("trace", False) if trace is None else trace
+        cores = cores or ",".join(str(c) for c in data.get("cores", []))
+        clock = clock or ",".join(data.get("clock", []))
+        device = device or data.get("device")
+    placements = _placements(cores, clock)
+    settings = None
+    if trace:
+        from iotsecbench.errors import EnvironmentProblem
+        from iotsecbench.measure.tracefs import tracing_problem
+
+        problem = tracing_problem()
+        if problem is not None:
+            raise EnvironmentProblem(f"--trace: {problem}")
+        settings = TraceSettings(
+            device=None if device == "none" else device or "esp32-wroom-32",
+            keep_retransmissions=keep_retransmissions,
+        )
+    elif device is not None or keep_retransmissions:
+        raise SpecError("--device and --keep-retransmissions belong to --trace")
     if profiles:
         names.extend(n.strip() for n in profiles.split(",") if n.strip())
     if not names:
@@ -144,6 +207,9 @@ def handshake(
                 max_repetitions=max_reps,
                 warmup=warmup,
                 seed=seed,
+                placements=placements,
+                trace=settings,
+                network=network,
                 on_progress=on_progress,
             )
     except HandshakeMismatch as error:
@@ -182,7 +248,80 @@ def handshake(
             str(negotiated.get("round_trips")),
         )
     output_console().print(table)
+    if settings is not None:
+        output_console().print(_trace_table(bench.results))
     console.print(f"results: {out / 'results.duckdb'}  (iotsecbench report {out})")
+
+
+def _placements(cores: str | None, clock: str | None) -> list[Any]:
+    """Every ``--cores`` × ``--clock`` combination, each checked before anything starts."""
+    from fractions import Fraction
+
+    from iotsecbench.errors import EnvironmentProblem
+    from iotsecbench.lab.cpu import CpuPlacement, cores_problem, parse_share, quota_problem
+
+    core_counts: list[int | None] = [None]
+    if cores:
+        try:
+            core_counts = [int(c) for c in cores.split(",") if c.strip()]
+        except ValueError:
+            raise SpecError(f"--cores takes core counts such as 1,2 (got {cores!r})") from None
+        for count in core_counts:
+            problem = cores_problem(count)  # type: ignore[arg-type]
+            if problem is not None:
+                raise SpecError(problem)
+    shares = [Fraction(1)]
+    if clock:
+        try:
+            shares = [parse_share(c) for c in clock.split(",") if c.strip()]
+        except ValueError as error:
+            raise SpecError(f"--clock: {error}") from None
+        if any(share != 1 for share in shares) and (problem := quota_problem()) is not None:
+            raise EnvironmentProblem(f"--clock: {problem}")
+    return [CpuPlacement(count, share) for count in core_counts for share in shares]
+
+
+def _mean_ci_ms(statistic: dict[str, float]) -> str:
+    half = statistic["ci_high"] - statistic["mean"]
+    return f"{statistic['mean'] * 1e3:.3f} ± {half * 1e3:.3f}"
+
+
+def _trace_table(results: list[Any]) -> Any:
+    """The traced view: network-invariant CPU cost beside the wall time, the tracer's
+    overhead, and the modelled device time."""
+    from rich.table import Table
+
+    table = Table(
+        title="Traced handshake (iotst), ms: network-invariant CPU ± 95 % CI vs with network "
+        "wait; device time is modelled",
+        title_justify="left",
+        header_style="bold",
+    )
+    for heading in (
+        "configuration", "n", "network-invariant CPU", "with network wait", "network wait",
+        "longest run", "tracer overhead", "dropped (retrans.)", "device 80/160/240 MHz (modelled)",
+    ):  # fmt: skip
+        table.add_column(heading, no_wrap=heading == "configuration")
+    for result in results:
+        summary = result.summary()
+        invariant, wall = summary["network_invariant_cpu_s"], summary["with_network_wait_s"]
+        model = (summary.get("device_model") or {}).get("by_clock_and_cores", {})
+        device = "/".join(
+            f"{model[key]['seconds'] * 1e3:.0f}" for key in ("80MHz x1", "160MHz x1", "240MHz x1")
+            if key in model
+        )  # fmt: skip
+        table.add_row(
+            result.name,
+            str(invariant["n"]),
+            _mean_ci_ms(invariant),
+            _mean_ci_ms(wall),
+            f"{summary['off_cpu_s']['network_wait']['mean'] * 1e3:.3f}",
+            f"{summary['quantum_max_s'] * 1e3:.3f}",
+            f"{summary['tracing_overhead_share'] * 100:+.1f} %",
+            str(summary["retransmission_runs_discarded"]),
+            device or "–",
+        )
+    return table
 
 
 def register(bench_app: typer.Typer) -> None:

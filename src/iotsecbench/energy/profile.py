@@ -104,6 +104,16 @@ class PrimitiveCost:
     cycles_per_byte: Parameter | None  # bulk only
     per_call: Parameter | None  # bulk only, µs per call
     per_operation: Parameter | None  # count only, ms per operation
+    # Share of the time (at the profile's clock) that scales with the CPU clock; the rest
+    # runs on a fixed clock (an accelerator on the APB bus). None: not given, all scales.
+    clock_scaled_share: Parameter | None = None
+
+    def seconds_at(self, amount: int, reference_hz: float, clock_hz: float) -> tuple[float, float]:
+        """``(clock-scaled, fixed)`` device seconds of one logged operation when the CPU
+        runs at ``clock_hz`` instead of the profile's ``reference_hz``."""
+        at_reference = self.busy_seconds(amount, reference_hz)
+        share = 1.0 if self.clock_scaled_share is None else self.clock_scaled_share.value
+        return at_reference * share * reference_hz / clock_hz, at_reference * (1 - share)
 
     def busy_seconds(self, amount: int, cpu_clock_hz: float) -> float:
         """Device CPU time for one logged operation with this ``amount`` (bytes or count)."""
@@ -119,6 +129,7 @@ class PrimitiveCost:
             "cycles_per_byte": self.cycles_per_byte,
             "per_call": self.per_call,
             "per_operation": self.per_operation,
+            "clock_scaled_share": self.clock_scaled_share,
         }
         return {name: value for name, value in candidates.items() if value is not None}
 
@@ -307,12 +318,23 @@ def _parse(document: dict[str, Any], origin: str) -> DeviceProfile:
             field: parameter(f"primitives.{name}.{field}", raw.get(field), unit)
             for field, unit in _PRIMITIVE_FIELDS[kind].items()
         }
+        share = None
+        if "clock_scaled_share" in raw:
+            share = parameter(
+                f"primitives.{name}.clock_scaled_share", raw["clock_scaled_share"], "fraction"
+            )
+            if not 0 <= share.value <= 1:
+                raise fail(f"primitives.{name}.clock_scaled_share", "must lie in [0, 1]")
+        unknown_fields = sorted(set(raw) - {"kind", "clock_scaled_share", *_PRIMITIVE_FIELDS[kind]})
+        if unknown_fields:
+            raise fail(f"primitives.{name}.{unknown_fields[0]}", "unknown field (typo?)")
         primitives[name] = PrimitiveCost(
             name=name,
             kind=kind,
             cycles_per_byte=costs.get("cycles_per_byte"),
             per_call=costs.get("per_call"),
             per_operation=costs.get("per_operation"),
+            clock_scaled_share=share,
         )
     return DeviceProfile(
         name=device["name"],

@@ -16,6 +16,10 @@
  *                              address is only compared with the connections the callback
  *                              saw; it is never dereferenced, so a wrong address is None,
  *                              not a crash.
+ *   set_marker_fd(fd)          also write one line per handshake message, "iotsb msg w 1" (w:
+ *                              written, r: read; then the message type), to fd -- a tracefs
+ *                              trace_marker, so the scheduler trace shows where each message
+ *                              was sent or received (measure/tracefs.py); -1 turns it off
  *   openssl_version_number()   OPENSSL_VERSION_NUMBER of the libssl this module runs, to be
  *                              compared with ssl.OPENSSL_VERSION_NUMBER before install()
  *
@@ -28,6 +32,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
@@ -49,6 +54,7 @@ typedef struct Transcript {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Transcript *transcripts; /* every connection seen and not yet freed */
 static int ex_index = -1;
+static int marker_fd = -1; /* set_marker_fd */
 
 static void transcript_free(Transcript *transcript) {
     for (size_t i = 0; i < transcript->count; i++) free(transcript->messages[i].data);
@@ -75,6 +81,13 @@ static void on_ssl_free(void *parent, void *pointer, CRYPTO_EX_DATA *ad, int idx
 static void on_message(int write_p, int version, int content_type, const void *buf,
                        size_t len, SSL *ssl, void *arg) {
     if (content_type != SSL3_RT_HANDSHAKE || len < 1) return; /* headers, alerts, CCS */
+    int fd = marker_fd;
+    if (fd >= 0) {
+        char line[32];
+        int n = snprintf(line, sizeof line, "iotsb msg %c %u", write_p ? 'w' : 'r',
+                         (unsigned)((const unsigned char *)buf)[0]);
+        if (write(fd, line, (size_t)n) < 0) { /* a lost marker shows as a missing group */ }
+    }
     unsigned char *copy = malloc(len);
     if (copy == NULL) return; /* a lost message leaves its field None, as in Python */
     memcpy(copy, buf, len);
@@ -140,6 +153,13 @@ static PyObject *messages(PyObject *module, PyObject *address) {
     return result;
 }
 
+static PyObject *set_marker_fd(PyObject *module, PyObject *value) {
+    long fd = PyLong_AsLong(value);
+    if (fd == -1 && PyErr_Occurred()) return NULL;
+    marker_fd = (int)fd;
+    Py_RETURN_NONE;
+}
+
 static PyObject *openssl_version_number(PyObject *module, PyObject *unused) {
     return PyLong_FromUnsignedLong(OpenSSL_version_num());
 }
@@ -148,6 +168,8 @@ static PyMethodDef module_methods[] = {
     {"install", install, METH_O, "install(ssl_ctx_address): record handshake messages"},
     {"messages", messages, METH_O,
      "messages(ssl_address) -> [(written, msg_type, bytes)] or None"},
+    {"set_marker_fd", set_marker_fd, METH_O,
+     "set_marker_fd(fd): write a line per handshake message to fd (-1: off)"},
     {"openssl_version_number", openssl_version_number, METH_NOARGS,
      "OpenSSL_version_num() of the libssl this module runs"},
     {NULL},

@@ -57,7 +57,16 @@ def migrate_to_3(connection: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Migration] = {2: migrate_to_2, 3: migrate_to_3}
+def migrate_to_4(connection: duckdb.DuckDBPyConnection) -> None:
+    """The iotst study: table trace_groups (empty for every earlier run)."""
+    connection.execute(
+        "CREATE TABLE trace_groups (run_id VARCHAR NOT NULL, repetition BIGINT, "
+        "group_name VARCHAR, position BIGINT, on_cpu_ns BIGINT, network_wait_ns BIGINT, "
+        "runnable_ns BIGINT, other_ns BIGINT, longest_run_ns BIGINT, markers BIGINT)"
+    )
+
+
+MIGRATIONS: dict[int, Migration] = {2: migrate_to_2, 3: migrate_to_3, 4: migrate_to_4}
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.

@@ -16,6 +16,9 @@ version 3: the block-sizes study — runs.message_transport ('mqtt'|'tcp'), runs
            ('unidirectional'|'echo'), runs.pacing ('fixed-rate'|'saturating') and per-run
            throughput, energy and CPU per payload byte, wire bytes per payload byte and
            echo round-trip percentiles (NULL where a run has no such data).
+version 4: the iotst study — table trace_groups (per traced handshake repetition and
+           classification group: on-CPU, network-wait, runnable and other time, longest
+           on-CPU run, trace markers) from `bench handshake --trace`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -482,6 +485,31 @@ HOST_COUNTERS = Table(
     order_by=("run_id", "host", "source", "name"),
 )
 
+TRACE_GROUPS = Table(
+    name="trace_groups",
+    description=(
+        "Scheduler-trace classification of each traced handshake repetition "
+        "(`bench handshake --trace`, docs/iotst.md): the client thread's time per group."
+    ),
+    columns=(
+        _run_id(),
+        Column("repetition", "BIGINT", "-", "the configuration's measured repetition, from 0"),
+        Column(
+            "group_name", "VARCHAR", "-", "classification group, e.g. 'CERT_CHAIN', 'TCP_CONNECT'"
+        ),
+        Column("position", "BIGINT", "-", "order in which the group first occurred"),
+        Column("on_cpu_ns", "BIGINT", "ns", "client thread on a CPU (trace markers included)"),
+        Column(
+            "network_wait_ns", "BIGINT", "ns", "client asleep until a packet arrived and woke it"
+        ),
+        Column("runnable_ns", "BIGINT", "ns", "client runnable but not running (preempted)"),
+        Column("other_ns", "BIGINT", "ns", "client off-CPU for anything else"),
+        Column("longest_run_ns", "BIGINT", "ns", "longest uninterrupted on-CPU stretch"),
+        Column("markers", "BIGINT", "count", "trace markers written in the group"),
+    ),
+    order_by=("run_id", "repetition", "position"),
+)
+
 # Creation order; readers and exporters walk tables in this order.
 TABLES: dict[str, Table] = {
     table.name: table
@@ -495,6 +523,7 @@ TABLES: dict[str, Table] = {
         HANDSHAKES,
         OPERATIONS,
         HOST_COUNTERS,
+        TRACE_GROUPS,
     )
 }
 

@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 3
+    assert schema.SCHEMA_VERSION == 4
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -127,6 +127,7 @@ def test_version_1_database_gains_the_network_columns(results_dir: Path) -> None
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     for column in schema.BLOCK_COLUMNS:  # version 3's columns: not in a version-1 file
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
+    connection.execute("DROP TABLE trace_groups")
     connection.execute("DROP TABLE host_counters")
     connection.execute("ALTER TABLE runs DROP COLUMN tcp_retransmissions")
     connection.execute("ALTER TABLE runs DROP COLUMN network")
@@ -146,12 +147,26 @@ def test_version_2_database_gains_the_transport_columns(results_dir: Path) -> No
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     for column in schema.BLOCK_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
+    connection.execute("DROP TABLE trace_groups")
     connection.close()
     set_meta_version(results_dir, 2)
     frame = read.runs_frame(results_dir)
     assert list(frame["message_transport"]) == ["mqtt"]
     assert list(frame["pacing"]) == ["fixed-rate"]
     assert runs_columns(results_dir) == schema.RUNS.column_names
+
+
+def test_version_3_database_gains_the_trace_groups_table(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    connection.execute("DROP TABLE trace_groups")
+    connection.close()
+    set_meta_version(results_dir, 3)
+    assert read.table(results_dir, "trace_groups").empty
+    assert list(read.table(results_dir, "trace_groups").columns) == (
+        schema.TRACE_GROUPS.column_names
+    )
 
 
 def test_missing_migration_step_is_a_data_error(

@@ -29,6 +29,7 @@ from iotsecbench.security.tls.observe import (
     NegotiatedTls,
     key_type_of_der,
     recorder_problem,
+    set_trace_marker,
 )
 from iotsecbench.security.tls.openssl import OpenSslContextControl, openssl_control
 from iotsecbench.security.tls.operations import handshake_operations, record_operations
@@ -86,5 +87,6 @@ __all__ = [
     "record_operations",
     "recorder_problem",
     "server_context",
+    "set_trace_marker",
     "verify_negotiated",
 ]

@@ -17,6 +17,7 @@ import ctypes
 import functools
 import hashlib
 import itertools
+import os
 import ssl
 import threading
 import weakref
@@ -153,6 +154,19 @@ class _Transcript:
         self.raw: list[tuple[str, Any, bytes]] = []  # (direction, message type, bytes), unparsed
 
 
+_marker = {"fd": -1}  # set_trace_marker: where Python's hook writes its lines
+
+
+def set_trace_marker(fd: int) -> None:
+    """Write one line per handshake message (``iotsb msg w 1``: written or read, message
+    type) to ``fd``, a tracefs ``trace_marker`` (``bench.iotst``), from whichever hook is
+    installed; -1 turns it off. Inside the handshake this costs one ``write`` per message,
+    which the tracing-overhead measurement includes."""
+    _marker["fd"] = fd
+    if _tlsrecord is not None and hasattr(_tlsrecord, "set_marker_fd"):
+        _tlsrecord.set_marker_fd(fd)
+
+
 class HandshakeObserver:
     """Records negotiated TLS parameters of the connections made with one context.
 
@@ -219,6 +233,9 @@ class HandshakeObserver:
     ) -> None:
         if content_type != _HANDSHAKE_CONTENT_TYPE:
             return  # record headers, alerts, change_cipher_spec
+        if _marker["fd"] >= 0:
+            with contextlib.suppress(OSError):
+                os.write(_marker["fd"], f"iotsb msg {direction[0]} {int(msg_type)}".encode())
         with self._lock:
             transcript = self._connections.get(conn)
             if transcript is None:

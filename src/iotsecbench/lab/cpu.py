@@ -1,0 +1,127 @@
+"""The CPU a measured thread gets: how many cores (affinity) and what share of a CPU
+(a cgroup v1 CPU bandwidth quota), so ``bench handshake`` can emulate a device with fewer
+cores or a slower clock.
+
+A quota is not a slower clock (docs/iotst.md): the thread runs at full speed for
+``share × period`` of every ``period`` and waits the rest, runnable. Its CPU time stays what
+it was while its wall time grows by about 1/share — which is what a lower clock does to
+CPU-bound code, without the real clock's effect on memory latency or accelerators. The quota
+is the kernel's minimum (1 ms) and the period 1 ms / share (3 ms for 1/3), the shortest that
+gives the share, so a millisecond handshake is throttled many times instead of fitting in
+one period's budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+CPU_CGROUP = Path("/sys/fs/cgroup/cpu")
+QUOTA_US = 1000  # the smallest quota the kernel accepts
+
+
+@dataclass(frozen=True)
+class CpuPlacement:
+    """``cores`` CPUs (None: as the process has) and ``share`` of each (1: no quota)."""
+
+    cores: int | None = None
+    share: Fraction = Fraction(1)
+
+    @property
+    def label(self) -> str:
+        parts = []
+        if self.cores is not None:
+            parts.append(f"{self.cores} core{'s' if self.cores > 1 else ''}")
+        if self.share != 1:
+            parts.append(f"{self.share} CPU")
+        return ", ".join(parts) or "unrestricted"
+
+
+def parse_share(text: str) -> Fraction:
+    """``1/3``, ``2/3``, ``1`` or ``0.5`` → a fraction in (0, 1]."""
+    try:
+        value = Fraction(text.strip()).limit_denominator(1000)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"a CPU share is a fraction such as 1/3 or 0.5, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise ValueError(f"a CPU share lies in (0, 1], got {text!r}")
+    return value
+
+
+def cores_problem(cores: int) -> str | None:
+    available = len(os.sched_getaffinity(0))
+    if cores < 1 or cores > available:
+        return f"--cores {cores}: this process may use {available} CPU(s)"
+    return None
+
+
+def quota_problem() -> str | None:
+    """Why a CPU quota cannot be set here (one line), or None."""
+    if os.geteuid() != 0:
+        return "a CPU quota (--clock) needs root to create a cgroup"
+    if not (CPU_CGROUP / "cpu.cfs_quota_us").exists():
+        return f"no cgroup v1 CPU controller at {CPU_CGROUP} (cpu.cfs_quota_us)"
+    return None
+
+
+class CpuQuotas:
+    """One cgroup per share under ``/sys/fs/cgroup/cpu/iotsb-<pid>``; a context manager that
+    removes them. ``placed(placement)`` runs the calling thread under a placement."""
+
+    def __init__(self) -> None:
+        self.root = CPU_CGROUP / f"iotsb-{os.getpid()}"
+        self._groups: dict[Fraction, Path] = {}
+
+    def __enter__(self) -> CpuQuotas:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for path in self._groups.values():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        with contextlib.suppress(OSError):
+            self.root.rmdir()
+
+    def _group(self, share: Fraction) -> Path:
+        if share not in self._groups:
+            problem = quota_problem()
+            if problem is not None:
+                raise RuntimeError(problem)
+            self.root.mkdir(exist_ok=True)
+            path = self.root / f"share-{share.numerator}-{share.denominator}"
+            path.mkdir(exist_ok=True)
+            (path / "cpu.cfs_period_us").write_text(str(round(QUOTA_US / share)))
+            (path / "cpu.cfs_quota_us").write_text(str(QUOTA_US))
+            self._groups[share] = path
+        return self._groups[share]
+
+    def throttled_count(self, share: Fraction) -> int:
+        """How often the share's cgroup was throttled so far (its ``cpu.stat``)."""
+        if share not in self._groups:
+            return 0
+        for line in (self._groups[share] / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "nr_throttled":
+                return int(value)
+        return 0
+
+    @contextlib.contextmanager
+    def placed(self, placement: CpuPlacement) -> Iterator[None]:
+        tid = threading.get_native_id()
+        previous = os.sched_getaffinity(0)
+        if placement.cores is not None:
+            os.sched_setaffinity(0, sorted(previous)[-placement.cores :])
+        group = self._group(placement.share) if placement.share != 1 else None
+        if group is not None:
+            (group / "tasks").write_text(str(tid))
+        try:
+            yield
+        finally:
+            if group is not None:
+                (CPU_CGROUP / "tasks").write_text(str(tid))
+            os.sched_setaffinity(0, previous)
