@@ -51,7 +51,7 @@ from iotsecbench.bench.iotst import (
 )
 from iotsecbench.errors import SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, mosquitto_version
-from iotsecbench.lab.cpu import CpuPlacement, CpuQuotas
+from iotsecbench.lab.cpu import CpuPlacement, CpuQuotas, cpus_kept_awake
 from iotsecbench.lab.pki import create_certificates
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import thread_cpu_ns
@@ -413,6 +413,7 @@ def run_handshake_benchmark(
     with contextlib.ExitStack() as stack:
         lab_network = _network_lab(network, work_dir, stack)
         tracer = stack.enter_context(SchedTracer()) if trace is not None else None
+        awake_problem = stack.enter_context(cpus_kept_awake()) if trace is not None else None
         quotas = stack.enter_context(CpuQuotas())
         configurations: list[_Configuration] = []
         for index, profile in enumerate(profiles):
@@ -482,6 +483,7 @@ def run_handshake_benchmark(
             "device": trace.device,
             "keep_retransmissions": trace.keep_retransmissions,
             "tracefs_events": [f"{s}:{e}" for s, e in TRACE_EVENTS],
+            "cpus_kept_awake": awake_problem or "yes (/dev/cpu_dma_latency = 0)",
         }
     return HandshakeBenchmark(results, environment(version), settings)
 
@@ -508,7 +510,7 @@ def _network_lab(network: str, work_dir: Path, stack: contextlib.ExitStack) -> A
     from iotsecbench.lab.network import NetworkLab, require_support
 
     require_support([network])
-    return stack.enter_context(NetworkLab(profile, "bench", work_dir / "network").start())
+    return stack.enter_context(NetworkLab(profile, "bench", work_dir / "network"))
 
 
 def _start_lab(

@@ -157,13 +157,14 @@ def check_tc() -> Check:
 
 
 def check_tracefs() -> Check:
-    path = Path("/sys/kernel/tracing")
-    usable = path.is_dir() and os.access(path, os.W_OK)
+    from iotsecbench.measure.tracefs import TRACEFS, tracing_problem
+
+    problem = tracing_problem(mount=False)
     return Check(
         "tracefs (scheduler traces)",
-        usable,
-        str(path) if usable else f"{path} not writable or missing",
-        "scheduler-trace benchmarks will be skipped",
+        problem is None,
+        f"{TRACEFS}: sched, net and tcp tracepoints, mono clock" if problem is None else problem,
+        "bench handshake --trace (the iotst study) cannot run",
     )
 
 
@@ -185,7 +186,12 @@ def check_cgroups() -> Check:
     v1 = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists()
     v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
     kind = "v1 cpu controller" if v1 else "v2" if v2 else "none found"
-    return Check("cgroups (CPU limits)", v1 or v2, kind, "CPU-constrained runs will be skipped")
+    return Check(
+        "cgroups (CPU limits)",
+        v1,
+        kind,
+        "bench handshake --clock needs the cgroup v1 CPU controller (cpu.cfs_quota_us)",
+    )
 
 
 def check_chromium() -> Check:

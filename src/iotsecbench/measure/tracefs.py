@@ -49,11 +49,14 @@ _PADDING, _TIME_EXTEND, _TIME_STAMP = 29, 30, 31
 _COMMIT_MASK = (1 << 30) - 1  # the two high bits of `commit` flag missed events
 
 
-def tracing_problem() -> str | None:
-    """Why scheduler tracing cannot work here (one line), or None when it can."""
+def tracing_problem(*, mount: bool = True) -> str | None:
+    """Why scheduler tracing cannot work here (one line), or None when it can; with
+    ``mount``, an unmounted tracefs is mounted first (root only)."""
     if os.geteuid() != 0:
         return "scheduler tracing needs root (tracefs instances and trace_marker)"
     if not (TRACEFS / "instances").is_dir():
+        if not mount:
+            return f"tracefs is not mounted at {TRACEFS} (bench handshake --trace mounts it)"
         mounted = subprocess.run(
             ["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, check=False
         )

@@ -217,3 +217,49 @@ def test_other_commands(
 ) -> None:
     filled = [arg.replace("{dir}", str(tmp_path)) for arg in args]
     _assert_one_line(main_in_process(capsys, *filled), code, fragment)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (["--cores", "0"], 2, "--cores 0"),
+        (["--cores", "x"], 2, "--cores takes"),
+        (["--clock", "3/2"], 2, "--clock"),
+        (["--clock", "fast"], 2, "--clock"),
+        (["--device", "esp32-wroom-32"], 2, "belong to --trace"),
+        (["--trace", "--network", "moon"], 2, "--network"),
+    ],
+)
+def test_bad_trace_options_are_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], code: int, fragment: str
+) -> None:
+    if "--trace" in args:
+        from iotsecbench.measure.tracefs import tracing_problem
+
+        if tracing_problem() is not None:
+            pytest.skip("needs tracing to reach the network check")
+    out = tmp_path / "out"
+    result = main_in_process(
+        capsys, "bench", "handshake", "--profiles", "tls1.3", "--out", str(out), *args
+    )
+    _assert_one_line(result, code, fragment)
+    assert not out.exists()
+
+
+def test_trace_without_tracing_is_an_environment_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from iotsecbench.measure import tracefs
+
+    monkeypatch.setattr(tracefs, "tracing_problem", lambda: "scheduler tracing needs root")
+    result = main_in_process(
+        capsys,
+        "bench",
+        "handshake",
+        "--profiles",
+        "tls1.3",
+        "--trace",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    _assert_one_line(result, 3, "--trace: scheduler tracing needs root")

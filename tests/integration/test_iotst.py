@@ -1,0 +1,150 @@
+"""The iotst method on real scheduler traces: a private tracefs instance around real
+handshakes against mosquitto (docs/iotst.md). Root and tracefs are needed; without them
+every test here skips with the reason (the CLI's own answer is tested in test_bad_inputs)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from iotsecbench.analysis.iotst import classify_repetition
+from iotsecbench.measure.tracefs import SchedTracer, tracing_problem
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+PROBLEM = tracing_problem()
+needs_tracing = pytest.mark.skipif(PROBLEM is not None, reason=f"no tracing here: {PROBLEM}")
+FIELDS = (
+    "network_invariant_cpu_s", "with_network_wait_s", "groups", "quantum_max_s",
+    "idle_fraction_per_cpu", "tracing_overhead_s", "retransmission_runs_discarded",
+    "device_model",
+)  # fmt: skip
+
+
+@needs_tracing
+def test_a_cpu_bound_step_shows_in_its_group_and_a_plain_sleep_is_not_network_wait() -> None:
+    tid = threading.get_native_id()
+    with SchedTracer() as tracer:
+        tracer.start()
+        tracer.mark("iotsb grp BUSY")
+        until = time.thread_time_ns() + 20_000_000
+        while time.thread_time_ns() < until:
+            pass
+        tracer.mark("iotsb grp NAP")
+        time.sleep(0.02)
+        tracer.mark("iotsb end")
+        tracer.stop()
+        events = tracer.events()
+        result = classify_repetition(events, tid, version="1.3", cpus=tracer.cpus)
+    busy, nap = result.groups["BUSY"], result.groups["NAP"]
+    assert 19e6 <= busy.on_cpu_ns + busy.runnable_ns <= 30e6
+    assert busy.on_cpu_ns >= 15e6  # the machine may preempt a little, not most of it
+    assert nap.network_wait_ns == 0 and nap.other_ns >= 18e6
+    assert nap.on_cpu_ns < 2e6
+
+
+@needs_tracing
+def test_a_dropped_segment_shows_as_a_retransmission_on_its_connection() -> None:
+    """The server's first data segment is dropped once on arrival (nftables input hook,
+    loopback, its own port; dropped on output it would never have been sent, so not
+    retransmitted): the server retransmits it and the trace attributes that to the
+    connection."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    table = f"iotsb_test_{port}"
+    rules = [
+        f"add table inet {table}",
+        f"add chain inet {table} in {{ type filter hook input priority 0 ; }}",
+        f"add rule inet {table} in tcp sport {port} tcp flags & psh == psh "
+        "limit rate 1/hour burst 1 packets drop",
+    ]
+    if subprocess.run(["nft", "-f", "-"], input="\n".join(rules), text=True).returncode:
+        pytest.skip("nftables cannot add a table here")
+    try:
+        with SchedTracer() as tracer:
+            tracer.start()
+            client = socket.create_connection(("127.0.0.1", port))
+            local_port = client.getsockname()[1]
+            peer, _ = server.accept()
+            peer.sendall(b"x" * 200)
+            client.settimeout(5)
+            assert client.recv(200)
+            tracer.stop()
+            events = tracer.events()
+        retransmits = [e for e in events if e.name == "tcp_retransmit_skb"]
+        assert any(local_port in (e.fields["sport"], e.fields["dport"]) for e in retransmits)
+        peer.close()
+        client.close()
+    finally:
+        subprocess.run(["nft", "delete", "table", "inet", table], check=False)
+        server.close()
+
+
+def _bench(tmp_path: Path, name: str, *args: str) -> dict:
+    out = tmp_path / name
+    result = run_cli(
+        "bench", "handshake", "--trace", "--quiet", "--out", str(out),
+        "--json", str(out.with_suffix(".json")), *args, timeout=900,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    return json.loads(out.with_suffix(".json").read_text())
+
+
+@needs_tracing
+@pytest.mark.xfail(
+    reason="measured on the lab VM: over wifi the same CPU-bound groups (CERT_CHAIN) take "
+    "~1.5-1.8x the on-CPU time they take over ideal, in thread CPU time too, so the intervals "
+    "do not overlap; suspected vCPU contention with the wire and broker (docs/iotst.md, "
+    "'What this host shows'); the test stays to show when that is solved",
+    strict=False,
+)
+def test_network_invariant_cost_does_not_depend_on_the_network(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """Over ideal and over wifi (3 ms each way per hop) the traced on-CPU cost agrees while
+    the wall time grows by more than the injected delay."""
+    profile = "tls1.3/x25519/ecdsa-p256"
+    ideal = _bench(tmp_path, "ideal", "--profiles", profile, "--reps", "25", "--network", "ideal")
+    wifi = _bench(tmp_path, "wifi", "--profiles", profile, "--reps", "25", "--network", "wifi")
+    a, b = ideal["profiles"][0], wifi["profiles"][0]
+    for entry in (a, b):
+        assert all(field in entry for field in FIELDS), sorted(entry)
+    ci_a, ci_b = a["network_invariant_cpu_s"], b["network_invariant_cpu_s"]
+    assert ci_a["ci_low"] <= ci_b["ci_high"] and ci_b["ci_low"] <= ci_a["ci_high"], (ci_a, ci_b)
+    # Two round trips (TCP, TLS) at >= 2 x 3 ms per direction pair: well over 6 ms more.
+    assert b["with_network_wait_s"]["mean"] - a["with_network_wait_s"]["mean"] > 0.006
+    assert b["off_cpu_s"]["network_wait"]["mean"] > 0.006
+    assert set(a["groups"]) >= {"TCP_CONNECT", "CLIENT_HELLO", "WAIT_SERVER_FLIGHT", "CERT_CHAIN"}
+
+
+@needs_tracing
+def test_the_iotst_preset_reports_every_field_for_every_configuration(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """The study's matrix (4 configurations x 2 core counts x 3 clocks) with a few repetitions;
+    the CPU quota keeps CPU time while the wall time grows."""
+    document = _bench(tmp_path, "iotst", "--preset", "iotst", "--reps", "4")
+    entries = document["profiles"]
+    assert len(entries) == 4 * 2 * 3
+    for entry in entries:
+        assert all(field in entry for field in FIELDS), (entry["profile"], sorted(entry))
+        model = entry["device_model"]
+        assert model["label"].startswith("modelled")
+        assert set(model["by_clock_and_cores"]) == {
+            f"{mhz}MHz x{cores}" for mhz in (80, 160, 240) for cores in (1, 2)
+        }
+    by_name = {(e["tls_profile_name"], e["cores"], e["cpu_share"]): e for e in entries}
+    for profile in ("tls1.3/x25519/ecdsa-p256", "tls1.3/P-256/rsa3072"):
+        full, third = by_name[(profile, 1, "1")], by_name[(profile, 1, "1/3")]
+        cpu_full = full["network_invariant_cpu_s"]["mean"]
+        cpu_third = third["network_invariant_cpu_s"]["mean"]
+        assert 0.5 < cpu_third / cpu_full < 2.0  # CPU time stays (noisy machine: loose)
+        assert third["off_cpu_s"]["runnable"]["mean"] > cpu_third  # throttled: waits runnable
+        wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
+        assert wall_ratio > 1.2  # throttled only once its quota is spent: measured ~1.4 here
