@@ -31,6 +31,7 @@ import math
 import random
 import ssl
 import statistics
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,7 +46,6 @@ from iotsecbench.bench.iotst import (
     TraceTally,
     device_model,
     marker_cost_ns,
-    native_thread_id,
     scheduler_slice_s,
     traced,
 )
@@ -522,14 +522,8 @@ def _start_lab(
 ) -> _Lab:
     certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
     user = BrokerUser.random("bench", read=[], write=[])
-    placement: dict[str, Any] = {}
-    if network is not None:  # one broker per profile on the broker host, one port each
-        placement = {
-            "host": network.address("broker"),
-            "port": 8883 + index,
-            "command_prefix": network.command("broker", []),
-            "connect": lambda host, port, timeout: network.connect("broker", host, port, timeout),
-        }
+    # On an emulated network: one broker per profile on the broker host, one port each.
+    placement = network.broker_options(8883 + index) if network is not None else {}
     broker = MosquittoBroker.with_tls(
         work_dir / "brokers" / f"{index:02d}", [user], profile, certs, **placement
     )
@@ -570,7 +564,7 @@ def _repetition(
     assert sample is not None
     classified = classify_repetition(
         tracer.events(),
-        native_thread_id(),
+        threading.get_native_id(),
         version=lab.profile.version,
         cpus=tracer.cpus,
         local_port=sample.local_port,

@@ -212,9 +212,3 @@ def traced(tracer: SchedTracer) -> Iterator[None]:
     finally:
         tracer.stop()
         set_trace_marker(-1)
-
-
-def native_thread_id() -> int:
-    import threading
-
-    return threading.get_native_id()

@@ -100,16 +100,6 @@ class CpuQuotas:
             self._groups[share] = path
         return self._groups[share]
 
-    def throttled_count(self, share: Fraction) -> int:
-        """How often the share's cgroup was throttled so far (its ``cpu.stat``)."""
-        if share not in self._groups:
-            return 0
-        for line in (self._groups[share] / "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "nr_throttled":
-                return int(value)
-        return 0
-
     @contextlib.contextmanager
     def placed(self, placement: CpuPlacement) -> Iterator[None]:
         tid = threading.get_native_id()

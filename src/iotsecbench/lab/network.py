@@ -237,6 +237,16 @@ class NetworkLab:
         """``argv`` run inside ``role``'s namespace."""
         return [_tool("ip"), "netns", "exec", self.namespaces[role], *argv]
 
+    def broker_options(self, port: int) -> dict[str, Any]:
+        """``MosquittoBroker`` arguments that put a broker on the broker host, on ``port``
+        (the run's broker and each of ``bench handshake``'s alike)."""
+        return {
+            "host": self.address("broker"),
+            "port": port,
+            "command_prefix": self.command("broker", []),
+            "connect": lambda host, port, timeout: self.connect("broker", host, port, timeout),
+        }
+
     def connect(self, role: str, host: str, port: int, timeout_s: float) -> socket.socket:
         """A TCP connection opened from inside ``role``'s namespace."""
         return in_namespace(

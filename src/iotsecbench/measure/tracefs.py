@@ -27,7 +27,7 @@ import os
 import re
 import struct
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,7 +77,7 @@ class Field:
     offset: int
     size: int
     signed: bool
-    kind: str  # 'int', 'str' (fixed char array), 'loc' (__data_loc string), 'tail' (char[])
+    kind: str  # 'int', 'str' (char array), 'bytes' (other array), 'loc' (__data_loc), 'tail'
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ class EventFormat:
                 values[f.name] = (
                     data[start : start + length].split(b"\0", 1)[0].decode(errors="replace")
                 )
+            elif f.kind == "bytes":
+                values[f.name] = bytes(data[f.offset : f.offset + f.size])
             elif f.kind == "tail":
                 values[f.name] = data[f.offset :].split(b"\0", 1)[0].decode(errors="replace")
             elif f.size in (1, 2, 4, 8):
@@ -129,8 +131,8 @@ def parse_format(system: str, name: str, text: str) -> EventFormat:
             kind = "loc"
         elif decl.endswith("[]"):
             kind = "tail"
-        elif "[" in decl and decl.split()[0] in ("char", "unsigned"):
-            kind = "str" if decl.startswith("char") else "bytes"
+        elif "[" in decl:  # a fixed array: text when of char, raw bytes otherwise (addresses)
+            kind = "str" if decl.split()[0] == "char" else "bytes"
         else:
             kind = "int"
         fields.append(Field(field_name, int(m["offset"]), size, m["signed"] == "1", kind))
@@ -336,12 +338,3 @@ class SchedTracer:
             merged.extend(parse_pages(self._read_cpu(cpu), cpu, self.layout, self.formats))
         merged.sort(key=lambda e: (e.ts_ns, e.cpu))
         return merged
-
-
-def marked(events: Iterable[TraceEvent], prefix: str) -> Iterator[tuple[int, int, str]]:
-    """``(ts_ns, pid, text)`` of the marker lines that start with ``prefix``."""
-    for event in events:
-        if event.name == "print":
-            text = str(event.fields.get("buf", "")).rstrip("\n")
-            if text.startswith(prefix):
-                yield event.ts_ns, event.pid, text[len(prefix) :]

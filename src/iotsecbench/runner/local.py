@@ -189,16 +189,6 @@ class LocalExecutor:
         self._networks[run.run_id] = network
         return network
 
-    @staticmethod
-    def _broker_in(network: NetworkLab, tls: bool) -> dict[str, object]:
-        """MosquittoBroker arguments that put it on the broker host of ``network``."""
-        return {
-            "host": network.address("broker"),
-            "port": 8883 if tls else 1883,
-            "command_prefix": network.command("broker", []),
-            "connect": lambda host, port, timeout: network.connect("broker", host, port, timeout),
-        }
-
     def _broker_target(
         self, context: ExperimentContext, run: PlannedRun, tls: TlsProfile | None
     ) -> tuple[str, int, str, str] | None:
@@ -279,7 +269,7 @@ class LocalExecutor:
                 tls,
                 certs,
                 settings=context.spec.broker,
-                **(self._broker_in(network, tls is not None) if network else {}),
+                **(network.broker_options(8883 if tls else 1883) if network else {}),
             )
             with network or contextlib.nullcontext(), broker:
                 assert broker.listener is not None

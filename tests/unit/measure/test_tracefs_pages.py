@@ -95,3 +95,19 @@ def test_two_pages_and_an_unknown_event_type() -> None:
     two = page(50, header(16, 2) + switch_payload(2, 1, 1))
     decoded = list(parse_pages(one + two, 0, PageLayout(), formats))
     assert [(e.ts_ns, e.fields["prev_pid"]) for e in decoded] == [(11, 1), (52, 2)]
+
+
+def test_address_arrays_decode_as_bytes_and_ports_as_integers() -> None:
+    text = """name: tcp_retransmit_skb
+ID: 2281
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+\tfield:__u16 sport;\toffset:8;\tsize:2;\tsigned:0;
+\tfield:__u8 saddr[4];\toffset:10;\tsize:4;\tsigned:0;
+"""
+    decoded = parse_format("tcp", "tcp_retransmit_skb", text).decode(
+        struct.pack("<HBBiH4s", 2281, 0, 0, 7, 8883, bytes([127, 0, 0, 1]))
+    )
+    assert decoded["sport"] == 8883
+    assert decoded["saddr"] == bytes([127, 0, 0, 1])
