@@ -185,3 +185,51 @@ def live(pids: list[int]) -> list[int]:
         if state != "Z":
             running.append(pid)
     return running
+
+
+def test_hung_agent_is_killed_by_the_silence_watchdog_and_the_sweep_goes_on(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """An emitter that freezes (alive, writing nothing) is found within AGENT_SILENCE_S,
+    long before the run's duration is up; its run fails, the next one runs."""
+    from iotsecbench.runner.local import AGENT_SILENCE_S
+
+    out = tmp_path / "hung"
+    duration_s = AGENT_SILENCE_S + 8
+    started = time.monotonic()
+    result = run_cli(
+        *("run", "--configs", "plain,ecdh-p256-aes128-gcm", "--duration", str(duration_s)),
+        *("--reps", "1", "--out", str(out), "--quiet", "--no-report"),
+        env={"IOTSB_TEST_FAULT": "emitter:hang-after=3@plain"},
+        timeout=240,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    stored = runs(out)
+    status, error = stored["plain_256B_10Hz_q1_r1"]
+    assert status == "failed" and "emitter wrote nothing" in error and "hung" in error, error
+    assert stored["ecdh-p256-aes128-gcm_256B_10Hz_q1_r1"] == ("ok", None)
+    # The hung run ended by the silence watchdog, not by the whole-run budget: the sweep
+    # took one full run plus the silence limit and start-up, not two full runs.
+    assert elapsed < 2 * duration_s + 15, elapsed
+    assert live(processes_mentioning(str(out))) == []
+
+
+def test_negotiated_mismatch_fails_the_run_and_the_sweep_goes_on(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """A live TLS connection whose group differs from the one the agent checks for: the
+    agent's check fails the run with the difference named; the sweep continues."""
+    out = tmp_path / "mismatch"
+    result = run_cli(
+        *("run", "--configs", "tls1.3,plain", "--duration", "1.5", "--reps", "1"),
+        *("--out", str(out), "--quiet", "--no-report"),
+        env={"IOTSB_TEST_FAULT": "emitter:expect-group=x448@tls1.3"},
+    )
+    assert result.returncode == 1, result.stderr
+    stored = runs(out)
+    status, error = stored["tls1.3_256B_10Hz_q1_r1"]
+    assert status == "failed", error
+    assert "negotiated something else" in error and "x448" in error, error
+    assert stored["plain_256B_10Hz_q1_r1"] == ("ok", None)
+    assert live(processes_mentioning(str(out))) == []

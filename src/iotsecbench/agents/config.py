@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iotsecbench.agents.records import RecordWriter
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class AgentConfig:
     tcp_nodelay: bool = True  # disable Nagle's algorithm on the agent's socket
     output: str = ""  # JSON-lines file the agent writes its records to
     tls: TlsClientFiles | None = None
-    fault: str | None = None  # test hook only: "crash-after=N" makes the emitter die mid-run
+    fault: str | None = None  # test hook only: see ``fault_at``
     psk_file: str | None = None  # psk-* schemes: 0600 file with the run's pre-shared key (raw)
     keylog: str | None = None  # --keylog: append TLS (NSS format) and session keys here
     transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
@@ -54,6 +59,31 @@ class AgentConfig:
     def message_count(self) -> int:
         """Messages of a fixed-rate run (a saturating run sends until ``duration_s`` is up)."""
         return max(1, round(self.duration_s * self.rate_hz))
+
+    def fault_at(self, seq: int, writer: RecordWriter) -> None:
+        """Test hook (``fault``): "crash-after=N" makes the sender die before block N, leaving
+        partial records; "hang-after=N" stops it there, alive and silent (SIGSTOP freezes
+        every thread, the sampler's too), for the runner's silence watchdog to find."""
+        if self.fault is None:  # the one check a saturating sender pays per block
+            return
+        action, _, count = self.fault.partition("=")
+        if action not in ("crash-after", "hang-after") or seq != int(count):
+            return
+        writer.flush()
+        if action == "hang-after":
+            os.kill(os.getpid(), signal.SIGSTOP)
+        else:
+            os._exit(17)
+
+    def expected_tls_profile(self) -> dict[str, Any]:
+        """The TLS profile the live connection is checked against. Test hook (``fault``):
+        "expect-group=NAME" asks for another group than the one configured, so a real
+        connection negotiates "something else" and the mismatch fails the run end to end."""
+        assert self.tls is not None
+        action, _, value = (self.fault or "").partition("=")
+        if action == "expect-group":
+            return {**self.tls.profile, "group": value}
+        return self.tls.profile
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)

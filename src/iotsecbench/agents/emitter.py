@@ -9,7 +9,6 @@ follow an absolute schedule (start + seq/rate), so a slow message does not shift
 from __future__ import annotations
 
 import json
-import os
 import queue
 import time
 from typing import Any
@@ -72,16 +71,13 @@ def publish_loop(session: AgentSession, keys: Any) -> int:
     filler = wire.make_filler(config.payload_bytes, config.seed)
     topic = session.topic("data")
     period_ns = round(1e9 / config.rate_hz)
-    crash_after = int(config.fault.split("=")[1]) if config.fault else None
     seal_operations = session.scheme.seal_operations(config.payload_bytes)
     pending = []
     session.event("publish_start", messages=config.message_count)
     start_ns = now_ns()
     sent = 0
     for seq in range(config.message_count):
-        if crash_after is not None and seq == crash_after:
-            session.writer.flush()
-            os._exit(17)  # test hook: an agent dying mid-run, leaving partial records
+        config.fault_at(seq, session.writer)
         delay_ns = start_ns + seq * period_ns - now_ns()
         if delay_ns > 0:
             time.sleep(delay_ns / 1e9)

@@ -222,7 +222,7 @@ class AgentSession:
         negotiated = self.tls_observer.negotiated(sock)
         self.negotiated = negotiated
         self.writer.write("negotiated", **negotiated.to_dict())
-        profile = TlsProfile(**self.config.tls.profile)  # type: ignore[union-attr]
+        profile = TlsProfile(**self.config.expected_tls_profile())
         try:
             verify_negotiated(profile, negotiated, expect_resumed=profile.resumption)
         except ValueError as error:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import ssl
 import sys
@@ -137,7 +136,6 @@ def _send_blocks(session: AgentSession, sock: socket.socket, keys: Any) -> int:
     filler = wire.make_filler(config.payload_bytes, config.seed)
     seal_operations = scheme.seal_operations(config.payload_bytes)
     open_operations = scheme.open_operations(config.payload_bytes)
-    crash_after = int(config.fault.split("=")[1]) if config.fault else None
     period_ns = round(1e9 / config.rate_hz)
     start_ns = now_ns()
     end_ns = start_ns + round(config.duration_s * 1e9)
@@ -145,9 +143,7 @@ def _send_blocks(session: AgentSession, sock: socket.socket, keys: Any) -> int:
     session.event("publish_start", saturating=config.saturating, method=config.method)
     seq = 0
     while (limit is None and now_ns() < end_ns) or (limit is not None and seq < limit):
-        if crash_after is not None and seq == crash_after:
-            session.writer.flush()
-            os._exit(17)  # test hook: an agent dying mid-run, leaving partial records
+        config.fault_at(seq, session.writer)
         if limit is not None:
             delay_ns = start_ns + seq * period_ns - now_ns()
             if delay_ns > 0:

@@ -217,6 +217,7 @@ class Supervised:
             return None
         if self.process.poll() is None:
             self._signal_group(signal.SIGTERM)
+            self._signal_group(signal.SIGCONT)  # a stopped (hung) child handles TERM now
             if self.wait(self._stop_timeout_s) is None:
                 self._signal_group(signal.SIGKILL)
                 self.process.wait()

@@ -43,7 +43,9 @@ from iotsecbench.spec.matrix import PlannedRun
 from iotsecbench.spec.network import resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
-# id part>" (the emitter dies after 5 messages) or "broker:kill-after=1.0@<run id part>".
+# id part>" (the emitter dies after 5 messages), "emitter:hang-after=5@..." (it freezes),
+# "emitter:expect-group=NAME@..." (it checks TLS against another group: AgentConfig) or
+# "broker:kill-after=1.0@<run id part>".
 FAULT_VARIABLE = "IOTSB_TEST_FAULT"
 
 
@@ -101,6 +103,36 @@ def _prepare_keylog(path: Path) -> Path:
     elif path.stat().st_mode & 0o077:
         raise SpecError(f"--keylog {path} is readable by other users (chmod 600 {path})")
     return path
+
+
+AGENT_SILENCE_S = 10.0  # docs/reliability.md #10: this long without a record = hung
+
+
+class SilenceWatch:
+    """Finds an agent that is alive but silent. A working agent writes a sample record at
+    10 Hz and flushes each one (agents/records.py), so its file never stops growing for
+    long; one that has not grown for ``AGENT_SILENCE_S`` belongs to a hung agent."""
+
+    def __init__(self, agents: dict[str, tuple[Path, Supervised]]) -> None:
+        self._agents = agents
+        self._seen = {role: (-1, time.monotonic()) for role in agents}  # size, when it changed
+
+    def silent(self, now: float) -> str | None:
+        """The running agent that has been silent too long, or None (a finished agent
+        has nothing more to say)."""
+        for role, (path, process) in self._agents.items():
+            if process.poll() is not None:
+                continue
+            try:
+                size = path.stat().st_size
+            except OSError:
+                size = -1  # not created yet: the same clock runs for a start-up hang
+            last_size, since = self._seen[role]
+            if size != last_size:
+                self._seen[role] = (size, now)
+            elif now - since > AGENT_SILENCE_S:
+                return role
+        return None
 
 
 class RunFailure(Exception):
@@ -372,6 +404,12 @@ class LocalExecutor:
             budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
             with Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter:
                 started = time.monotonic()
+                watch = SilenceWatch(
+                    {
+                        "emitter": (run_dir / "emitter.jsonl", emitter),
+                        "receiver": (run_dir / "receiver.jsonl", receiver),
+                    }
+                )
                 kill_broker_after_s = self._faults.broker_kill_after_s(plan.run.run_id)
                 while emitter.poll() is None:
                     elapsed = time.monotonic() - started
@@ -386,6 +424,12 @@ class LocalExecutor:
                         raise RunFailure(
                             f"emitter did not finish within {budget_s:.0f} s "
                             "(watchdog); processes killed"
+                        )
+                    hung = watch.silent(time.monotonic())
+                    if hung is not None:
+                        raise RunFailure(
+                            f"{hung} wrote nothing for {AGENT_SILENCE_S:.0f} s "
+                            "(watchdog: alive but hung); processes killed"
                         )
                     if broker is not None and not broker.alive():
                         raise RunFailure(f"broker exited ({broker.exit_description()})")
