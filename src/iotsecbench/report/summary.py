@@ -171,6 +171,13 @@ def summarise(results_dir: Path) -> pd.DataFrame:
             group[["auth_failures", "malformed", "replays_rejected"]].fillna(0).to_numpy().sum()
         )
         properties = json.loads(group["security_json"].iloc[0] or "{}")
-        row["warnings"] = "; ".join(properties.get("warnings", []))
+        warnings = list(properties.get("warnings", []))
+        forged = int((messages["status"] == "forged").sum())
+        if forged:
+            warnings.append(
+                f"accepted {forged} forged message(s) never sent by the emitter "
+                "(delivered to the application; not counted as delivered here)"
+            )
+        row["warnings"] = "; ".join(warnings)
         rows.append(row)
     return pd.DataFrame(rows)

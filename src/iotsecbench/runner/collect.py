@@ -92,9 +92,20 @@ def _samples_with_current(
     return rows, list(modelled.unmodelled_primitives), modelled.model_version
 
 
+def _bigint_or_none(value: int) -> int | None:
+    return value if -(2**63) <= value < 2**63 else None
+
+
 def _messages(
-    run_id: str, sent: list[dict[str, Any]], received: list[dict[str, Any]], payload_bytes: int
+    run_id: str,
+    sent: list[dict[str, Any]],
+    received: list[dict[str, Any]],
+    payload_bytes: int,
+    emitter_complete: bool = False,
 ) -> list[dict[str, Any]]:
+    """One row per message. A delivery the emitter has no record of is a message lost from
+    a crashed emitter's file, or — when the emitter finished and counted what it sent — a
+    forgery the scheme let through (``forged``: CBC without a MAC, agents/attacker.py)."""
     arrivals = {r["seq"]: r for r in received}
     rows = []
     for message in sent:
@@ -116,18 +127,19 @@ def _messages(
                 "duplicates": 0,
             }
         )
-    for arrival in arrivals.values():  # delivered but the emitter's record is missing (crash)
+    for arrival in arrivals.values():
         rows.append(
             {
                 "run_id": run_id,
-                "seq": arrival["seq"],
+                # A forgery claims what it likes: 64-bit values past BIGINT are stored NULL.
+                "seq": _bigint_or_none(arrival["seq"]),
                 "payload_bytes": payload_bytes,
                 "wire_bytes": arrival["wire_bytes"],
-                "t_created_ns": arrival["t_created_ns"],
+                "t_created_ns": _bigint_or_none(arrival["t_created_ns"]),
                 "t_arrived_ns": arrival["t_arrived_ns"],
                 "t_delivered_ns": arrival["t_delivered_ns"],
                 "open_cpu_ns": arrival["open_cpu_ns"],
-                "status": "delivered",
+                "status": "forged" if emitter_complete else "delivered",
                 "duplicates": 0,
             }
         )
@@ -244,10 +256,25 @@ def collect(
             }
             for o in kinds["operation"]
         ]
-    tables["messages"] = _messages(
-        run_id, grouped["emitter"]["message"], grouped["receiver"]["message"], payload_bytes
-    )
+    # The test suite's attacker (agents/attacker.py) leaves only events: what it forged.
+    tables["events"] += [
+        {
+            "run_id": run_id,
+            "agent": "attacker",
+            "t_ns": e["t_ns"],
+            "kind": e["kind"],
+            "detail_json": json.dumps(e.get("detail", {})),
+        }
+        for e in _by_type(records.get("attacker", []))["event"]
+    ]
     emitter_counts = counters(records.get("emitter", []))
+    tables["messages"] = _messages(
+        run_id,
+        grouped["emitter"]["message"],
+        grouped["receiver"]["message"],
+        payload_bytes,
+        emitter_complete="messages_sent" in emitter_counts,
+    )
     receiver_counts = counters(records.get("receiver", []))
     delivered = sum(1 for m in tables["messages"] if m["status"] == "delivered")
     sent = emitter_counts.get("messages_sent", len(grouped["emitter"]["message"]))

@@ -195,7 +195,8 @@ class LocalExecutor:
         started: str,
     ) -> RunOutcome:
         records = {
-            agent: read_records(run_dir / f"{agent}.jsonl") for agent in ("emitter", "receiver")
+            agent: read_records(run_dir / f"{agent}.jsonl")
+            for agent in ("emitter", "receiver", "attacker")
         }
         network = self._networks.pop(run.run_id, None)
         return build_outcome(
@@ -294,10 +295,15 @@ class LocalExecutor:
             return
         external = self._broker_target(context, run, tls)
         if external is None:
+            users = {"emitter": emitter_user, "receiver": receiver_user}
+            if self._faults.for_role("attacker", run.run_id) is not None:
+                # Test hook: a third account that may read and write the data topic only.
+                data = [f"{prefix}/data"]
+                users["attacker"] = BrokerUser.random("attacker", read=data, write=data)
             network = self._network(run, context, run_dir)
             broker = MosquittoBroker.with_tls(
                 run_dir / "broker",
-                [emitter_user, receiver_user],
+                list(users.values()),
                 tls,
                 certs,
                 settings=context.spec.broker,
@@ -311,7 +317,7 @@ class LocalExecutor:
                     run_dir,
                     prefix,
                     (broker.listener.host, broker.listener.port),
-                    {"emitter": emitter_user, "receiver": receiver_user},
+                    users,
                     tls_files,
                     broker,
                     network,
@@ -383,10 +389,12 @@ class LocalExecutor:
 
     def _agents(self, plan: RunPlan, on_progress: ProgressCallback) -> None:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
-        configs = {role: self._agent_config(role, plan) for role in ("emitter", "receiver")}
+        configs = {role: self._agent_config(role, plan) for role in plan.users}
 
         def argv(role: str) -> list[str]:
-            inside = network.command(role, []) if network is not None else []
+            # The attacker (a test hook) sits on the emitter's host of an emulated network.
+            host = "emitter" if role == "attacker" else role
+            inside = network.command(host, []) if network is not None else []
             return [
                 *inside,
                 sys.executable,
@@ -402,7 +410,15 @@ class LocalExecutor:
         ) as receiver:
             self._wait_ready(receiver, run_dir)
             budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
-            with Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter:
+            attacker = (
+                Supervised(argv("attacker"), stderr_path=run_dir / "attacker.stderr")
+                if "attacker" in configs
+                else contextlib.nullcontext()
+            )
+            with (
+                attacker,
+                Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter,
+            ):
                 started = time.monotonic()
                 watch = SilenceWatch(
                     {

@@ -382,8 +382,9 @@ MESSAGES = Table(
             "status",
             "VARCHAR",
             "-",
-            "'delivered', 'lost' or 'rejected'",
-            allowed=("delivered", "lost", "rejected"),
+            "'delivered', 'lost', 'rejected' or 'forged' (accepted by the receiver, never sent "
+            "by the emitter: a forgery the scheme let through, e.g. CBC without a MAC)",
+            allowed=("delivered", "lost", "rejected", "forged"),
         ),
         Column("duplicates", "INTEGER", "messages", "extra copies of this seq received"),
     ),
