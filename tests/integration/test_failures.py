@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from tests.conftest import run_cli
+from tests.interrupts import interrupt
 
 pytestmark = pytest.mark.integration
 
@@ -139,39 +140,55 @@ def test_ctrl_c_stores_the_interrupted_run_and_exits_130(mosquitto: str, tmp_pat
     assert processes_mentioning(str(out)) == []
 
 
+KILL_MOMENTS = (
+    "before the first handshake",
+    "mid-run 1",
+    "after record 1",
+    "during analysis",
+    "during the report",
+)
+
+
 @pytest.mark.slow
-def test_kill_9_of_the_runner_leaves_no_broker_and_resume_completes(
+@pytest.mark.parametrize("moment", KILL_MOMENTS)
+def test_kill_9_of_the_runner_loses_no_run_and_leaves_nothing_behind(
+    mosquitto: str, tmp_path: Path, moment: str
+) -> None:
+    """kill -9 at five moments of a sweep: the broker and agents die with the runner, and
+    ``run --resume --out DIR`` alone keeps every finished run and completes the rest."""
+    out = tmp_path / "killed"
+    args = ["--configs", "plain,tls1.2", "--duration", "2", "--reps", "1"]
+    trial = interrupt(out, args, 2, moment, signal.SIGKILL)
+    assert trial.reached, f"the sweep finished before {moment}"
+    assert trial.exit_code == -signal.SIGKILL
+    assert trial.left_after_signal == 0, "a broker or agent outlived its runner"
+    assert trial.resume_exit == 0
+    assert trial.lost == 0, f"{trial.lost} finished run(s) measured again"
+    assert {status for status, _ in runs(out).values()} == {"ok"} and len(runs(out)) == 2
+    assert trial.left_after_resume == 0 and trial.namespaces_left == 0
+    assert list((out / ".processes").iterdir()) == []
+    if moment.startswith("during"):
+        assert (out / "report" / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_on_an_emulated_network_leaves_no_namespace(
     mosquitto: str, tmp_path: Path
 ) -> None:
-    out = tmp_path / "killed"
-    args = ["run", "--configs", "plain,tls1.2", "--duration", "4", "--reps", "1", "--out", str(out)]
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "iotsecbench", *args, "--quiet", "--no-report"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    pid_files = out / ".processes"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # mid-run: broker, receiver and emitter all up
-        if len(list(pid_files.glob("*.json"))) == 3:
-            break
-        time.sleep(0.1)
-    time.sleep(1.0)
-    children = processes_mentioning(str(out))
-    assert any("mosquitto" in Path(f"/proc/{pid}/cmdline").read_text() for pid in children)
-    runner.kill()
-    runner.wait()
+    """The namespaces (and the links and qdiscs inside them) of a runner killed mid-run are
+    removed by the next ``run --resume`` of the same directory."""
+    from iotsecbench.lab import network
 
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and live(processes_mentioning(str(out))):
-        time.sleep(0.1)
-    assert live(processes_mentioning(str(out))) == [], "a broker or agent outlived its runner"
-
-    resumed = run_cli(*args, "--resume", "--quiet", "--no-report", timeout=180)
-    assert resumed.returncode == 0, resumed.stderr
-    assert {status for status, _ in runs(out).values()} == {"ok"} and len(runs(out)) == 2
-    assert live(processes_mentioning(str(out))) == []
-    assert list(pid_files.iterdir()) == []
+    problem = network.support_problem()
+    if problem is not None:
+        pytest.skip(f"network emulation: {problem}")
+    out = tmp_path / "killed-net"
+    args = ["--configs", "plain", "--duration", "3", "--reps", "1", "--network", "wifi"]
+    trial = interrupt(out, args, 1, "mid-run 1", signal.SIGKILL)
+    assert trial.reached and trial.left_after_signal == 0
+    assert trial.resume_exit == 0 and trial.lost == 0
+    assert trial.namespaces_left == 0, "a killed runner's namespaces outlived the resume"
+    assert list((out / ".processes").iterdir()) == []
 
 
 def live(pids: list[int]) -> list[int]:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, NoPermissionError
-from iotsecbench.lab.processes import Supervised
+from iotsecbench.lab.processes import Supervised, record_namespace
 from iotsecbench.spec.hosts import HOSTS, LOOPBACK
 
 if TYPE_CHECKING:  # annotations only: doctor imports this module and should not load pydantic
@@ -225,6 +225,7 @@ class NetworkLab:
             role: namespace_name(os.getpid(), run_id, role) for role in (*HOSTS, "wire")
         }
         self._created: list[str] = []
+        self._owner_files: list[Path | None] = []  # lab.processes.record_namespace
         self._wire: Supervised | None = None
         self.counter_rows: list[CounterRow] = []
         self.log: list[str] = []  # what was done, in order (tests read it)
@@ -262,6 +263,7 @@ class NetworkLab:
         name = self.namespaces[role]
         self._run([_tool("ip"), "netns", "add", name], f"creating namespace {name}")
         self._created.append(name)
+        self._owner_files.append(record_namespace(name))
 
         def quiet_ipv6() -> None:
             # IPv6 would add router solicitations, DAD and MLD frames to every link.
@@ -440,6 +442,10 @@ class NetworkLab:
         for name in reversed(self._created):
             remove_namespace(name)
         self._created = []
+        for path in self._owner_files:
+            if path is not None:
+                path.unlink(missing_ok=True)
+        self._owner_files = []
 
     def __enter__(self) -> NetworkLab:
         try:
