@@ -150,3 +150,11 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         assert third["off_cpu_s"]["runnable"]["mean"] > cpu_third  # throttled: waits runnable
         wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
         assert wall_ratio > 1.2  # throttled only once its quota is spent: measured ~1.4 here
+    # The report draws the study's four views from the stored benchmark.
+    report = run_cli("report", str(tmp_path / "iotst"), "--format", "html")
+    assert report.returncode == 0, report.stderr
+    figures = tmp_path / "iotst" / "report" / "figures"
+    for key in ("iotst-cost", "iotst-ci-width", "iotst-groups", "iotst-quantum"):
+        assert (figures / f"{key}.png").stat().st_size > 10_000, key
+    page = (tmp_path / "iotst" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "modelled: esp32-wroom-32" in page or "Hollow diamonds are modelled" in page

@@ -46,7 +46,7 @@ from iotsecbench.bench.iotst import (
     TraceTally,
     device_model,
     marker_cost_ns,
-    scheduler_slice_s,
+    scheduler_slice,
     traced,
 )
 from iotsecbench.errors import SpecError
@@ -201,7 +201,7 @@ class ProfileResult:
             else {}
         )
         traced = (
-            self.tally.summary(self.marker_cost_ns, scheduler_slice_s(), Statistic.of)
+            self.tally.summary(self.marker_cost_ns, scheduler_slice(), Statistic.of)
             if self.tally is not None
             else {}
         )

@@ -21,6 +21,7 @@ runnable or other. This module adds what the method needs around the connections
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,13 +52,24 @@ def marker_cost_ns(tracer: SchedTracer, writes: int = MARKER_CALIBRATION_WRITES)
     return round(statistics.median(batches))
 
 
-def scheduler_slice_s() -> float | None:
-    """The scheduler's base time slice (EEVDF ``base_slice_ns`` in debugfs), or None when
-    this kernel does not show it."""
+# EEVDF's default base slice (kernel/sched/fair.c, sysctl_sched_base_slice = 0.75 ms),
+# scaled at boot by 1 + ilog2(min(CPUs, 8)) under the default SCHED_TUNABLESCALING_LOG.
+DEFAULT_BASE_SLICE_S = 0.75e-3
+
+
+def scheduler_slice() -> tuple[float, str]:
+    """The scheduler's base time slice and where it came from: the kernel's own value
+    (``base_slice_ns`` in debugfs) when readable, else the kernel's documented default for
+    this CPU count (debugfs is often locked down, even for root)."""
     for path in ("/sys/kernel/debug/sched/base_slice_ns", "/proc/sys/kernel/sched_base_slice_ns"):
         with contextlib.suppress(OSError, ValueError), open(path) as handle:
-            return int(handle.read().strip()) / 1e9
-    return None
+            return int(handle.read().strip()) / 1e9, f"read from {path}"
+    cpus = min(os.cpu_count() or 1, 8)
+    factor = 1 + cpus.bit_length() - 1  # 1 + ilog2(cpus)
+    return (
+        DEFAULT_BASE_SLICE_S * factor,
+        f"kernel default 0.75 ms x (1 + log2 {cpus} CPUs); the kernel's value is not readable",
+    )
 
 
 @dataclass
@@ -71,7 +83,7 @@ class TraceTally:
     retransmission_runs_kept: int = 0
 
     def summary(
-        self, marker_cost: int, slice_s: float | None, level_statistic: Any
+        self, marker_cost: int, slice_: tuple[float, str], level_statistic: Any
     ) -> dict[str, Any]:
         """The per-profile trace fields of ``--json`` (seconds)."""
         traces = self.traces
@@ -127,7 +139,8 @@ class TraceTally:
             "group_states_s": states,
             "quantum_max_s": max(quantum.values(), default=0.0),
             "quantum_per_group_s": quantum,
-            "scheduler_slice_s": slice_s,
+            "scheduler_slice_s": slice_[0],
+            "scheduler_slice_source": slice_[1],
             "idle_fraction_per_cpu": idle,
             "tracing_overhead_s": overhead / 1e9,
             "tracing_overhead_share": overhead / untraced_mean if untraced_mean else float("nan"),

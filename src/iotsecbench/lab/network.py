@@ -261,9 +261,11 @@ class NetworkLab:
 
     def _add_namespace(self, role: str) -> None:
         name = self.namespaces[role]
-        self._run([_tool("ip"), "netns", "add", name], f"creating namespace {name}")
+        # Recorded before it exists: a signal while `ip netns add` runs must not leave a
+        # namespace nobody knows to delete (removing one never made is harmless).
         self._created.append(name)
         self._owner_files.append(record_namespace(name))
+        self._run([_tool("ip"), "netns", "add", name], f"creating namespace {name}")
 
         def quiet_ipv6() -> None:
             # IPv6 would add router solicitations, DAD and MLD frames to every link.

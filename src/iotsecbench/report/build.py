@@ -12,10 +12,10 @@ from pathlib import Path
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
-from iotsecbench.report import html
+from iotsecbench.report import figures_iotst, html
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
-from iotsecbench.report.figures import build_figures
+from iotsecbench.report.figures import BUILDERS, build_figures
 from iotsecbench.report.tables import build_tables
 
 FORMATS = ("html", *EXPORTERS)
@@ -47,7 +47,7 @@ def build_report(
     data = load(source)
     directory = out or (source if source.is_dir() else source.parent) / "report"
     directory.mkdir(parents=True, exist_ok=True)
-    figures, skipped = build_figures(data)
+    figures, skipped = build_figures(data, (*BUILDERS, *figures_iotst.BUILDERS))
     tables = build_tables(data)
     files: list[Path] = []
     if "html" in formats:

@@ -31,6 +31,7 @@ class ReportData:
     current: pd.DataFrame | None = None  # configuration, device, run, time_s, current_ma
     latency: pd.DataFrame | None = None  # configuration, run, seq, latency_ms
     handshakes: pd.DataFrame | None = None  # + configuration (cell label)
+    trace_groups: pd.DataFrame | None = None  # bench handshake --trace (docs/iotst.md)
     summary: pd.DataFrame | None = None
     experiment: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
@@ -75,6 +76,8 @@ def load(source: Path) -> ReportData:
         labels = data.runs.set_index("run_id")["cell_label"]
         handshakes["configuration"] = handshakes["run_id"].map(labels)
         data.handshakes = handshakes
+        if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
+            data.trace_groups = read.table(results_dir, "trace_groups")
         data.summary = summarise(results_dir)
         spec_file = results_dir / "spec.json"
         data.spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}

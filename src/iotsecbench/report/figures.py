@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -719,11 +719,14 @@ BUILDERS: tuple[Callable[[ReportData, Palette], ReportFigure | None], ...] = (
 )
 
 
-def build_figures(data: ReportData) -> tuple[list[ReportFigure], list[str]]:
-    """Every figure the data allows, and the names of those it does not."""
+def build_figures(
+    data: ReportData,
+    builders: Sequence[Callable[[ReportData, Palette], ReportFigure | None]] = BUILDERS,
+) -> tuple[list[ReportFigure], list[str]]:
+    """Every figure of ``builders`` the data allows, and the names of those it does not."""
     palette = Palette(data.configurations)
     figures, skipped = [], []
-    for builder in BUILDERS:
+    for builder in builders:
         figure = builder(data, palette)
         if figure is None:
             skipped.append(builder.__name__.replace("_", " "))
