@@ -172,6 +172,31 @@ def test_kill_9_of_the_runner_loses_no_run_and_leaves_nothing_behind(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "moment"),
+    [
+        (signal.SIGTERM, "mid-run 1"),
+        (signal.SIGINT, "after record 1"),
+        (signal.SIGINT, "during analysis"),
+        (signal.SIGTERM, "during the report"),
+    ],
+)
+def test_a_signal_at_any_moment_ends_in_one_line_and_loses_no_run(
+    mosquitto: str, tmp_path: Path, signum: int, moment: str
+) -> None:
+    """SIGINT/SIGTERM: exit 130 with one line (never a traceback, never silence), every
+    finished run kept by ``run --resume --out DIR``, nothing left running."""
+    out = tmp_path / "signalled"
+    args = ["--configs", "plain,tls1.2", "--duration", "2", "--reps", "1"]
+    trial = interrupt(out, args, 2, moment, signum)
+    assert trial.reached, f"the sweep finished before {moment}"
+    assert trial.exit_code == 130 and trial.stderr_lines == 1 and not trial.traceback, trial
+    assert trial.left_after_signal == 0 and trial.left_after_resume == 0
+    assert trial.resume_exit == 0 and trial.lost == 0, trial
+    assert {status for status, _ in runs(out).values()} == {"ok"} and len(runs(out)) == 2
+
+
+@pytest.mark.slow
 def test_kill_9_mid_run_on_an_emulated_network_leaves_no_namespace(
     mosquitto: str, tmp_path: Path
 ) -> None:

@@ -10,10 +10,11 @@ same attributes: ``ts_ns``, ``cpu``, ``name``, ``pid``, ``fields``). For one rep
   (``message_group``): after sending its ClientHello it waits for the server's flight,
   after a Certificate it validates the chain, and so on;
 * **the client thread's states** from ``sched_switch``/``sched_waking``: on a CPU; off it
-  *waiting for the network* (asleep — ``prev_state`` S — and a packet arrived while it
-  slept: blocked in a socket call until a packet woke it); *runnable but not running*
+  *waiting for the network* (asleep — ``prev_state`` S — and woken by a packet: the
+  wake-up came within ``PACKET_WAKE_NS`` of a packet received on the waking CPU while it
+  slept, the receive path's own wake-up); *runnable but not running*
   (switched out still runnable — preempted or throttled by a CPU quota — or woken and not
-  yet on a CPU); *other* (asleep with no packet: timers, locks, disk);
+  yet on a CPU); *other* (asleep and woken by anything else: timers, locks, disk);
 * the **network-invariant cost** is the thread's on-CPU time, less the trace markers' own
   cost (their ``write`` calls run in the thread: ``marker_cost_ns`` each, measured by the
   caller, subtracted from the group the marker was written in — the study subtracts its
@@ -63,6 +64,9 @@ _AFTER_SENT = {
     _FINISHED: {"1.3": "TLS_DONE", "1.2": "WAIT_SERVER_FINISHED"},
 }
 STATES = ("on_cpu", "network_wait", "runnable", "other")
+# A wake-up this soon after a packet on the same CPU is that packet's (the receive path wakes
+# the reader in the same softirq: a few µs on the lab VM; generous for a slow one).
+PACKET_WAKE_NS = 200_000
 
 
 def message_group(written: bool, message_type: int, version: str) -> str:
@@ -182,7 +186,7 @@ def _thread_segments(
     at ``start`` (it just wrote the marker that opened the repetition)."""
     segments: list[tuple[int, int, str]] = []
     state, since = "on_cpu", start
-    asleep_with_packet = False
+    last_packet: dict[int, int] = {}  # CPU -> when it last received a packet
 
     def close(at: int, next_state: str) -> None:
         nonlocal state, since
@@ -203,16 +207,20 @@ def _thread_segments(
                     close(event.ts_ns, "runnable")  # preempted or throttled, still runnable
                 else:
                     close(event.ts_ns, "asleep" if prev_state & 1 else "other")
-                    asleep_with_packet = False
             elif event.fields["next_pid"] == tid:
                 close(event.ts_ns, "on_cpu")
         elif name == "sched_waking" and event.fields["pid"] == tid and state in ("asleep", "other"):
             was_asleep = state == "asleep"
             close(event.ts_ns, "runnable")
-            if was_asleep and asleep_with_packet and segments:
+            # Woken by a packet: the wake-up comes from the receive path, on the CPU that
+            # just took the packet in. Any packet anywhere would also count a timer's
+            # wake-up while other traffic flows (a sleep is not a network wait).
+            packet_at = last_packet.get(event.cpu)
+            by_packet = packet_at is not None and event.ts_ns - packet_at <= PACKET_WAKE_NS
+            if was_asleep and by_packet and segments and packet_at >= segments[-1][0]:
                 segments[-1] = (*segments[-1][:2], "network_wait")
-        elif name == "netif_receive_skb" and state == "asleep":
-            asleep_with_packet = True
+        elif name == "netif_receive_skb":
+            last_packet[event.cpu] = event.ts_ns
     close(end, state)
     return [(a, b, "other" if s == "asleep" else s) for a, b, s in segments]
 

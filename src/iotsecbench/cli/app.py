@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # Without standalone mode, click returns an Exit's code instead of exiting.
         code = build_app()(args=args, standalone_mode=False)
+        if code == 130:  # Typer turns a KeyboardInterrupt into a silent Exit(130)
+            print("iotsecbench: interrupted", file=sys.stderr)
         if isinstance(code, int) and code:
             sys.exit(code)
     except UserError as error:

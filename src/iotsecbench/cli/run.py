@@ -6,13 +6,13 @@ import contextlib
 import datetime
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from iotsecbench.cli import output_console
-from iotsecbench.errors import SpecError
+from iotsecbench.errors import Interrupted, SpecError
 
 if TYPE_CHECKING:
     from iotsecbench.spec.models import ExperimentSpec
@@ -205,8 +205,6 @@ def run(
     OUT/results.duckdb, one transaction per run. Device current is *modelled* from the
     measured activity (docs/energy-model.md). Then `iotsecbench analyze OUT`.
     """
-    from iotsecbench.report.summary import summarise
-    from iotsecbench.report.terminal import summary_tables, warning_lines
     from iotsecbench.runner.experiment import run_experiment
     from iotsecbench.runner.local import LocalExecutor
     from iotsecbench.runner.progress import RichProgress
@@ -240,36 +238,25 @@ def run(
     else:
         executor = LocalExecutor(keylog=keylog)
     console = Console(stderr=True)
-    outcome = run_experiment(
-        spec,
-        out,
-        executor,
-        resume=resume,
-        force_new=force_new_run,
-        broker_url=broker,
-        broker_ca_file=broker_ca,
-        observer=None if quiet else RichProgress(console),
-        broker_version="simulated" if simulate else None,
-    )
-    stdout = output_console()
-    for leftover in outcome.leftovers_stopped:
-        stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
-    frame = summarise(out)
-    for table in summary_tables(frame):
-        stdout.print(table)
-    for line in warning_lines(frame):
-        stdout.print(f"[yellow]security warning[/] {line}")
-    if report and (outcome.outcomes or outcome.skipped):
-        from iotsecbench.runner.postprocess import analyze_and_report
-
-        with console.status("analysing (block bootstrap) and drawing the report…"):
-            finished = analyze_and_report(out)
-        if finished.analysis_problem:
-            stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
-        elif finished.analysis_path is not None:
-            stdout.print(f"statistics: {finished.analysis_path}")
-        if finished.report_path is not None:
-            stdout.print(f"report: {finished.report_path}")
+    try:
+        outcome = run_experiment(
+            spec,
+            out,
+            executor,
+            resume=resume,
+            force_new=force_new_run,
+            broker_url=broker,
+            broker_ca_file=broker_ca,
+            observer=None if quiet else RichProgress(console),
+            broker_version="simulated" if simulate else None,
+        )
+        stdout = output_console()
+        _summarise_and_report(out, outcome, report, stdout, console)
+    except KeyboardInterrupt:  # after the runs: held back while the last one was stored
+        raise Interrupted(
+            f"interrupted after every run was stored; `iotsecbench report {out}` draws the "
+            f"report (`run --resume --out {out}` also finishes the statistics)"
+        ) from None
     failed = outcome.failed
     stdout.print(
         f"results: {out}/results.duckdb ({len(outcome.outcomes)} runs executed, "
@@ -279,6 +266,40 @@ def run(
         for failure in failed:
             stdout.print(f"[red]failed[/] {failure.run_row['run_id']}: {failure.run_row['error']}")
         raise typer.Exit(1)
+
+
+def _summarise_and_report(
+    out: Path, outcome: Any, report: bool, stdout: Console, console: Console
+) -> None:
+    """After the runs: the summary tables, then the statistics and the report."""
+    from iotsecbench.runner.interrupts import SignalGuard
+
+    # A signal inside an extension module's initialisation (matplotlib's ft2font, found by
+    # benchmarks/signal_tally.py) leaves a half-made module and aborts the interpreter at
+    # exit: the imports wait for the signal, which is raised when they are done.
+    with SignalGuard():
+        from iotsecbench.report import build  # noqa: F401  (matplotlib, with its backend)
+        from iotsecbench.report.summary import summarise
+        from iotsecbench.report.terminal import summary_tables, warning_lines
+        from iotsecbench.runner.postprocess import analyze_and_report
+
+    for leftover in outcome.leftovers_stopped:
+        stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
+    frame = summarise(out)
+    for table in summary_tables(frame):
+        stdout.print(table)
+    for line in warning_lines(frame):
+        stdout.print(f"[yellow]security warning[/] {line}")
+    if not report or not (outcome.outcomes or outcome.skipped):
+        return
+    with console.status("analysing (block bootstrap) and drawing the report…"):
+        finished = analyze_and_report(out)
+    if finished.analysis_problem:
+        stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
+    elif finished.analysis_path is not None:
+        stdout.print(f"statistics: {finished.analysis_path}")
+    if finished.report_path is not None:
+        stdout.print(f"report: {finished.report_path}")
 
 
 def register(app: typer.Typer) -> None:

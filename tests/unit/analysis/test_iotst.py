@@ -143,3 +143,32 @@ def test_other_threads_markers_are_ignored_and_a_missing_end_is_reported() -> No
 )
 def test_message_groups(written: bool, message: int, version: str, group: str) -> None:
     assert message_group(written, message, version) == group
+
+
+def test_a_timer_wake_up_while_other_traffic_flows_is_not_network_wait() -> None:
+    """Packets of other connections arrive during a sleep; the thread is woken by a timer on
+    another CPU, long after the last packet there: 'other', not network wait."""
+    trace = [
+        mark(0, "grp NAP"),
+        switch(100, TID, 0),
+        packet(500, cpu=1),  # someone else's traffic, on CPU 1
+        packet(900, cpu=1),
+        waking(5_000_000, cpu=0),  # the timer fires on CPU 0, 5 ms later
+        switch(5_000_100, 0, TID),
+        mark(5_000_200, "end"),
+    ]
+    nap = classify_repetition(trace, TID, version="1.3", cpus=[0, 1]).groups["NAP"]
+    assert nap.network_wait_ns == 0 and nap.other_ns == 5_000_000 - 100
+
+
+def test_a_packet_before_the_sleep_does_not_make_it_network_wait() -> None:
+    trace = [
+        mark(0, "grp NAP"),
+        packet(50, cpu=1),  # arrived while the thread was still running
+        switch(100, TID, 0),
+        waking(120, cpu=1),  # within the window, but the packet predates the sleep
+        switch(200, 0, TID),
+        mark(300, "end"),
+    ]
+    nap = classify_repetition(trace, TID, version="1.3", cpus=[0, 1]).groups["NAP"]
+    assert nap.network_wait_ns == 0
