@@ -69,6 +69,8 @@ def main() -> None:
             f"processes left {sum(t.left_after_signal + t.left_after_resume for t in mine)}; "
             f"namespaces left {max((t.namespaces_left for t in mine), default=0)}; "
             f"tracebacks {sum(t.traceback for t in mine)}; "
+            f"not exactly one line on stderr "
+            f"{sum(t.stderr_lines != 1 for t in mine) if name != 'SIGKILL' else 'n/a'}; "
             f"exits other than {expected_exit} (or 0, finished first) "
             f"{sum(t.exit_code not in (expected_exit, 0) for t in mine)}; "
             f"resumes failed {sum(t.resume_exit != 0 for t in mine)}"

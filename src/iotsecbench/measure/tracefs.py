@@ -252,7 +252,6 @@ class SchedTracer:
         self.layout = PageLayout()
         self.cpus: list[int] = []
         self.lost_events = 0
-        self._unread = False  # a recording stopped but not yet read
 
     def __enter__(self) -> SchedTracer:
         problem = tracing_problem()
@@ -276,8 +275,6 @@ class SchedTracer:
                 int(p.name.removeprefix("cpu")) for p in (self.path / "per_cpu").iterdir()
             )
             self.marker_fd = os.open(self.path / "trace_marker", os.O_WRONLY | os.O_CLOEXEC)
-            with open(self.path / "trace", "w"):
-                pass  # truncating `trace` empties a new instance's buffers, once
         except BaseException:
             self.close()
             raise
@@ -304,15 +301,14 @@ class SchedTracer:
         (self.path / relative).write_text(value)
 
     def start(self) -> None:
-        """Start recording into empty buffers. ``events()`` reads the buffers empty (the
-        per-CPU pipes consume what they return), so only a recording nobody read is drained
-        here. Not a reset (opening ``trace`` with truncation): that made the next handshake
-        ~10-20 % dearer in CPU time on the lab VM, the bulk of the tracer's overhead
-        (benchmarks/README.md, iotst)."""
-        if self._unread:
-            for cpu in self.cpus:
-                self._read_cpu(cpu)
-        self._unread = True
+        """Empty every CPU's buffer and start recording.
+
+        The reset costs the next handshake CPU time (the bulk of the tracer's overhead,
+        benchmarks/README.md, iotst), but it is needed: relying on the per-CPU pipes to
+        have been read empty instead lost most of some repetitions' events on the lab VM's
+        kernel (a repetition's on-CPU time read as 0.25 ms instead of 1.45 ms)."""
+        with open(self.path / "trace", "w"):
+            pass  # opening `trace` for writing with truncation clears the instance's buffers
         self._write("tracing_on", "1")
 
     def stop(self) -> None:
@@ -342,7 +338,6 @@ class SchedTracer:
 
     def events(self) -> list[TraceEvent]:
         """Everything recorded since ``start()``, in time order (call after ``stop()``)."""
-        self._unread = False
         merged: list[TraceEvent] = []
         for cpu in self.cpus:
             merged.extend(parse_pages(self._read_cpu(cpu), cpu, self.layout, self.formats))
