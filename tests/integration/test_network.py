@@ -103,6 +103,8 @@ def test_50_ms_each_way_is_a_100_ms_tcp_rtt(tmp_path: Path) -> None:
     echo_ms = statistics.median(round_trips)
     print(f"tcp rtt {info.rtt_us / 1e3:.2f} ms, min {info.min_rtt_us / 1e3:.2f} ms, ")
     print(f"echo median {echo_ms:.2f} ms, connect {connect_ms:.1f} ms")
+    # Margin: 7 runs on the lab VM (2026-11-22/24) gave smoothed RTT 100.42-101.01 ms, min
+    # RTT 100.23-100.33 ms, echo median 100.43-100.50 ms: ±3 ms is 3x the worst deviation.
     assert abs(info.rtt_us / 1e3 - 100) <= 3
     assert abs(info.min_rtt_us / 1e3 - 100) <= 3
     assert abs(echo_ms - 100) <= 3
@@ -201,6 +203,8 @@ def test_1_mbit_rate_limit_gives_1_mbit_goodput(tmp_path: Path) -> None:
         f"goodput {goodput_bit_s / 1e3:.1f} kbit/s (end points: {two_point / 1e3:.1f}), "
         f"expected {expected / 1e3:.1f}"
     )
+    # Margin: 7 runs on the lab VM (2026-11-22/24) gave 938.4-977.6 kbit/s, -1.9 % to +2.2 %
+    # of the expected 956.4: ±5 % is over 2x the worst deviation.
     assert abs(goodput_bit_s / expected - 1) <= 0.05
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import time
 
 import pytest
@@ -31,9 +32,16 @@ def test_thread_cpu_counts_busy_work_but_not_sleep() -> None:
             count += 1
         return count
 
+    before = resource.getrusage(resource.RUSAGE_THREAD)
     result, timing = cpu.time_call(spin, 0.05)
+    after = resource.getrusage(resource.RUSAGE_THREAD)
     assert result > 0
-    assert timing.cpu_ns >= 25_000_000  # busy loop: CPU close to wall time
+    # The kernel's own account of the thread (rusage, µs) agrees, whatever else runs: a
+    # share of wall time would not (benchmarks/timing_spread.py: a 50 ms loop got 47 % of
+    # its wall time with two busy processes competing for the 2 vCPUs, 2026-11-24).
+    rusage_ns = 1e9 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    assert abs(timing.cpu_ns - rusage_ns) <= 2_000_000
+    assert timing.cpu_ns >= 0.2 * timing.wall_ns  # busy: a large share even when shared
     assert timing.cpu_ns <= timing.wall_ns + 5_000_000
 
 

@@ -23,6 +23,8 @@ def test_about_fifteen_samples_in_one_and_a_half_seconds() -> None:
     assert times == sorted(times) and len(set(times)) == len(times)
     # Spacing of the scheduled samples (the last one is the stop() sample, off-schedule).
     gaps_ms = [(b - a) / 1e6 for a, b in pairwise(times[:-1])]
+    # Margin: benchmarks/timing_spread.py measured gaps of 96.9-103.5 ms even with two busy
+    # processes competing for the 2 vCPUs (2026-11-24): ±50 ms is 14x the worst deviation.
     assert all(50 <= gap <= 150 for gap in gaps_ms), gaps_ms
     assert abs(sum(gaps_ms) / len(gaps_ms) - 100) < 10
     # Absolute schedule: sample k lands near t0 + k·100 ms, no accumulated drift.
