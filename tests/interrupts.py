@@ -97,12 +97,11 @@ def processes_mentioning(text: str) -> list[int]:
 
 
 def lab_leftovers() -> list[str]:
-    """Network namespaces the lab made (``iotsb-*``) that still exist."""
-    try:
-        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    except OSError:
-        return []
-    return [line.split()[0] for line in listed.splitlines() if line.startswith("iotsb")]
+    """Network namespaces the lab made (``iotsb-<pid>-…``) whose runner is gone: leftovers,
+    not the live namespaces of another experiment running beside this one."""
+    from iotsecbench.lab.network import leftover_namespaces
+
+    return leftover_namespaces()
 
 
 @dataclass

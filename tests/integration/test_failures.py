@@ -4,7 +4,6 @@ behind (docs/reliability.md #9, #10, #22)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,25 +14,9 @@ import duckdb
 import pytest
 
 from tests.conftest import run_cli
-from tests.interrupts import interrupt
+from tests.interrupts import interrupt, processes_mentioning
 
 pytestmark = pytest.mark.integration
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """PIDs whose command line mentions ``text`` (the results directory is in every agent's
-    and broker's arguments)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def runs(out: Path) -> dict[str, tuple[str, str | None]]:
@@ -216,19 +199,6 @@ def test_kill_9_mid_run_on_an_emulated_network_leaves_no_namespace(
     assert list((out / ".processes").iterdir()) == []
 
 
-def live(pids: list[int]) -> list[int]:
-    """The PIDs that are running, not zombies waiting for init to reap them."""
-    running = []
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z":
-            running.append(pid)
-    return running
-
-
 def test_hung_agent_is_killed_by_the_silence_watchdog_and_the_sweep_goes_on(
     mosquitto: str, tmp_path: Path
 ) -> None:
@@ -254,7 +224,7 @@ def test_hung_agent_is_killed_by_the_silence_watchdog_and_the_sweep_goes_on(
     # The hung run ended by the silence watchdog, not by the whole-run budget: the sweep
     # took one full run plus the silence limit and start-up, not two full runs.
     assert elapsed < 2 * duration_s + 15, elapsed
-    assert live(processes_mentioning(str(out))) == []
+    assert processes_mentioning(str(out)) == []
 
 
 def test_negotiated_mismatch_fails_the_run_and_the_sweep_goes_on(
@@ -274,4 +244,4 @@ def test_negotiated_mismatch_fails_the_run_and_the_sweep_goes_on(
     assert status == "failed", error
     assert "negotiated something else" in error and "x448" in error, error
     assert stored["plain_256B_10Hz_q1_r1"] == ("ok", None)
-    assert live(processes_mentioning(str(out))) == []
+    assert processes_mentioning(str(out)) == []

@@ -36,6 +36,20 @@ def traced_configurations(data: ReportData) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def _rows(count: int) -> tuple[Any, Any, np.ndarray]:
+    """A figure with one row per configuration, the first at the top."""
+    figure, axis = plt.subplots(figsize=(7.5, max(2.6, 0.9 + 0.28 * count)))
+    return figure, axis, np.arange(count)[::-1]
+
+
+def _label_rows(
+    axis: Any, positions: np.ndarray, traced: list[tuple[str, dict[str, Any]]], xlabel: str
+) -> None:
+    axis.set_yticks(positions, [_short(c) for c, _ in traced], fontsize=6)
+    axis.set_xlabel(xlabel)
+    axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
 def _short(label: str) -> str:
     """The configuration label without the repeated study prefix, for crowded axes."""
     return label.removeprefix("iotst ").strip()
@@ -83,8 +97,7 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
     traced = traced_configurations(data)
     if not traced:
         return None
-    figure, axis = plt.subplots(figsize=(7.5, max(2.6, 0.9 + 0.28 * len(traced))))
-    positions = np.arange(len(traced))[::-1]
+    figure, axis, positions = _rows(len(traced))
     series = (
         ("network_invariant_cpu_s", "o", "measured: network-invariant CPU"),
         ("with_network_wait_s", "s", "measured: with network wait (wall)"),
@@ -109,10 +122,8 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
             s=22,
             label=f"modelled: {shown[0][1][1]}, one core",
         )
-    axis.set_yticks(positions, [_short(c) for c, _ in traced], fontsize=6)
     axis.set_xscale("log")
-    axis.set_xlabel("handshake time (ms, log)")
-    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _label_rows(axis, positions, traced, "handshake time (ms, log)")
     return _finish(
         "iotst-cost",
         "Handshake cost per configuration: network-invariant, with the network, and modelled",
@@ -138,8 +149,7 @@ def iotst_groups(data: ReportData, palette: Palette) -> ReportFigure | None:
     for _, details in traced:
         names.extend(name for name in details["groups"] if name not in names)
     colors = plt.get_cmap("tab20")(np.linspace(0, 1, max(len(names), 2)))
-    figure, axis = plt.subplots(figsize=(7.5, max(2.6, 0.9 + 0.28 * len(traced))))
-    positions = np.arange(len(traced))[::-1]
+    figure, axis, positions = _rows(len(traced))
     left = np.zeros(len(traced))
     for color, name in zip(colors, names, strict=False):
         on_cpu = np.array(
@@ -150,9 +160,9 @@ def iotst_groups(data: ReportData, palette: Palette) -> ReportFigure | None:
         )
         axis.barh(positions, on_cpu, left=left, color=color, height=0.7, label=name)
         left += on_cpu
-    axis.set_yticks(positions, [_short(c) for c, _ in traced], fontsize=6)
-    axis.set_xlabel("client on-CPU time per handshake (ms, mean over repetitions)")
-    axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _label_rows(
+        axis, positions, traced, "client on-CPU time per handshake (ms, mean over repetitions)"
+    )
     return _finish(
         "iotst-groups",
         "Where the handshake's CPU time goes, by classification group",
