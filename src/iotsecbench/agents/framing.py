@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
 
 HEADER = struct.Struct(">IB")  # length (counts kind + body), kind
 # The largest block is 1 MiB of payload (spec.models.TCP_MAX_BLOCK_BYTES); schemes add at
@@ -45,8 +46,37 @@ def _read_exactly(sock: socket.socket, size: int, *, at_boundary: bool) -> bytes
 
 
 def read_frame(sock: socket.socket) -> tuple[bytes, bytes] | None:
-    """The next ``(kind, body)``, or None when the peer closed cleanly between frames."""
-    header = _read_exactly(sock, HEADER.size, at_boundary=True)
+    """The next ``(kind, body)``, or None when the peer closed cleanly between frames. Reads
+    exactly the frame's bytes, so other reads of the connection may follow (the key
+    exchange); a data phase reads through a ``FrameReader``."""
+    return _frame(lambda size, at_boundary: _read_exactly(sock, size, at_boundary=at_boundary))
+
+
+class FrameReader:
+    """Frames of one connection through one 64 KiB buffer: a receive call brings ~40 blocks
+    of 1.5 kB instead of two calls per block (benchmarks/README.md, tcp transport). It may
+    hold bytes already received, so every later read of the connection goes through it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._stream = sock.makefile("rb", buffering=1 << 16)
+
+    def read_frame(self) -> tuple[bytes, bytes] | None:
+        """As ``framing.read_frame``."""
+        return _frame(self._read_exactly)
+
+    def _read_exactly(self, size: int, at_boundary: bool) -> bytes | None:
+        data = self._stream.read(size)
+        if len(data) < size:
+            if at_boundary and not data:
+                return None
+            raise FrameError(f"connection closed inside a frame ({len(data)} of {size} B read)")
+        return data
+
+
+def _frame(
+    read_exactly: Callable[[int, bool], bytes | None],
+) -> tuple[bytes, bytes] | None:
+    header = read_exactly(HEADER.size, True)
     if header is None:
         return None
     length, kind = HEADER.unpack(header)
@@ -54,6 +84,6 @@ def read_frame(sock: socket.socket) -> tuple[bytes, bytes] | None:
         raise FrameError(f"frame length {length} B outside 1..{MAX_FRAME_BYTES} B")
     if kind not in KINDS:
         raise FrameError(f"unknown frame kind 0x{kind:02x}")
-    body = _read_exactly(sock, length - 1, at_boundary=False)
+    body = read_exactly(length - 1, False)
     assert body is not None
     return bytes([kind]), body
