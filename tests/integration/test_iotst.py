@@ -147,7 +147,13 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         assert 0.5 < cpu_third / cpu_full < 2.0  # CPU time stays (noisy machine: loose)
         if "rsa3072" in profile:
             continue  # waits for the server's RSA signature refill the quota: little throttling
-        assert third["off_cpu_s"]["runnable"]["mean"] > cpu_third  # throttled: waits runnable
+        # Throttled: more time runnable than with the whole CPU. Not "more than its CPU time":
+        # pinned to one CPU it already waits behind the broker (0.75-1.07 ms at full share),
+        # and network waits refill the quota. 12 repetitions here: +0.69 and +1.60 ms.
+        more_runnable = (
+            third["off_cpu_s"]["runnable"]["mean"] - full["off_cpu_s"]["runnable"]["mean"]
+        )
+        assert more_runnable > 0.2 * cpu_third, (more_runnable, cpu_third)
         wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
         assert wall_ratio > 1.2  # throttled only once its quota is spent: measured ~1.4 here
     # The report draws the study's four views from the stored benchmark.
