@@ -100,7 +100,8 @@ def _bench(tmp_path: Path, name: str, *args: str) -> dict:
 @pytest.mark.xfail(
     reason="measured on the lab VM: over wifi the same CPU-bound groups (CERT_CHAIN) take "
     "~1.5-1.8x the on-CPU time they take over ideal, in thread CPU time too, so the intervals "
-    "do not overlap; suspected vCPU contention with the wire and broker (docs/iotst.md, "
+    "do not overlap: on this VM work after an idle gap is dearer, so longer network waits "
+    "make the next computation dearer (benchmarks/bench_trace_reset.py; docs/iotst.md, "
     "'What this host shows'); the test stays to show when that is solved",
     strict=False,
 )
