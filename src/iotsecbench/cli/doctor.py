@@ -70,6 +70,7 @@ def doctor(
 
 def _stop_leftovers_of(results_dir: Path) -> list[str]:
     """Stop what a dead runner of ``results_dir`` left; refused while a runner is alive."""
+    from iotsecbench.lab.network import remove_recorded_namespaces
     from iotsecbench.lab.processes import stop_leftovers
     from iotsecbench.runner.experiment import PID_DIRNAME
     from iotsecbench.store.directory import DirectoryLock
@@ -77,7 +78,8 @@ def _stop_leftovers_of(results_dir: Path) -> list[str]:
     if not results_dir.is_dir():
         raise SpecError(f"--out {results_dir} is not a directory")
     with DirectoryLock(results_dir):  # exit 3 while its runner is alive: nothing is left over
-        return stop_leftovers(results_dir / PID_DIRNAME)
+        directory = results_dir / PID_DIRNAME
+        return stop_leftovers(directory) + remove_recorded_namespaces(directory)
 
 
 def register(app: typer.Typer) -> None:

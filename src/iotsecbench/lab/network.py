@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from iotsecbench.errors import EnvironmentProblem, MissingBinaryError, NoPermissionError
-from iotsecbench.lab.processes import Supervised, record_namespace
+from iotsecbench.lab.processes import Supervised, pid_directory
 from iotsecbench.spec.hosts import HOSTS, LOOPBACK
 
 if TYPE_CHECKING:  # annotations only: doctor imports this module and should not load pydantic
@@ -543,6 +543,34 @@ def leftover_namespaces(*, include_live: bool = False) -> list[str]:
         if include_live or not _owner_alive(int(match.group(1))):
             found.append(name)
     return found
+
+
+def record_namespace(name: str) -> Path | None:
+    """Inside ``lab.processes.recording_pids``: leave ``netns-<name>.json`` beside the PID
+    files while the namespace exists, so that if this runner dies, the next one of the same
+    directory removes it (``remove_recorded_namespaces``)."""
+    directory = pid_directory()
+    if directory is None:
+        return None
+    path = directory / f"netns-{name}.json"
+    path.write_text(json.dumps({"netns": name}))
+    return path
+
+
+def remove_recorded_namespaces(directory: Path) -> list[str]:
+    """Remove the namespaces a dead runner of this directory recorded (call only while
+    holding the directory's writer lock, like ``lab.processes.stop_leftovers``)."""
+    removed = []
+    for path in sorted(Path(directory).glob("netns-*.json")):
+        try:
+            name = str(json.loads(path.read_text())["netns"])
+        except (OSError, ValueError, KeyError, TypeError):
+            name = None  # half-written by a runner killed mid-write: nothing made yet
+        if name is not None and name in list_namespaces():
+            remove_namespace(name)  # kills what still runs inside; links and qdiscs go too
+            removed.append(f"network namespace {name}")
+        path.unlink(missing_ok=True)
+    return removed
 
 
 def cleanup_leftovers(*, include_live: bool = False) -> list[str]:

@@ -83,35 +83,26 @@ def recording_pids(directory: Path) -> Iterator[Path]:
         _PID_DIRECTORY.reset(token)
 
 
-def record_namespace(name: str) -> Path | None:
-    """Inside ``recording_pids``: leave ``directory/netns-<name>.json`` while the network
-    namespace ``name`` exists, so that if this runner dies, the next one of the same
-    directory removes it (lab/network.py deletes the file with the namespace)."""
-    directory = _PID_DIRECTORY.get()
-    if directory is None:
-        return None
-    path = directory / f"netns-{name}.json"
-    path.write_text(json.dumps({"netns": name}))
-    return path
+def pid_directory() -> Path | None:
+    """The directory ``recording_pids`` is filling, if any (lab.network records its
+    namespaces there too)."""
+    return _PID_DIRECTORY.get()
 
 
 def stop_leftovers(directory: Path) -> list[str]:
     """Stop the processes a dead runner left, from their PID files in ``directory``.
 
-    Namespace files (``record_namespace``) name a namespace to remove. A PID is stopped
-    only if it still runs the recorded command line (or, for a command run
+    A PID is stopped only if it still runs the recorded command line (or, for a command run
     through a wrapper that execs, such as ``ip netns exec``, its tail) and started at the
     recorded time. Call it only while holding the directory's writer lock: then no live
     runner owns these files. Returns one description per process stopped.
     """
     stopped = []
     for pid_file in sorted(Path(directory).glob("*.json")):
+        if pid_file.name.startswith("netns-"):
+            continue  # a namespace: lab.network.remove_recorded_namespaces
         try:
             entry = json.loads(pid_file.read_text())
-            if "netns" in entry:  # a namespace of this directory's dead runner
-                stopped += _remove_namespace_left(str(entry["netns"]))
-                pid_file.unlink(missing_ok=True)
-                continue
             pid, argv, started = int(entry["pid"]), list(entry["argv"]), str(entry["started"])
         except (OSError, ValueError, KeyError, TypeError):
             pid_file.unlink(missing_ok=True)  # half-written by a runner killed mid-write
@@ -122,15 +113,6 @@ def stop_leftovers(directory: Path) -> list[str]:
             stopped.append(f"PID {pid} ({' '.join(running)[:100]})")
         pid_file.unlink(missing_ok=True)
     return stopped
-
-
-def _remove_namespace_left(name: str) -> list[str]:
-    from iotsecbench.lab.network import list_namespaces, remove_namespace
-
-    if name not in list_namespaces():
-        return []
-    remove_namespace(name)  # kills what still runs inside, then deletes (links, qdiscs too)
-    return [f"network namespace {name}"]
 
 
 def _stop_group(pid: int, timeout_s: float = 3.0) -> None:

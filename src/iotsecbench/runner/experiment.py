@@ -20,6 +20,7 @@ from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.lab.network import remove_recorded_namespaces
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.runner.interrupts import SignalGuard
@@ -142,7 +143,7 @@ def run_experiment(
     pid_directory = results_dir / PID_DIRNAME
     with SignalGuard() as guard, DirectoryLock(results_dir):
         # Holding the lock, no live runner owns these: a killed runner's children.
-        leftovers = stop_leftovers(pid_directory)
+        leftovers = stop_leftovers(pid_directory) + remove_recorded_namespaces(pid_directory)
         if force_new:
             _set_aside_previous(results_dir)
         with ResultsStore.open(results_dir) as store, recording_pids(pid_directory):
