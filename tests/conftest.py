@@ -51,6 +51,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         )
 
 
+# A test that leaves a lab namespace behind (its runner dead) is a defect of the lab or of
+# the test; leftovers from before the session (an earlier killed run) are not this suite's.
+_LEFTOVERS_BEFORE = pytest.StashKey[set[str]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from iotsecbench.lab.network import leftover_namespaces
+
+    session.config.stash[_LEFTOVERS_BEFORE] = set(leftover_namespaces())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from iotsecbench.lab.network import leftover_namespaces
+
+    before = session.config.stash.get(_LEFTOVERS_BEFORE, set())
+    leaked = sorted(set(leftover_namespaces()) - before)
+    if leaked:
+        print(f"\nthe suite left network namespaces of dead runners behind: {leaked}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(scope="session")
 def mosquitto() -> str:
     """Path of the mosquitto binary; integration tests skip (with the reason) without it."""

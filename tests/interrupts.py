@@ -96,12 +96,13 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def lab_leftovers() -> list[str]:
-    """Network namespaces the lab made (``iotsb-<pid>-…``) whose runner is gone: leftovers,
-    not the live namespaces of another experiment running beside this one."""
+def lab_leftovers(runner_pid: int) -> list[str]:
+    """Network namespaces the given (dead) runner made (``iotsb-<pid>-…``) that are still
+    there: its leftovers, not those of another experiment or of an earlier, unrelated kill
+    (a machine may hold such; they are doctor --cleanup's business, not this trial's)."""
     from iotsecbench.lab.network import leftover_namespaces
 
-    return leftover_namespaces()
+    return [name for name in leftover_namespaces() if name.startswith(f"iotsb-{runner_pid}-")]
 
 
 @dataclass
@@ -160,7 +161,7 @@ def interrupt(out: Path, args: list[str], total: int, moment: str, signum: int) 
         kept=kept,
         resume_exit=resumed.returncode,
         left_after_resume=len(processes_mentioning(str(out))),
-        namespaces_left=len(lab_leftovers()),
+        namespaces_left=len(lab_leftovers(runner.pid)),
     )
 
 

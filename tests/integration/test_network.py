@@ -37,8 +37,9 @@ PROBLEM = network.support_problem()
 needs_netns = pytest.mark.skipif(PROBLEM is not None, reason=f"network emulation: {PROBLEM}")
 
 
-def root_state() -> dict[str, str]:
-    """What the runner's own namespace looks like: nothing here may change."""
+def root_state(ignoring: frozenset[str] = frozenset()) -> dict[str, str]:
+    """What the runner's own namespace looks like: nothing here may change. ``ignoring``:
+    namespaces this test did not make (an earlier kill's leftovers) that it may remove."""
     commands = {
         "links": ["ip", "-o", "link", "show"],
         "qdiscs": ["tc", "qdisc", "show"],
@@ -48,7 +49,9 @@ def root_state() -> dict[str, str]:
         name: subprocess.run(argv, capture_output=True, text=True).stdout
         for name, argv in commands.items()
     }
-    state["netns"] = "\n".join(n for n in network.list_namespaces() if n.startswith("iotsb-"))
+    state["netns"] = "\n".join(
+        n for n in network.list_namespaces() if n.startswith("iotsb-") and n not in ignoring
+    )
     return state
 
 
@@ -223,6 +226,7 @@ def test_teardown_leaves_nothing_also_on_error(tmp_path: Path) -> None:
 
 @needs_netns
 def test_injected_delay_and_loss_show_in_a_real_experiment(tmp_path: Path) -> None:
+    existing = set(network.list_namespaces())
     spec = tmp_path / "spec.toml"
     spec.write_text(
         'configurations = ["plain"]\n'
@@ -259,7 +263,9 @@ def test_injected_delay_and_loss_show_in_a_real_experiment(tmp_path: Path) -> No
     assert retransmissions["wifi-lossy-5"] > 0
     assert retransmissions["ideal"] == 0
     assert hosts == {"emitter", "broker", "receiver", "wire"}
-    assert not [n for n in network.list_namespaces() if n.startswith("iotsb-")]
+    assert not [
+        n for n in network.list_namespaces() if n.startswith("iotsb-") and n not in existing
+    ]
 
 
 def _start_runner(out: Path) -> subprocess.Popen[bytes]:
@@ -286,7 +292,8 @@ def _wait_for_agents(runner: subprocess.Popen[bytes], out: Path) -> list[str]:
 
 @needs_netns
 def test_sigkill_then_doctor_cleanup_leaves_nothing(tmp_path: Path) -> None:
-    before = root_state()
+    stale = frozenset(network.leftover_namespaces())  # doctor --cleanup removes these too
+    before = root_state(ignoring=stale)
     out = tmp_path / "killed"
     runner = _start_runner(out)
     names = _wait_for_agents(runner, out)
@@ -306,7 +313,7 @@ def test_sigkill_then_doctor_cleanup_leaves_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     for name in names:
         assert f"removed network namespace {name}" in result.stdout
-    assert root_state() == before
+    assert root_state(ignoring=stale) == before
     leftover = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _mentions(p, out)]
     assert leftover == []
 
