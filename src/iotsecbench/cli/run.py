@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -280,7 +281,7 @@ def _summarise_and_report(
     with SignalGuard():
         from iotsecbench.report import build  # noqa: F401  (matplotlib, with its backend)
         from iotsecbench.report.summary import summarise
-        from iotsecbench.report.terminal import summary_tables, warning_lines
+        from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
         from iotsecbench.runner.postprocess import analyze_and_report
 
     for leftover in outcome.leftovers_stopped:
@@ -298,6 +299,15 @@ def _summarise_and_report(
         stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
     elif finished.analysis_path is not None:
         stdout.print(f"statistics: {finished.analysis_path}")
+    findings = (
+        finished.report_path.parent / "findings.json" if finished.report_path is not None else None
+    )
+    if findings is not None and findings.exists():
+        lines = finding_lines(json.loads(findings.read_text(encoding="utf-8")))
+        if lines:
+            stdout.rule("Findings (against the baseline; 95 % intervals)", align="left")
+            for line in lines:
+                stdout.print(line, highlight=False)
     if finished.report_path is not None:
         stdout.print(f"report: {finished.report_path}")
 

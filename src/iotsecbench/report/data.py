@@ -17,7 +17,7 @@ import pandas as pd
 
 from iotsecbench.analysis.document import AnalysisDocument, read_analysis
 from iotsecbench.errors import SpecError
-from iotsecbench.report.summary import summarise
+from iotsecbench.report.summary import per_run_frame, summarise
 from iotsecbench.store import read
 
 
@@ -33,6 +33,8 @@ class ReportData:
     handshakes: pd.DataFrame | None = None  # + configuration (cell label)
     trace_groups: pd.DataFrame | None = None  # bench handshake --trace (docs/iotst.md)
     summary: pd.DataFrame | None = None
+    per_run: pd.DataFrame | None = None  # one row per ok run (report.summary.per_run_frame)
+    security: dict[str, dict[str, Any]] = field(default_factory=dict)  # per configuration
     experiment: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     configurations: list[str] = field(default_factory=list)
@@ -78,7 +80,9 @@ def load(source: Path) -> ReportData:
         data.handshakes = handshakes
         if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
             data.trace_groups = read.table(results_dir, "trace_groups")
-        data.summary = summarise(results_dir)
+        data.per_run = per_run_frame(results_dir)
+        data.summary = summarise(results_dir, data.per_run)
+        data.security = read.security_properties(results_dir)
         spec_file = results_dir / "spec.json"
         data.spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}
         experiment_file = results_dir / "experiment.json"

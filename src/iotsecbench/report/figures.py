@@ -9,23 +9,38 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from scipy import stats
 
 from iotsecbench.analysis.describe import cumulative_mah, to_one_hertz
 from iotsecbench.analysis.document import ComparisonRow
 from iotsecbench.report.data import ReportData
+from iotsecbench.report.interactive import render_svg
+from iotsecbench.report.readable import MEASURED, MODELLED
 from iotsecbench.report.style import Palette, plt, styled
 
 # Log axes label ticks as 0.6, 1, 2 rather than 6×10⁻¹.
 PLAIN_NUMBERS = FuncFormatter(lambda value, _position: f"{value:g}")
 
-MEASURED = "measured"
-MODELLED = "modelled"
+
+def log_scale(axes, which: str = "y") -> None:
+    """A log axis labelled at 1, 2 and 5 of each decade, in plain numbers; minor ticks
+    unlabelled (labelling them all overlapped 0.4 … 0.9 on a narrow axis)."""
+    getattr(axes, f"set_{which}scale")("log")
+    axis = getattr(axes, f"{which}axis")
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(PLAIN_NUMBERS)
+    axis.set_minor_formatter(NullFormatter())
+
+
+# Vector formats build_figures was asked for (report --figures svg,pdf), for _finish to save.
+EXPORTS: ContextVar[tuple[str, ...]] = ContextVar("EXPORTS", default=())
+VECTOR_FORMATS = ("svg", "pdf")
 
 
 @dataclass(frozen=True)
@@ -34,19 +49,37 @@ class ReportFigure:
     title: str
     caption: str  # says measured/modelled and what bands and lines mean
     provenance: str  # MEASURED or MODELLED
-    png: bytes
+    png: bytes  # the static fallback (Markdown, LaTeX, figures/<key>.png)
+    svg: bytes = b""  # inline in the HTML; series carry ids the page toggles
+    hover: dict = field(default_factory=dict)  # interactive.Hover.to_dict()
+    exports: dict[str, bytes] = field(default_factory=dict)  # format → file (svg, pdf)
 
 
 def _finish(key: str, title: str, caption: str, provenance: str, figure) -> ReportFigure:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
+    svg, hover = render_svg(figure, key)
+    exports = {"svg": svg} if "svg" in EXPORTS.get() else {}
+    if "pdf" in EXPORTS.get():
+        pdf = io.BytesIO()
+        figure.savefig(pdf, format="pdf", metadata={"Title": title, "Creator": "iotsecbench"})
+        exports["pdf"] = pdf.getvalue()
     plt.close(figure)
     label = (
         "Measured on this host"
         if provenance == MEASURED
         else "Modelled device energy (docs/energy-model.md)"
     )
-    return ReportFigure(key, title, f"{label}. {caption}", provenance, buffer.getvalue())
+    return ReportFigure(
+        key,
+        title,
+        f"{label}. {caption}",
+        provenance,
+        buffer.getvalue(),
+        svg,
+        hover.to_dict(),
+        exports,
+    )
 
 
 def per_second(current: pd.DataFrame) -> pd.DataFrame:
@@ -254,9 +287,7 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
         patch.set_alpha(0.5)
     left.set_xticks(range(1, len(names) + 1), names, rotation=20, ha="right")
     left.set_ylabel("one-way latency (ms)")
-    left.set_yscale("log")
-    left.yaxis.set_major_formatter(PLAIN_NUMBERS)
-    left.yaxis.set_minor_formatter(PLAIN_NUMBERS)
+    log_scale(left, "y")
     left.set_title("distribution (log scale)")
     for name, sample in zip(names, values, strict=True):
         ordered = np.sort(sample)
@@ -268,8 +299,7 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
             ls=palette.line_style(name),
             label=name,
         )
-    right.set_xscale("log")
-    right.xaxis.set_major_formatter(PLAIN_NUMBERS)
+    log_scale(right, "x")
     right.set_xlabel("one-way latency (ms, log scale)")
     right.set_ylabel("fraction of messages ≤ x")
     right.set_title("ECDF")
@@ -617,8 +647,8 @@ def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None
     limits = [frame["payload"].min(), frame["payload"].max()]
     axis.plot(limits, limits, color="grey", lw=0.8, ls=":", label="payload only")
     if frame["payload"].nunique() > 1:
-        axis.set_xscale("log")
-        axis.set_yscale("log")
+        log_scale(axis, "x")
+        log_scale(axis, "y")
     axis.set_xlabel("payload (bytes)")
     axis.set_ylabel("TCP bytes sent per message")
     axis.legend(fontsize=7)
@@ -659,8 +689,8 @@ def _block_panels(
                 ls=palette.line_style(configuration),
                 label=configuration,
             )
-        axis.set_xscale("log")
-        axis.set_yscale("log")
+        log_scale(axis, "x")
+        log_scale(axis, "y")
         axis.set_title(method)
         axis.set_xlabel("block size (payload bytes per message)")
     axes[0].set_ylabel(ylabel)
@@ -722,14 +752,20 @@ BUILDERS: tuple[Callable[[ReportData, Palette], ReportFigure | None], ...] = (
 def build_figures(
     data: ReportData,
     builders: Sequence[Callable[[ReportData, Palette], ReportFigure | None]] = BUILDERS,
+    exports: Sequence[str] = (),
 ) -> tuple[list[ReportFigure], list[str]]:
-    """Every figure of ``builders`` the data allows, and the names of those it does not."""
+    """Every figure of ``builders`` the data allows, and the names of those it does not;
+    each also in the vector ``exports`` (svg, pdf) asked for."""
     palette = Palette(data.configurations)
     figures, skipped = [], []
-    for builder in builders:
-        figure = builder(data, palette)
-        if figure is None:
-            skipped.append(builder.__name__.replace("_", " "))
-        else:
-            figures.append(figure)
+    token = EXPORTS.set(tuple(exports))
+    try:
+        for builder in builders:
+            figure = builder(data, palette)
+            if figure is None:
+                skipped.append(builder.__name__.replace("_", " "))
+            else:
+                figures.append(figure)
+    finally:
+        EXPORTS.reset(token)
     return figures, skipped

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from iotsecbench.report.data import ReportData
-from iotsecbench.report.figures import MEASURED, ReportFigure, _finish
+from iotsecbench.report.figures import ReportFigure, _finish, log_scale
+from iotsecbench.report.readable import MEASURED
 from iotsecbench.report.style import Palette, plt, styled
 
 TARGET_CI = 0.01  # the study's ±1 % at 95 %
@@ -65,7 +66,7 @@ def iotst_ci_width(data: ReportData, palette: Palette) -> ReportFigure | None:
         widths = np.asarray(details["ci_half_width_by_repetitions"], dtype=float)
         axis.plot(widths[:, 0], 100 * widths[:, 1], lw=1.0, label=_short(configuration))
     axis.axhline(100 * TARGET_CI, color="black", ls="--", lw=0.8, label="±1 % (the study)")
-    axis.set_yscale("log")
+    log_scale(axis, "y")
     axis.xaxis.get_major_locator().set_params(integer=True)
     axis.set_xlabel("repetitions")
     axis.set_ylabel("95 % CI half-width (% of mean)")
@@ -122,7 +123,7 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
             s=22,
             label=f"modelled: {shown[0][1][1]}, one core",
         )
-    axis.set_xscale("log")
+    log_scale(axis, "x")
     _label_rows(axis, positions, traced, "handshake time (ms, log)")
     return _finish(
         "iotst-cost",
@@ -206,7 +207,7 @@ def iotst_quantum(data: ReportData, palette: Palette) -> ReportFigure | None:
             rotation=90,
             ha="right",
         )
-    axis.set_xscale("log")
+    log_scale(axis, "x")
     axis.set_xlabel("longest uninterrupted on-CPU run in the group (µs, log)")
     axis.tick_params(axis="y", labelsize=7)
     return _finish(

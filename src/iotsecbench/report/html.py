@@ -1,8 +1,10 @@
 """The self-contained HTML report: one file, images embedded, no network needed to view it,
 readable on a laptop and printable.
 
-Sections: experiment (spec, software, host, date, run order) · summary · hypotheses ·
-figures · pairwise inference and reliability tables · warnings · methods · raw data.
+Sections: findings (the answer, one sentence per configuration and metric) · summary ·
+hypotheses (a configuration × H1/H2/H3 × role matrix) · figures (inline SVG a reader can
+hover, toggle and zoom) · pairwise inference and reliability tables · warnings · experiment
+(spec, software, host, date, run order) · methods · raw data (with the long hypothesis table).
 """
 
 from __future__ import annotations
@@ -16,15 +18,27 @@ from typing import Any
 from iotsecbench import __version__
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure
+from iotsecbench.report.findings import Findings
+from iotsecbench.report.interactive import inline_svg
+from iotsecbench.report.readable import (
+    configuration_name,
+    decimals_for,
+    effect_word,
+    interval_text,
+    metric,
+    number,
+    with_unit,
+)
 from iotsecbench.report.tables import ReportTable
 
 SECTIONS = (
-    "experiment",
+    "findings",
     "summary",
     "hypotheses",
     "figures",
     "tables",
     "warnings",
+    "experiment",
     "methods",
     "raw-data",
 )
@@ -34,7 +48,7 @@ CSS = """
         --warn: #9a4d00; --bg-warn: #fff4e5; --ok: #00704a; --bad: #b3261e; }
 * { box-sizing: border-box; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
-       max-width: 1100px; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; }
+       max-width: 1100px; margin: 0 auto; padding: 1.5rem 1.25rem 4rem; overflow-wrap: anywhere; }
 header { border-bottom: 2px solid var(--accent); margin-bottom: 1rem; }
 h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid var(--rule); }
@@ -47,16 +61,42 @@ th, td { padding: .25rem .45rem; border-bottom: 1px solid var(--rule); text-alig
          vertical-align: top; }
 th { background: #f3f6f9; position: sticky; top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.scroll { overflow-x: auto; }
+/* Wide tables scroll in their own box; the first column (what a row is) stays in view. */
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll table { width: auto; min-width: 100%; }
+.scroll td:first-child, .scroll th:first-child { position: sticky; left: 0; z-index: 1;
+  background: white; box-shadow: 1px 0 0 var(--rule); overflow-wrap: normal; }
+.scroll th:first-child { background: #f3f6f9; z-index: 2; }
+th, td { overflow-wrap: normal; }
+ul.findings { padding-left: 1.1rem; margin: .2rem 0 .8rem; }
+ul.findings li { margin: .25rem 0; }
+ul.findings li.changed { font-weight: 600; }
+ul.findings .caveat { font-weight: normal; color: var(--muted); font-size: .88rem; }
+.pareto { border-left: 4px solid var(--accent); padding: .3rem .7rem; background: #f3f6f9; }
+table.matrix td { min-width: 9rem; }
+table.matrix summary { cursor: pointer; }
+.verdict-contradicted { color: var(--bad); font-weight: 600; }
 figure { margin: 1.2rem 0 2rem; page-break-inside: avoid; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--rule); }
+.plot { position: relative; border: 1px solid var(--rule); max-width: 820px; }
+.plot svg { display: block; width: 100%; height: auto; user-select: none; }
+.tip { position: absolute; pointer-events: none; background: rgba(27,27,27,.92); color: white;
+       font-size: .78rem; padding: .2rem .45rem; border-radius: .25rem; max-width: 22rem; }
+.figure-tools { display: flex; flex-wrap: wrap; gap: .3rem; margin: .2rem 0 .4rem;
+                font-size: .78rem; }
+.figure-tools button { font: inherit; border: 1px solid var(--rule); background: white;
+                       border-radius: .8rem; padding: .05rem .55rem; cursor: pointer; }
+.figure-tools button[aria-pressed="false"] { opacity: .45; text-decoration: line-through; }
+.figure-tools .zoom { margin-left: auto; display: flex; gap: .2rem; }
+.swatch { display: inline-block; width: .7rem; height: .7rem; border-radius: .2rem;
+          margin-right: .3rem; vertical-align: -.05rem; }
 figcaption { font-size: .88rem; color: var(--muted); margin-top: .3rem; }
 .tag { display: inline-block; font-size: .72rem; padding: .05rem .4rem; border-radius: .6rem;
        margin-right: .4rem; color: white; vertical-align: middle; }
 .tag.measured { background: var(--ok); }
 .tag.modelled { background: var(--warn); }
 .verdict-supported { color: var(--ok); font-weight: 600; }
-.verdict-not-supported, .verdict-inconclusive { color: var(--bad); font-weight: 600; }
+.verdict-not-supported, .verdict-inconclusive { color: var(--muted); font-weight: 600; }
 .warning { background: var(--bg-warn); border-left: 4px solid var(--warn); padding: .4rem .7rem;
            margin: .4rem 0; font-size: .88rem; }
 .warning .fix { color: var(--muted); }
@@ -67,11 +107,21 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1r
            font-size: .9rem; }
 dl.facts dt { color: var(--muted); }
 @media print {
-  body { max-width: none; font-size: 11pt; }
-  nav, details > summary::marker { display: none; }
-  th { position: static; }
-  h2 { page-break-after: avoid; }
+  body { max-width: none; font-size: 10pt; padding: 0; }
+  nav, .figure-tools, details > summary::marker { display: none; }
+  th, .scroll td:first-child, .scroll th:first-child { position: static; box-shadow: none; }
+  h2, h3 { page-break-after: avoid; }
   .scroll { overflow: visible; }
+  table { font-size: 8pt; }
+  details { display: block; }
+  details > *:not(summary) { display: block; }
+  figure, tr, li { page-break-inside: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
+@media (max-width: 600px) {
+  body { padding: 1rem .6rem 3rem; font-size: 14px; }
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { margin: 0 0 .4rem; }
 }
 """
 
@@ -199,44 +249,195 @@ def _readable(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _findings_section(findings: Findings) -> str:
+    """The answer first: per configuration, one sentence per headline metric."""
+    if not findings.items:
+        return (
+            '<section id="findings"><h2>Findings</h2><p class="muted">No findings: they need '
+            "the statistics (<code>iotsecbench analyze DIR</code>) and at least two "
+            "configurations.</p></section>"
+        )
+    parts = [
+        '<section id="findings"><h2>Findings</h2>',
+        f'<p class="muted">Each configuration against the baseline '
+        f"<b>{escape(configuration_name(str(findings.baseline)))}</b>, 95 % intervals"
+        f"{f'; {escape(findings.context)}' if findings.context else ''}. "
+        "Bold: the interval excludes no change.</p>",
+    ]
+    for configuration in findings.configurations:
+        items = "".join(
+            f'<li class="{"changed" if f.significant else "unchanged"}">'
+            f'<span class="tag {escape(f.kind)}">{escape(f.kind)}</span>{escape(f.sentence)}'
+            f"{f' <span class=caveat>{escape(f.caveat)}</span>' if f.caveat else ''}</li>"
+            for f in findings.of(configuration)
+        )
+        parts.append(
+            f'<h3>{escape(configuration_name(configuration))}</h3><ul class="findings">{items}</ul>'
+        )
+    if findings.pareto:
+        parts.append(f'<p class="pareto">{escape(findings.pareto)}</p>')
+    parts += [f'<div class="warning">{escape(note)}</div>' for note in findings.notes]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+HYPOTHESIS_TITLES = {
+    "H1": "H1 · costs more than the baseline",
+    "H2": "H2 · lies between the baseline and another",
+    "H3": "H3 · beaten on every Pareto axis",
+}
+
+
+def _subject(h: Any) -> str:
+    """The configuration a hypothesis is about, from its evidence (H1: ``x − baseline``; H2:
+    the lower comparison ``c − baseline``) or, for H3, the statement's first word."""
+    evidence = h.evidence if isinstance(h.evidence, dict) else {}
+    comparison = evidence.get("comparison") or (evidence.get("lower") or {}).get("comparison")
+    if comparison:
+        return str(comparison).split(" − ")[0]
+    return str(h.statement).split(" ")[0]
+
+
+def _evidence_text(h: Any) -> str:
+    """One comparison as a reader says it: Δ with unit, interval at the same rounding, d."""
+    evidence = h.evidence if isinstance(h.evidence, dict) else {}
+
+    def one(record: dict[str, Any]) -> str:
+        about = metric(str(evidence.get("metric", "")))
+        low, high = float(record["ci_low"]), float(record["ci_high"])
+        decimals = decimals_for((high - low) / 2)
+        text = (
+            f"{record.get('comparison', '')}: Δ = "
+            f"{with_unit(number(float(record['difference']), decimals, signed=True), about.unit)}"
+            f" (95 % CI {with_unit(interval_text(low, high, decimals), about.unit)})"
+        )
+        word = effect_word(record.get("cohens_d"))
+        return text + (f", {word} effect (d = {number(record['cohens_d'], 2)})" if word else "")
+
+    if {"difference", "ci_low", "ci_high"} <= set(evidence):
+        return one(evidence)
+    if "lower" in evidence and "upper" in evidence:
+        return f"{one(evidence['lower'])}; {one(evidence['upper'])}"
+    return _readable(evidence)
+
+
 def _hypotheses_section(data: ReportData) -> str:
+    """A configuration × hypothesis × role matrix; each cell opens its evidence."""
     hypotheses = data.analysis.hypotheses if data.analysis is not None else []
     if not hypotheses:
         return (
             '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
             "run <code>iotsecbench analyze</code> on the results directory.</p></section>"
         )
-    rows = []
+    cells: dict[tuple[str, str], list[str]] = {}
+    columns: list[tuple[str, str]] = []
+    metric_names = set()
     for h in hypotheses:
+        evidence = h.evidence if isinstance(h.evidence, dict) else {}
+        role = str(evidence.get("device", "")) if h.id != "H3" else ""
+        if evidence.get("metric"):
+            metric_names.add(metric(str(evidence["metric"])).heading())
+        column = (str(h.id), role)
+        if column not in columns:
+            columns.append(column)
         verdict = str(h.verdict)
-        css = "verdict-" + verdict.replace(" ", "-")
-        evidence_text = _readable(h.evidence)
-        rows.append(
-            f"<tr><td>{escape(str(h.id))}</td><td>{escape(h.statement)}"
-            f"</td><td class='{css}'>{escape(verdict)}</td>"
-            f"<td class='muted'>{escape(evidence_text)}</td></tr>"
+        label = verdict
+        if h.id == "H2":  # one cell holds H2 against every other configuration
+            other = h.statement.split(" and ", 1)[1].split(" on ")[0]
+            label = f"vs {configuration_name(other)}: {verdict}"
+        cells.setdefault((_subject(h), f"{h.id}|{role}"), []).append(
+            f'<details class="verdict-{escape(verdict.replace(" ", "-"))}">'
+            f"<summary>{escape(label)}</summary>"
+            f'<p class="muted">{escape(h.statement)}. {escape(_evidence_text(h))}</p></details>'
         )
+    columns.sort(key=lambda c: (c[0], c[1]))
+    head = "".join(
+        f"<th>{escape(HYPOTHESIS_TITLES.get(hid, hid))}{f'<br>{escape(role)}' if role else ''}</th>"
+        for hid, role in columns
+    )
+    rows = "".join(
+        f"<tr><td>{escape(configuration_name(name))}</td>"
+        + "".join(
+            f"<td>{''.join(cells.get((name, f'{hid}|{role}'), ['–']))}</td>"
+            for hid, role in columns
+        )
+        + "</tr>"
+        for name in data.configurations
+        if any(key[0] == name for key in cells)
+    )
+    on_metrics = f" on {', '.join(sorted(metric_names))}" if metric_names else ""
     return (
-        '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">The study\'s H1–H3 '
-        "generalised to every configuration against the baseline "
-        f"<b>{escape(str(data.baseline))}</b>, each with its evidence.</p>"
+        '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">The stability study\'s '
+        "H1–H3 generalised to every configuration against the baseline "
+        f"<b>{escape(configuration_name(str(data.baseline)))}</b>{escape(on_metrics)}. "
+        "Open a verdict for its evidence; every hypothesis, one per row, is under "
+        '<a href="#raw-data">raw data</a>.</p>'
+        f"<div class='scroll'><table class='matrix'><thead><tr><th>configuration</th>{head}"
+        f"</tr></thead><tbody>{rows}</tbody></table></div></section>"
+    )
+
+
+def _hypotheses_table(data: ReportData) -> str:
+    hypotheses = data.analysis.hypotheses if data.analysis is not None else []
+    if not hypotheses:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(str(h.id))}</td><td>{escape(h.statement)}</td>"
+        f"<td class='verdict-{escape(str(h.verdict).replace(' ', '-'))}'>"
+        f"{escape(str(h.verdict))}</td><td class='muted'>{escape(_evidence_text(h))}</td></tr>"
+        for h in hypotheses
+    )
+    return (
+        "<details><summary>Every hypothesis with its evidence</summary>"
         "<div class='scroll'><table><thead><tr><th>id</th><th>statement</th><th>verdict</th>"
-        f"<th>evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-        "</section>"
+        f"<th>evidence</th></tr></thead><tbody>{rows}</tbody></table></div></details>"
+    )
+
+
+def _figure_html(figure: ReportFigure) -> str:
+    """An inline SVG with its series buttons, zoom buttons and hover data; the PNG where no
+    SVG was drawn."""
+    key = escape(figure.key)
+    head = (
+        f'<h3><span class="tag {escape(figure.provenance)}">{escape(figure.provenance)}</span>'
+        f"{escape(figure.title)}</h3>"
+    )
+    alt = escape(f"{figure.title}. {figure.caption}")
+    if not figure.svg:
+        encoded = base64.b64encode(figure.png).decode("ascii")
+        return (
+            f'<figure id="figure-{key}">{head}<img alt="{alt}" '
+            f'src="data:image/png;base64,{encoded}"><figcaption>{escape(figure.caption)}'
+            "</figcaption></figure>"
+        )
+    buttons = "".join(
+        f'<button type="button" class="series" aria-pressed="true" data-index="{i}" '
+        f'data-prefix="{escape(s["id"])}"><span class="swatch" '
+        f'style="background:{escape(s["colour"])}"></span>{escape(s["label"])}</button>'
+        for i, s in enumerate(figure.hover.get("series", []))
+    )
+    data = json.dumps(figure.hover, separators=(",", ":")).replace("</", "<\\/")
+    return (
+        f'<figure id="figure-{key}" class="interactive">{head}'
+        f'<div class="figure-tools">{buttons}<span class="zoom">'
+        '<button type="button" data-zoom="in" title="zoom in">+</button>'
+        '<button type="button" data-zoom="out" title="zoom out">−</button>'
+        '<button type="button" data-zoom="reset" title="whole figure">reset</button></span></div>'
+        f'<div class="plot" role="img" aria-label="{alt}">{inline_svg(figure.svg, figure.key)}'
+        '<div class="tip" hidden></div></div>'
+        f'<script type="application/json" class="hover-data">{data}</script>'
+        f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
     )
 
 
 def _figures_section(figures: list[ReportFigure], skipped: list[str]) -> str:
-    parts = ['<section id="figures"><h2>Figures</h2>']
-    for figure in figures:
-        encoded = base64.b64encode(figure.png).decode("ascii")
-        parts.append(
-            f'<figure id="figure-{escape(figure.key)}"><h3><span class="tag '
-            f'{escape(figure.provenance)}">{escape(figure.provenance)}</span>'
-            f"{escape(figure.title)}</h3>"
-            f'<img alt="{escape(figure.title)}" src="data:image/png;base64,{encoded}">'
-            f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
-        )
+    parts = [
+        '<section id="figures"><h2>Figures</h2><p class="muted">Point at a mark for its '
+        "values; a series button hides or shows that series; +/− or Ctrl + wheel zoom, drag "
+        "pans, double-click resets. <code>iotsecbench report DIR --figures svg,pdf</code> "
+        "writes each figure as vector graphics for a paper.</p>"
+    ]
+    parts += [_figure_html(figure) for figure in figures]
     if skipped:
         parts.append(
             f"<p class='muted'>Not drawn (no data for them in this report): "
@@ -244,6 +445,83 @@ def _figures_section(figures: list[ReportFigure], skipped: list[str]) -> str:
         )
     parts.append("</section>")
     return "".join(parts)
+
+
+# The figures' behaviour, inlined (no library, nothing fetched): nearest point under the
+# pointer → its values; series buttons hide that series' SVG groups (ids KEY-s<i>-<n>) and
+# its points; zoom and pan move the SVG's viewBox.
+FIGURE_SCRIPT = """
+(() => {
+  for (const fig of document.querySelectorAll("figure.interactive")) {
+    const data = JSON.parse(fig.querySelector("script.hover-data").textContent);
+    const plot = fig.querySelector(".plot"), svg = plot.querySelector("svg");
+    const tip = plot.querySelector(".tip"), hidden = new Set();
+    const full = [0, 0, data.w, data.h];
+    let view = full.slice(), drag = null;
+    svg.removeAttribute("width"); svg.removeAttribute("height");
+    const show = () => svg.setAttribute("viewBox", view.join(" "));
+    show();
+    const at = (ev) => {
+      const r = svg.getBoundingClientRect();
+      return [view[0] + (ev.clientX - r.left) / r.width * view[2],
+              view[1] + (ev.clientY - r.top) / r.height * view[3]];
+    };
+    const zoom = (factor, centre) => {
+      const c = centre || [view[0] + view[2] / 2, view[1] + view[3] / 2];
+      view = [c[0] - (c[0] - view[0]) * factor, c[1] - (c[1] - view[1]) * factor,
+              view[2] * factor, view[3] * factor];
+      if (view[2] >= full[2]) view = full.slice();
+      show();
+    };
+    svg.addEventListener("mousemove", (ev) => {
+      if (drag) {
+        const r = svg.getBoundingClientRect();
+        view[0] = drag[0] - (ev.clientX - drag[2]) / r.width * view[2];
+        view[1] = drag[1] - (ev.clientY - drag[3]) / r.height * view[3];
+        show(); return;
+      }
+      const [x, y] = at(ev), reach = 14 * view[2] / svg.getBoundingClientRect().width;
+      let best = null, distance = Infinity;
+      for (const p of data.points) {
+        if (p[2] >= 0 && hidden.has(p[2])) continue;
+        const d = Math.hypot(p[0] - x, p[1] - y);
+        if (d < distance) { distance = d; best = p; }
+      }
+      if (!best || distance > reach) { tip.hidden = true; return; }
+      tip.textContent = best[3]; tip.hidden = false;
+      const r = plot.getBoundingClientRect();
+      tip.style.left = Math.min(ev.clientX - r.left + 12, r.width - tip.offsetWidth) + "px";
+      tip.style.top = (ev.clientY - r.top + 14) + "px";
+    });
+    svg.addEventListener("mouseleave", () => { tip.hidden = true; drag = null; });
+    svg.addEventListener("mousedown", (ev) => {
+      if (view[2] < full[2]) drag = [view[0], view[1], ev.clientX, ev.clientY];
+    });
+    window.addEventListener("mouseup", () => { drag = null; });
+    svg.addEventListener("dblclick", () => { view = full.slice(); show(); });
+    svg.addEventListener("wheel", (ev) => {
+      if (!(ev.ctrlKey || ev.metaKey)) return;  // plain wheel scrolls the page
+      ev.preventDefault(); zoom(ev.deltaY < 0 ? 0.8 : 1.25, at(ev));
+    }, { passive: false });
+    for (const button of fig.querySelectorAll("button[data-zoom]")) {
+      button.addEventListener("click", () => {
+        const how = button.dataset.zoom;
+        if (how === "reset") { view = full.slice(); show(); } else zoom(how === "in" ? 0.8 : 1.25);
+      });
+    }
+    for (const button of fig.querySelectorAll("button.series")) {
+      button.addEventListener("click", () => {
+        const index = Number(button.dataset.index), off = !hidden.has(index);
+        off ? hidden.add(index) : hidden.delete(index);
+        button.setAttribute("aria-pressed", String(!off));
+        for (const el of svg.querySelectorAll(`[id^="${button.dataset.prefix}"]`)) {
+          el.style.display = off ? "none" : "";
+        }
+      });
+    }
+  }
+})();
+"""
 
 
 def _subject_text(subject: Any) -> str:
@@ -399,11 +677,15 @@ def _raw_data_section(data: ReportData) -> str:
         )
     else:
         body = f"<p>Statistics from <code>{escape(source)}</code> (analysis.json).</p>"
-    return f'<section id="raw-data"><h2>Raw data</h2>{body}</section>'
+    return f'<section id="raw-data"><h2>Raw data</h2>{body}{_hypotheses_table(data)}</section>'
 
 
 def render(
-    data: ReportData, figures: list[ReportFigure], skipped: list[str], tables: list[ReportTable]
+    data: ReportData,
+    figures: list[ReportFigure],
+    skipped: list[str],
+    tables: list[ReportTable],
+    findings: Findings,
 ) -> str:
     """The whole report as one HTML string."""
     name = data.spec.get("name") or data.source.name
@@ -427,7 +709,7 @@ def render(
 <span class="tag measured">measured</span> on this host,
 <span class="tag modelled">modelled</span> for the device (energy model)</p></header>
 <nav>{nav}</nav>
-{_experiment_section(data)}
+{_findings_section(findings)}
 <section id="summary"><h2>Summary</h2>{summary_html}</section>
 {_hypotheses_section(data)}
 {_figures_section(figures, skipped)}
@@ -435,7 +717,9 @@ def render(
         other_tables or "<p class='muted'>No analysis yet.</p>"
     }</section>
 {_warnings_section(data)}
+{_experiment_section(data)}
 {_methods_section(data)}
 {_raw_data_section(data)}
+<script>{FIGURE_SCRIPT}</script>
 </body></html>
 """

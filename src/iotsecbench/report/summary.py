@@ -18,6 +18,8 @@ from iotsecbench.analysis.describe import cumulative_mah
 from iotsecbench.store import read
 
 PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+# Summary columns over every message of a configuration, not means of per-run values.
+POOLED = ("runs", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms")
 # The block-sizes study's per-run columns of `runs` the summary averages over runs.
 PER_BYTE_KEYS = (
     "throughput_kib_s",
@@ -133,26 +135,57 @@ def _spec_position(order: list[str], group: pd.DataFrame) -> tuple[int, int, flo
     return position, int(first["payload_bytes"]), float(first["rate_hz"]), int(first["qos"])
 
 
-def summarise(results_dir: Path) -> pd.DataFrame:
-    """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings."""
+def per_run_frame(results_dir: Path) -> pd.DataFrame:
+    """One row per ok run: ``run_id``, ``configuration`` (cell label) and the per-run values
+    the summary averages, plus the run's own latency percentiles and connection set-up time
+    (what run-level intervals in the findings resample)."""
     runs = read.runs_frame(results_dir)
     runs = runs[runs["status"] == "ok"]
     if runs.empty:
-        return pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"])
+        return pd.DataFrame(columns=["run_id", "configuration"])
     tables = {
         name: read.table(results_dir, name)
         for name in ("samples", "events", "messages", "handshakes")
     }
     latency = read.latency_frame(results_dir)
     rows = []
+    for _, run in runs.iterrows():
+        values: dict[str, Any] = {"run_id": run["run_id"], "configuration": run["cell_label"]}
+        values.update(_per_run(run, tables))
+        phases = [values[f"{p}_ms"] for p in PHASES if np.isfinite(values[f"{p}_ms"])]
+        values["setup_ms"] = float(sum(phases)) if phases else np.nan
+        mine = (latency["configuration"] == run["cell_label"]) & (
+            latency["run"] == run["repetition"]
+        )
+        own = latency.loc[mine, "latency_ms"].to_numpy(dtype=float)
+        for name, q in (("latency_p50_ms", 50), ("latency_p99_ms", 99)):
+            values[name] = float(np.percentile(own, q)) if len(own) else np.nan
+        values["latency_mean_ms"] = float(own.mean()) if len(own) else np.nan
+        rows.append(values)
+    return pd.DataFrame(rows)
+
+
+def summarise(results_dir: Path, per_run: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings.
+    Latency percentiles pool every message of the configuration's runs."""
+    runs = read.runs_frame(results_dir)
+    runs = runs[runs["status"] == "ok"]
+    if runs.empty:
+        return pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"])
+    if per_run is None:
+        per_run = per_run_frame(results_dir)
+    messages_table = read.table(results_dir, "messages")
+    latency = read.latency_frame(results_dir)
+    averaged = [c.key for c in COLUMNS if c.key in per_run and c.key not in POOLED]
+    rows = []
     order = _spec_order(results_dir)  # read once, not per configuration
     for label, group in sorted(
         runs.groupby("cell_label", sort=False),
         key=lambda item: _spec_position(order, item[1]),
     ):
-        per_run = pd.DataFrame([_per_run(run, tables) for _, run in group.iterrows()])
+        own_runs = per_run[per_run["configuration"] == label]
         row: dict[str, Any] = {"configuration": label, "runs": len(group)}
-        row.update(per_run.mean(numeric_only=True).to_dict())
+        row.update(own_runs[averaged].astype(float).mean().to_dict())
         lat = latency.loc[latency["configuration"] == label, "latency_ms"].to_numpy(dtype=float)
         if len(lat):
             row.update(
@@ -161,7 +194,7 @@ def summarise(results_dir: Path) -> pd.DataFrame:
                 latency_p95_ms=np.percentile(lat, 95),
                 latency_p99_ms=np.percentile(lat, 99),
             )
-        messages = tables["messages"][tables["messages"]["run_id"].isin(group["run_id"])]
+        messages = messages_table[messages_table["run_id"].isin(group["run_id"])]
         row["seal_us"] = messages["seal_cpu_ns"].median() / 1e3
         row["open_us"] = messages["open_cpu_ns"].median() / 1e3
         peak = group[["peak_rss_emitter_bytes", "peak_rss_receiver_bytes"]].max().max()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iotsecbench.report.data import ReportData
+from iotsecbench.report.readable import decimals_for, metric
 from iotsecbench.report.summary import COLUMNS as SUMMARY_COLUMNS
 
 
@@ -17,15 +18,19 @@ class TableColumn:
     title: str
     unit: str = ""
     digits: int | None = None  # None: text
+    digits_key: str | None = None  # a row field holding this row's digits (set by its interval)
 
-    def format(self, value: Any) -> str:
+    def format(self, value: Any, row: dict[str, Any] | None = None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "–"
-        if self.digits is None:
+        digits = self.digits
+        if self.digits_key is not None and row is not None and self.digits_key in row:
+            digits = int(row[self.digits_key])
+        if digits is None:
             if isinstance(value, bool):
                 return "yes" if value else "no"
             return str(value)
-        return f"{float(value):.{self.digits}f}"
+        return f"{float(value):.{digits}f}"
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,8 @@ class ReportTable:
 
     def cells(self) -> list[list[str]]:
         return [
-            [column.format(row.get(column.key)) for column in self.columns] for row in self.rows
+            [column.format(row.get(column.key), row) for column in self.columns]
+            for row in self.rows
         ]
 
 
@@ -108,6 +114,8 @@ def inference_table(data: ReportData) -> ReportTable | None:
     rows = tuple(
         {
             **dataclasses.asdict(c),
+            "metric_name": metric(c.metric).heading(),
+            "decimals": decimals_for((c.ci_high - c.ci_low) / 2 or abs(c.difference) / 10),
             "pair": f"{c.a} − {c.b}",
             "method_text": c.method
             if c.block_length is None
@@ -121,14 +129,15 @@ def inference_table(data: ReportData) -> ReportTable | None:
         "Pairwise differences of means",
         f"Difference = mean(a) − mean(b); 95 % percentile bootstrap CI ({reps} replicates); "
         "significant when the CI excludes 0; Cohen's d with pooled SD. Current and energy are "
-        "modelled, latency measured.",
+        "modelled, latency measured; each difference in its metric's unit, rounded so the "
+        "interval's half-width keeps two significant digits (the CSV keeps every digit).",
         (
-            TableColumn("metric", "metric"),
+            TableColumn("metric_name", "metric"),
             TableColumn("device", "device"),
             TableColumn("pair", "a − b"),
-            TableColumn("difference", "difference", "", 5),
-            TableColumn("ci_low", "CI low", "", 5),
-            TableColumn("ci_high", "CI high", "", 5),
+            TableColumn("difference", "difference", "", 5, "decimals"),
+            TableColumn("ci_low", "CI low", "", 5, "decimals"),
+            TableColumn("ci_high", "CI high", "", 5, "decimals"),
             TableColumn("significant", "significant"),
             TableColumn("cohens_d", "Cohen's d", "", 2),
             TableColumn("effect", "effect"),

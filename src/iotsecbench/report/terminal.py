@@ -88,3 +88,18 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
         for _, row in frame.iterrows()
         if row.get("warnings")
     ]
+
+
+def finding_lines(document: dict) -> list[str]:
+    """The report's findings (``findings.json``) as the lines that end the terminal summary:
+    each sentence with its caveat, then the Pareto front and the sample-size notes."""
+    lines = []
+    for finding in document.get("findings", []):
+        kind = finding.get("kind", "")
+        caveat = f" [dim]{finding['caveat']}[/]" if finding.get("caveat") else ""
+        lines.append(f"[bold]{kind}[/] {finding['sentence']}{caveat}")
+    pareto = (document.get("pareto") or {}).get("sentence")
+    if pareto:
+        lines.append(pareto)
+    lines += [f"[yellow]{note}[/]" for note in document.get("notes", [])]
+    return lines

@@ -75,6 +75,7 @@ def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Pa
     assert not list((tmp_path / "out").rglob(".*.tmp"))
     page = built.html.read_text()
     for section in (
+        "findings",
         "experiment",
         "summary",
         "hypotheses",
@@ -86,10 +87,11 @@ def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Pa
     ):
         assert f'id="{section}"' in page
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
-    # Self-contained: every image is inline, nothing is loaded from a relative path either.
-    sources = re.findall(r"""<img[^>]*\bsrc=["']([^"']*)""", page)
-    assert sources and all(source.startswith("data:image/") for source in sources), sources
-    assert not re.search(r"""<(?:link|script)[^>]*\b(?:href|src)=["'](?!data:)""", page)
+    # Self-contained: every figure is inline SVG; whatever it or the page refers to is in the
+    # page (an #id) or inline (data:), nothing is loaded from a relative path either.
+    assert page.count("<svg") == page.count('class="plot"') > 0
+    references = re.findall(r"""\b(?:src|href|xlink:href)=["']([^"']*)""", page)
+    assert all(ref.startswith(("#", "data:")) for ref in references), references
 
 
 def test_report_from_an_analysis_file_alone(golden_results: Path, tmp_path: Path) -> None:

@@ -1,0 +1,97 @@
+"""Numbers people read: one vocabulary of metric names with units, configuration names as
+a reader says them, and rounding that shows no more digits than an interval supports.
+
+Every place of the report that names a metric (findings, hypothesis matrix, inference
+table) takes the name from ``METRICS``; ``interval_text`` rounds an estimate and its interval
+to the same decimal place, chosen so the interval's half-width keeps two significant digits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MEASURED = "measured"
+MODELLED = "modelled"
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    name: str  # as a sentence says it, after the role: "the emitter's modelled current"
+    unit: str
+    kind: str  # MEASURED (on this host) or MODELLED (device energy model)
+
+    def heading(self) -> str:
+        """Column or row heading: "modelled current (mA)"."""
+        return f"{self.kind} {self.name} ({self.unit})" if self.unit else f"{self.kind} {self.name}"
+
+
+METRICS = {
+    metric.key: metric
+    for metric in (
+        Metric("current_ma", "current", "mA", MODELLED),
+        Metric("energy_mah", "charge", "mAh", MODELLED),
+        Metric("latency_ms", "mean end-to-end latency", "ms", MEASURED),
+        Metric("latency_p50_ms", "median (p50) end-to-end latency", "ms", MEASURED),
+        Metric("latency_p99_ms", "p99 end-to-end latency", "ms", MEASURED),
+        Metric("setup_ms", "connection set-up time", "ms", MEASURED),
+        Metric("cpu_us_per_message", "CPU time per message", "µs", MEASURED),
+        Metric("wire_bytes_per_message", "bytes sent per message", "B", MEASURED),
+    )
+}
+
+# Cohen (1988): |d| of 0.2, 0.5 and 0.8 are small, medium and large effects.
+EFFECT_WORDS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (math.inf, "large"))
+
+_TRANSPORT_NAMES = {"plain": "plain MQTT", "tls1.2": "TLS 1.2", "tls1.3": "TLS 1.3"}
+
+
+def metric(key: str) -> Metric:
+    """The vocabulary entry of ``key``; an unknown key reads as itself, without a unit."""
+    return METRICS.get(key) or Metric(key, key.replace("_", " "), "", MEASURED)
+
+
+def role_phrase(role: str | None) -> str:
+    """ "the emitter's" for a device role; "the" for an end-to-end or unnamed one."""
+    return f"the {role}'s" if role in ("emitter", "receiver", "broker") else "the"
+
+
+def configuration_name(name: str) -> str:
+    """``tls1.2+ecdh-p256-aes128-gcm`` → ``TLS 1.2 + ecdh-p256-aes128-gcm``; scheme names,
+    which are already what a reader types, stay as they are."""
+    transport, _, scheme = name.partition("+")
+    readable = _TRANSPORT_NAMES.get(transport, transport)
+    return f"{readable} + {scheme}" if scheme else readable
+
+
+def effect_word(d: float | None) -> str | None:
+    if d is None or not math.isfinite(d):
+        return None
+    return next(word for limit, word in EFFECT_WORDS if abs(d) < limit)
+
+
+def decimals_for(half_width: float, significant: int = 2) -> int:
+    """Decimal places that show ``half_width`` with ``significant`` digits (never negative:
+    no rounding to tens)."""
+    if not math.isfinite(half_width) or half_width <= 0:
+        return 3
+    return max(0, significant - 1 - math.floor(math.log10(half_width)))
+
+
+def number(value: float, decimals: int, signed: bool = False) -> str:
+    if not math.isfinite(value):
+        return "–"
+    text = f"{value:+,.{decimals}f}" if signed else f"{value:,.{decimals}f}"
+    return text.replace("-", "−")  # a minus sign, not a hyphen
+
+
+def interval_text(low: float, high: float, decimals: int) -> str:
+    """ "0.12–1.26"; with a negative end "−0.05 to 0.30", where a dash would read as minus."""
+    if low < 0 or high < 0:
+        return f"{number(low, decimals)} to {number(high, decimals)}"
+    return f"{number(low, decimals)}–{number(high, decimals)}"
+
+
+def with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
