@@ -134,10 +134,6 @@ class Findings:
     def configurations(self) -> list[str]:
         return list(dict.fromkeys(f.configuration for f in self.items))
 
-    def sentences(self) -> list[str]:
-        lines = [f.sentence + (f" {f.caveat}" if f.caveat else "") for f in self.items]
-        return lines + ([self.pareto] if self.pareto else []) + list(self.notes)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "baseline": self.baseline,
