@@ -73,17 +73,17 @@ def build_report(
             json.dumps(findings.to_dict(), indent=2, allow_nan=False).encode("utf-8"),
         )
     ]
+    figure_dir = directory / "figures"
+    if "html" in formats or figure_formats:
+        figure_dir.mkdir(exist_ok=True)
     if "html" in formats:
         page = html.render(data, figures, skipped, tables, findings)
         files.append(write_atomic(directory / "report.html", page.encode("utf-8")))
-        figure_dir = directory / "figures"
-        figure_dir.mkdir(exist_ok=True)
         for figure in figures:
             files.append(write_atomic(figure_dir / f"{figure.key}.png", figure.png))
     for figure in figures:
         for suffix, content in figure.exports.items():
-            (directory / "figures").mkdir(exist_ok=True)
-            files.append(write_atomic(directory / "figures" / f"{figure.key}.{suffix}", content))
+            files.append(write_atomic(figure_dir / f"{figure.key}.{suffix}", content))
     for name, (render, suffix) in EXPORTERS.items():
         if name not in formats:
             continue

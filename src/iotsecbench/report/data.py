@@ -17,7 +17,7 @@ import pandas as pd
 
 from iotsecbench.analysis.document import AnalysisDocument, read_analysis
 from iotsecbench.errors import SpecError
-from iotsecbench.report.summary import per_run_frame, summarise
+from iotsecbench.report.summary import summary_frames
 from iotsecbench.store import read
 
 
@@ -33,7 +33,7 @@ class ReportData:
     handshakes: pd.DataFrame | None = None  # + configuration (cell label)
     trace_groups: pd.DataFrame | None = None  # bench handshake --trace (docs/iotst.md)
     summary: pd.DataFrame | None = None
-    per_run: pd.DataFrame | None = None  # one row per ok run (report.summary.per_run_frame)
+    per_run: pd.DataFrame | None = None  # one row per ok run (report.summary.summary_frames)
     security: dict[str, dict[str, Any]] = field(default_factory=dict)  # per configuration
     experiment: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
@@ -80,8 +80,7 @@ def load(source: Path) -> ReportData:
         data.handshakes = handshakes
         if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
             data.trace_groups = read.table(results_dir, "trace_groups")
-        data.per_run = per_run_frame(results_dir)
-        data.summary = summarise(results_dir, data.per_run)
+        data.per_run, data.summary = summary_frames(results_dir)
         data.security = read.security_properties(results_dir)
         spec_file = results_dir / "spec.json"
         data.spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}

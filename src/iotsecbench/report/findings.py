@@ -63,7 +63,7 @@ ANALYSIS_METRICS = (
     ("energy_mah", "emitter"),
     ("energy_mah", "receiver"),
 )
-# (metric, role, column of report.summary.per_run_frame) compared over runs.
+# (metric, role, column of the per-run frame, report.summary.summary_frames) over runs.
 RUN_LEVEL_METRICS = (
     ("latency_p50_ms", "end-to-end", "latency_p50_ms"),
     ("latency_p99_ms", "end-to-end", "latency_p99_ms"),
@@ -205,14 +205,37 @@ def _caveat(f: Finding) -> str:
     return ""
 
 
-def _finish(finding: Finding) -> Finding:
+def _finding(
+    configuration: str,
+    baseline: str,
+    metric_key: str,
+    role: str,
+    runs_a: np.ndarray,
+    runs_b: np.ndarray,
+    **measured: Any,
+) -> Finding:
+    """A finding from its estimate and interval (``measured``) and the per-run values its
+    sample-size caveat rests on; label, unit, caveat and sentence are derived here."""
+    runs = min(runs_a.size, runs_b.size)
+    finding = Finding(
+        configuration=configuration,
+        baseline=baseline,
+        metric=metric_key,
+        role=role,
+        kind=metric(metric_key).kind,
+        unit=metric(metric_key).unit,
+        runs=runs,
+        runs_needed=runs_needed(runs_a, runs_b, measured["baseline_value"], PRECISION),
+        enough_runs=runs >= MIN_RUNS,
+        **measured,
+    )
     finding = dataclasses.replace(finding, caveat=_caveat(finding))
     return dataclasses.replace(finding, sentence=_sentence(finding))
 
 
 def _run_values(data: ReportData, configuration: str, column: str) -> np.ndarray:
-    """Per-run values of one configuration: from the store, else from the analysis' CV rows
-    (an ``analyze --csv`` report has run means there)."""
+    """Per-run values of one configuration from the store (none for an ``analyze --csv``
+    report: ``_cv_run_means`` reads its run means instead)."""
     if data.per_run is not None and column in data.per_run:
         own = data.per_run.loc[data.per_run["configuration"] == configuration, column]
         return own.dropna().to_numpy(dtype=float)
@@ -252,28 +275,22 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
         if not runs_a.size:
             runs_a = _cv_run_means(data, configuration, metric_key, role)
             runs_b = _cv_run_means(data, baseline, metric_key, role)
-        runs = min(runs_a.size, runs_b.size)
         found.append(
-            _finish(
-                Finding(
-                    configuration=configuration,
-                    baseline=baseline,
-                    metric=metric_key,
-                    role=role,
-                    kind=metric(metric_key).kind,
-                    unit=metric(metric_key).unit,
-                    value=float(value),
-                    baseline_value=float(base),
-                    difference=sign * float(row.difference),
-                    ci_low=float(low),
-                    ci_high=float(high),
-                    level=float(row.level),
-                    interval_method=row.interval_method,
-                    runs=runs,
-                    runs_needed=runs_needed(runs_a, runs_b, float(base), PRECISION),
-                    enough_runs=runs >= MIN_RUNS,
-                    cohens_d=None if row.cohens_d is None else sign * float(row.cohens_d),
-                )
+            _finding(
+                configuration,
+                baseline,
+                metric_key,
+                role,
+                runs_a,
+                runs_b,
+                value=float(value),
+                baseline_value=float(base),
+                difference=sign * float(row.difference),
+                ci_low=float(low),
+                ci_high=float(high),
+                level=float(row.level),
+                interval_method=row.interval_method,
+                cohens_d=None if row.cohens_d is None else sign * float(row.cohens_d),
             )
         )
     return found
@@ -291,28 +308,22 @@ def _over_runs(data: ReportData, baseline: str, configuration: str, seed: int) -
             seed=keyed_generator(seed, "finding", metric_key, role, configuration, baseline),
         )  # fmt: skip
         pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
-        runs = min(a.size, b.size)
         found.append(
-            _finish(
-                Finding(
-                    configuration=configuration,
-                    baseline=baseline,
-                    metric=metric_key,
-                    role=role,
-                    kind=metric(metric_key).kind,
-                    unit=metric(metric_key).unit,
-                    value=float(a.mean()),
-                    baseline_value=float(b.mean()),
-                    difference=result.estimate,
-                    ci_low=result.interval.low,
-                    ci_high=result.interval.high,
-                    level=LEVEL,
-                    interval_method=result.interval.method,
-                    runs=runs,
-                    runs_needed=runs_needed(a, b, float(b.mean()), PRECISION),
-                    enough_runs=runs >= MIN_RUNS,
-                    cohens_d=result.estimate / pooled if pooled > 0 else None,
-                )
+            _finding(
+                configuration,
+                baseline,
+                metric_key,
+                role,
+                a,
+                b,
+                value=float(a.mean()),
+                baseline_value=float(b.mean()),
+                difference=result.estimate,
+                ci_low=result.interval.low,
+                ci_high=result.interval.high,
+                level=LEVEL,
+                interval_method=result.interval.method,
+                cohens_d=result.estimate / pooled if pooled > 0 else None,
             )
         )
     return found

@@ -135,19 +135,36 @@ def _spec_position(order: list[str], group: pd.DataFrame) -> tuple[int, int, flo
     return position, int(first["payload_bytes"]), float(first["rate_hz"]), int(first["qos"])
 
 
-def per_run_frame(results_dir: Path) -> pd.DataFrame:
-    """One row per ok run: ``run_id``, ``configuration`` (cell label) and the per-run values
-    the summary averages, plus the run's own latency percentiles and connection set-up time
-    (what run-level intervals in the findings resample)."""
+def summary_frames(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The stored tables read once, for both frames the report uses: one row per ok run
+    (``per_run``) and one per configuration (the summary, see ``summarise``)."""
     runs = read.runs_frame(results_dir)
     runs = runs[runs["status"] == "ok"]
     if runs.empty:
-        return pd.DataFrame(columns=["run_id", "configuration"])
+        return (
+            pd.DataFrame(columns=["run_id", "configuration"]),
+            pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"]),
+        )
     tables = {
         name: read.table(results_dir, name)
         for name in ("samples", "events", "messages", "handshakes")
     }
     latency = read.latency_frame(results_dir)
+    per_run = _per_run_frame(runs, tables, latency)
+    return per_run, _summary(results_dir, runs, tables["messages"], latency, per_run)
+
+
+def summarise(results_dir: Path) -> pd.DataFrame:
+    """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings."""
+    return summary_frames(results_dir)[1]
+
+
+def _per_run_frame(
+    runs: pd.DataFrame, tables: dict[str, pd.DataFrame], latency: pd.DataFrame
+) -> pd.DataFrame:
+    """One row per ok run: ``run_id``, ``configuration`` (cell label) and the per-run values
+    the summary averages, plus the run's own latency percentiles and connection set-up time
+    (what run-level intervals in the findings resample)."""
     rows = []
     for _, run in runs.iterrows():
         values: dict[str, Any] = {"run_id": run["run_id"], "configuration": run["cell_label"]}
@@ -160,22 +177,19 @@ def per_run_frame(results_dir: Path) -> pd.DataFrame:
         own = latency.loc[mine, "latency_ms"].to_numpy(dtype=float)
         for name, q in (("latency_p50_ms", 50), ("latency_p99_ms", 99)):
             values[name] = float(np.percentile(own, q)) if len(own) else np.nan
-        values["latency_mean_ms"] = float(own.mean()) if len(own) else np.nan
         rows.append(values)
     return pd.DataFrame(rows)
 
 
-def summarise(results_dir: Path, per_run: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per cell label (ok runs only), columns as in ``COLUMNS`` plus warnings.
-    Latency percentiles pool every message of the configuration's runs."""
-    runs = read.runs_frame(results_dir)
-    runs = runs[runs["status"] == "ok"]
-    if runs.empty:
-        return pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"])
-    if per_run is None:
-        per_run = per_run_frame(results_dir)
-    messages_table = read.table(results_dir, "messages")
-    latency = read.latency_frame(results_dir)
+def _summary(
+    results_dir: Path,
+    runs: pd.DataFrame,
+    messages_table: pd.DataFrame,
+    latency: pd.DataFrame,
+    per_run: pd.DataFrame,
+) -> pd.DataFrame:
+    """Per configuration: means of the per-run values; latency percentiles pool every
+    message of the configuration's runs."""
     averaged = [c.key for c in COLUMNS if c.key in per_run and c.key not in POOLED]
     rows = []
     order = _spec_order(results_dir)  # read once, not per configuration
