@@ -173,3 +173,62 @@ def test_report_of_a_real_run_in_chromium(browser, mosquitto: str, tmp_path: Pat
         assert seen["sections"] == list(SECTIONS)
     shown, expected, hidden, gone = hover_and_toggle(browser, report)
     assert shown == expected and hidden and gone
+
+
+def test_two_real_experiments_side_by_side(
+    browser, mosquitto: str, golden_results: Path, tmp_path: Path
+) -> None:
+    """Two real runs, the second with a device profile whose associated idle current is
+    12 mA lower (the injected truth): `report A B` finds plain MQTT's modelled current about
+    12 mA lower, names the device as what differs, and renders; a rate that differs (the
+    golden experiment publishes at 5 Hz) is refused in one line unless allowed."""
+    from importlib import resources
+
+    from tests.conftest import run_cli
+
+    profile = resources.files("iotsecbench.energy.profiles").joinpath("esp32-wroom-32.toml")
+    text = profile.read_text(encoding="utf-8")
+    start = text.index("[parameters.idle_associated_current]")
+    assert "value = 32.0" in text[start : start + 80]
+    lower = tmp_path / "esp32-idle-20ma.toml"
+    lower.write_text(text[:start] + text[start:].replace("value = 32.0", "value = 20.0", 1))
+    runs = {"esp32": (), "idle-20ma": ("--device", str(lower))}
+    for name, extra in runs.items():
+        result = run_cli(
+            "run", "--configs", "plain,tls1.2", "--duration", "2", "--reps", "2",
+            "--out", str(tmp_path / name), "--quiet", "--no-report", *extra,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    a, b = tmp_path / "esp32", tmp_path / "idle-20ma"
+    result = run_cli("report", str(a), str(b))
+    assert result.returncode == 0, result.stderr
+    out = a / "compared-with-idle-20ma"
+    document = json.loads((out / "comparison.json").read_text())
+    assert document["reference"] == "esp32"
+    assert {d["setting"] for d in document["differences"]} == {"device"}
+    plain = next(
+        c for c in document["contrasts"]
+        if (c["kind_of_contrast"], c["configuration"], c["metric"], c["role"])
+        == ("value", "plain", "current_ma", "emitter")
+    )  # fmt: skip
+    assert plain["difference"] == pytest.approx(-12.0, abs=0.5)
+    assert plain["significant"] and "lower on idle-20ma" in plain["sentence"]
+    assert plain["kind"] == "modelled" and "Indicative: 2 runs" in plain["caveat"]
+    html = out / "comparison.html"
+    for width in (1280, 390):
+        seen = check_page(browser, html, ARTIFACTS / f"comparison-{width}.png", width)
+        assert seen["errors"] == [] and seen["external"] == []
+        assert seen["scroll_width"] == width
+        assert seen["sections"][0] == "findings"
+        assert len(seen["figures"]) == 2 and all(f["svg"] for f in seen["figures"])
+    shown, expected, hidden, gone = hover_and_toggle(browser, html)
+    assert shown == expected and hidden and gone
+
+    refused = run_cli("report", str(a), str(golden_results))
+    assert refused.returncode == 2
+    assert "rate 5 Hz against 10 Hz" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    allowed = run_cli(
+        "report", str(a), str(golden_results), "--allow-different", "rate", "--format", "csv"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert (a / "compared-with-golden" / "tables" / "side-by-side.csv").exists()

@@ -339,25 +339,50 @@ def iid_bootstrap_difference(
     seed: Seed = 0,
     expanded: bool = True,
 ) -> BootstrapDifference:
-    """i.i.d. bootstrap of ``mean(a) − mean(b)`` over independent units (runs).
-
-    With a handful of runs (the study has 5 per configuration) the plain percentile interval
-    is too narrow: it uses the 1/n variance and normal rather than t quantiles. ``expanded``
-    applies Hesterberg's (2015) expanded percentile interval: the percentiles are taken at
-    ``Φ(±√(n/(n−1))·t_{(1−level)/2, n−1})`` with ``n = min(n_a, n_b)``.
+    """i.i.d. bootstrap of ``mean(a) − mean(b)`` over independent units (runs): the
+    two-group case of ``iid_bootstrap_contrast`` (weights +1, −1).
 
     Returns
     -------
     BootstrapDifference
         ``method = "iid-runs"``, ``block_length = None``.
     """
-    a = np.asarray(values_a, dtype=float)
-    b = np.asarray(values_b, dtype=float)
-    if a.size < 2 or b.size < 2:
+    return iid_bootstrap_contrast((values_a, values_b), (1.0, -1.0), reps, level, seed, expanded)
+
+
+def iid_bootstrap_contrast(
+    groups: Sequence[np.ndarray | Sequence[float]],
+    weights: Sequence[float],
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: Seed = 0,
+    expanded: bool = True,
+) -> BootstrapDifference:
+    """i.i.d. bootstrap of ``Σ wᵢ·mean(groupᵢ)`` over independent units (runs), each group
+    resampled on its own. With weights (+1, −1) it is a difference of means; with
+    (+1, −1, −1, +1) over (c in B, baseline in B, c in A, baseline in A) it is how much a
+    configuration's cost over the baseline changes from experiment A to B (an interaction).
+
+    With a handful of runs (the study has 5 per configuration) the plain percentile interval
+    is too narrow: it uses the 1/n variance and normal rather than t quantiles. ``expanded``
+    applies Hesterberg's (2015) expanded percentile interval: the percentiles are taken at
+    ``Φ(±√(n/(n−1))·t_{(1−level)/2, n−1})`` with ``n`` the smallest group's size.
+
+    Returns
+    -------
+    BootstrapDifference
+        ``method = "iid-runs"``, ``block_length = None``.
+    """
+    arrays = [np.asarray(values, dtype=float) for values in groups]
+    if len(arrays) != len(weights) or not arrays:
+        raise ValueError("a contrast needs one weight per group")
+    if min(a.size for a in arrays) < 2:
         raise ValueError("the i.i.d. bootstrap over runs needs at least 2 runs per configuration")
     generator = as_generator(seed)
-    replicates = iid_bootstrap_means(a, reps, generator) - iid_bootstrap_means(b, reps, generator)
-    n = min(a.size, b.size)
+    replicates = np.zeros(reps)
+    for array, weight in zip(arrays, weights, strict=True):
+        replicates += weight * iid_bootstrap_means(array, reps, generator)
+    n = min(a.size for a in arrays)
     used_level = level
     label = f"i.i.d. bootstrap over runs, percentile ({reps} reps)"
     if expanded:
@@ -372,8 +397,9 @@ def iid_bootstrap_difference(
             used_level = resolvable
             label += "; expansion clamped to the replicates' range (too few runs)"
     interval = percentile_interval(replicates, used_level, label)
+    estimate = sum(w * float(a.mean()) for a, w in zip(arrays, weights, strict=True))
     return BootstrapDifference(
-        estimate=float(a.mean() - b.mean()),
+        estimate=float(estimate),
         interval=Interval(interval.low, interval.high, level, label),
         replicates=replicates,
         method="iid-runs",

@@ -9,18 +9,24 @@ import typer
 
 
 def report(
-    source: Annotated[
-        Path,
+    sources: Annotated[
+        list[Path],
         typer.Argument(
             help="A results directory (from `run`, analysed or not) or an analysis.json "
-            "(e.g. from `analyze --csv`)."
+            "(e.g. from `analyze --csv`). Two or more results directories: the experiments "
+            "side by side, each against the first.",
+            metavar="SOURCE...",
         ),
     ],
     format: Annotated[
         str, typer.Option("--format", help="Comma-separated: html, md, csv, tex.")
     ] = "html,md,csv,tex",
     out: Annotated[
-        Path | None, typer.Option(help="Output directory (default: SOURCE/report).")
+        Path | None,
+        typer.Option(
+            help="Output directory (default: SOURCE/report; for a comparison "
+            "FIRST/compared-with-SECOND…)."
+        ),
     ] = None,
     figures: Annotated[
         str,
@@ -38,21 +44,56 @@ def report(
             "unit and measured/modelled label) as JSON instead of the file list.",
         ),
     ] = False,
+    allow_different: Annotated[
+        str,
+        typer.Option(
+            "--allow-different",
+            help="Comparing experiments: also compare when these differ (payload, rate or "
+            "both: payload,rate). Refused by default: per-message costs scale with both.",
+        ),
+    ] = "",
 ) -> None:
     """Build the report: findings first (each configuration against the baseline, in
     sentences), every figure of the stability study, summary, hypotheses, inference and
     reliability tables (Markdown, CSV, LaTeX) and one HTML file that needs no network, its
     figures interactive (hover for values, click a legend entry to hide a series, wheel to
-    zoom)."""
-    from iotsecbench.report.build import build_report, parse_figure_formats, parse_formats
+    zoom).
+
+    With two or more results directories (`report A B`), the experiments side by side: the
+    same configurations under another device profile, network or stack; for each
+    configuration and metric the difference from the first experiment, and how much what it
+    costs over the baseline changes, each with a 95 % interval over runs; what differs
+    between the experiments listed first. Experiments with different payload sizes or rates
+    are refused unless --allow-different says so."""
+    from iotsecbench.errors import SpecError
+    from iotsecbench.report.build import (
+        build_comparison,
+        build_report,
+        parse_figure_formats,
+        parse_formats,
+    )
+    from iotsecbench.report.compare import parse_allowed
     from iotsecbench.store.duckdb_store import database_path
     from iotsecbench.store.read import require_completed_runs
 
-    if source.is_dir() and database_path(source).exists():
-        require_completed_runs(source)  # the same refusal as `analyze`
-    built = build_report(source, out, parse_formats(format), parse_figure_formats(figures))
+    for source in sources:
+        if source.is_dir() and database_path(source).exists():
+            require_completed_runs(source)  # the same refusal as `analyze`
+    if len(sources) > 1:
+        built = build_comparison(
+            sources,
+            out,
+            parse_formats(format),
+            parse_figure_formats(figures),
+            parse_allowed(allow_different),
+        )
+    else:
+        if allow_different:
+            raise SpecError("--allow-different applies when comparing two or more experiments")
+        built = build_report(sources[0], out, parse_formats(format), parse_figure_formats(figures))
     if as_json:
-        typer.echo((built.directory / "findings.json").read_text(encoding="utf-8"))
+        document = "comparison.json" if len(sources) > 1 else "findings.json"
+        typer.echo((built.directory / document).read_text(encoding="utf-8"))
         return
     for path in built.files:
         if path.suffix not in (".png", ".svg", ".pdf"):

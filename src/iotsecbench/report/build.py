@@ -9,17 +9,25 @@ renamed, so an interrupted build never leaves a half-written report.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.report import figures_iotst, html
+from iotsecbench.report.compare import compare, default_directory, load_experiments
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
-from iotsecbench.report.figures import BUILDERS, VECTOR_FORMATS, build_figures
+from iotsecbench.report.figures import (
+    BUILDERS,
+    VECTOR_FORMATS,
+    ReportFigure,
+    build_figures,
+    comparison_figures,
+)
 from iotsecbench.report.findings import find
-from iotsecbench.report.tables import build_tables
+from iotsecbench.report.tables import ReportTable, build_tables, comparison_tables
 
 FORMATS = ("html", *EXPORTERS)
 
@@ -73,17 +81,57 @@ def build_report(
             json.dumps(findings.to_dict(), indent=2, allow_nan=False).encode("utf-8"),
         )
     ]
-    figure_dir = directory / "figures"
-    if "html" in formats or figure_formats:
-        figure_dir.mkdir(exist_ok=True)
     if "html" in formats:
         page = html.render(data, figures, skipped, tables, findings)
         files.append(write_atomic(directory / "report.html", page.encode("utf-8")))
-        for figure in figures:
-            files.append(write_atomic(figure_dir / f"{figure.key}.png", figure.png))
-    for figure in figures:
-        for suffix, content in figure.exports.items():
-            files.append(write_atomic(figure_dir / f"{figure.key}.{suffix}", content))
+    files += _write_figures(directory, figures, png="html" in formats)
+    files += _write_tables(directory, tables, formats)
+    return BuiltReport(directory, files, skipped)
+
+
+def build_comparison(
+    sources: list[Path],
+    out: Path | None = None,
+    formats: list[str] | tuple[str, ...] = FORMATS,
+    figure_formats: list[str] | tuple[str, ...] = (),
+    allowed: set[str] | frozenset[str] = frozenset(),
+) -> BuiltReport:
+    """Experiments side by side (report/compare.py) into ``out`` (default
+    ``FIRST/compared-with-…``): ``comparison.html``, ``comparison.json``, tables, figures."""
+    comparison = compare(load_experiments(sources), allowed)
+    directory = out or default_directory(sources)
+    directory.mkdir(parents=True, exist_ok=True)
+    figures = comparison_figures(comparison, figure_formats)
+    tables = comparison_tables(comparison)
+    files = [
+        write_atomic(
+            directory / "comparison.json",
+            json.dumps(comparison.to_dict(), indent=2, allow_nan=False).encode("utf-8"),
+        )
+    ]
+    if "html" in formats:
+        page = html.render_comparison(comparison, figures, tables)
+        files.append(write_atomic(directory / "comparison.html", page.encode("utf-8")))
+    files += _write_figures(directory, figures, png="html" in formats)
+    files += _write_tables(directory, tables, formats)
+    return BuiltReport(directory, files, [])
+
+
+def _write_figures(directory: Path, figures: list[ReportFigure], png: bool) -> list[Path]:
+    """``figures/<key>.png`` (beside the HTML) and each vector export asked for."""
+    wanted = [(f, "png", f.png) for f in figures if png]
+    wanted += [(f, suffix, content) for f in figures for suffix, content in f.exports.items()]
+    if wanted:
+        (directory / "figures").mkdir(exist_ok=True)
+    return [
+        write_atomic(directory / "figures" / f"{figure.key}.{suffix}", content)
+        for figure, suffix, content in wanted
+    ]
+
+
+def _write_tables(directory: Path, tables: list[ReportTable], formats: Sequence[str]) -> list[Path]:
+    """``tables/<key>.csv`` per table; one ``tables.md`` / ``tables.tex`` with them all."""
+    files = []
     for name, (render, suffix) in EXPORTERS.items():
         if name not in formats:
             continue
@@ -97,4 +145,4 @@ def build_report(
         else:
             text = "\n".join(render(table) for table in tables)
             files.append(write_atomic(directory / f"tables{suffix}", text.encode("utf-8")))
-    return BuiltReport(directory, files, skipped)
+    return files

@@ -31,14 +31,13 @@ from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_gener
 from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, has_property, pareto_analysis
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import (
+    change,
     configuration_name,
-    decimals_for,
     effect_word,
-    interval_text,
+    labelled,
     metric,
     number,
     role_phrase,
-    with_unit,
 )
 
 LEVEL = 0.95
@@ -168,28 +167,18 @@ def runs_needed(
 
 def _sentence(f: Finding) -> str:
     about = metric(f.metric)
-    half = (f.ci_high - f.ci_low) / 2
-    decimals = decimals_for(half if half > 0 else abs(f.difference) / 10)
-    unit = about.unit
+    shown = change(f.difference, f.ci_low, f.ci_high, f.baseline_value, about.unit)
     what = f"{role_phrase(f.role)} {f.kind} {about.name}"
-    relative = ""
-    if math.isfinite(f.relative_percent):
-        relative_half = 100.0 * half / abs(f.baseline_value)
-        places = decimals_for(relative_half if relative_half > 0 else abs(f.relative_percent))
-        relative = f"{number(f.relative_percent, min(places, 2), signed=True)} %, "
-    interval = with_unit(interval_text(f.ci_low, f.ci_high, decimals), unit)
-    detail = f"({relative}{LEVEL * 100:.0f} % CI {interval}"
+    detail = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval}"
     # A degenerate interval (no spread) makes d meaningless: a difference over ~0.
     word = effect_word(f.cohens_d) if f.ci_high > f.ci_low else None
     detail += f"; {word} effect, d = {number(f.cohens_d or 0.0, 2)})" if word else ")"
     name = configuration_name(f.configuration)
     if f.significant:
         verb = "raises" if f.difference > 0 else "lowers"
-        amount = with_unit(number(abs(f.difference), decimals), unit)
-        return f"{name} {verb} {what} by {amount} {detail}."
-    change = with_unit(number(f.difference, decimals, signed=True), unit)
+        return f"{name} {verb} {what} by {shown.amount} {detail}."
     baseline = configuration_name(f.baseline)
-    return f"{name} does not change {what} detectably against {baseline}: {change} {detail}."
+    return f"{name} does not change {what} detectably against {baseline}: {shown.signed} {detail}."
 
 
 def _caveat(f: Finding) -> str:
@@ -220,10 +209,7 @@ def _finding(
     finding = Finding(
         configuration=configuration,
         baseline=baseline,
-        metric=metric_key,
-        role=role,
-        kind=metric(metric_key).kind,
-        unit=metric(metric_key).unit,
+        **labelled(metric_key, role),
         runs=runs,
         runs_needed=runs_needed(runs_a, runs_b, measured["baseline_value"], PRECISION),
         enough_runs=runs >= MIN_RUNS,

@@ -57,6 +57,12 @@ def role_phrase(role: str | None) -> str:
     return f"the {role}'s" if role in ("emitter", "receiver", "broker") else "the"
 
 
+def role_heading(role: str | None, key: str) -> str:
+    """ "emitter modelled current (mA)"; an end-to-end metric needs no role."""
+    heading = metric(key).heading()
+    return f"{role} {heading}" if role in ("emitter", "receiver", "broker") else heading
+
+
 def configuration_name(name: str) -> str:
     """``tls1.2+ecdh-p256-aes128-gcm`` → ``TLS 1.2 + ecdh-p256-aes128-gcm``; scheme names,
     which are already what a reader types, stay as they are."""
@@ -95,3 +101,39 @@ def interval_text(low: float, high: float, decimals: int) -> str:
 
 def with_unit(text: str, unit: str) -> str:
     return f"{text} {unit}" if unit else text
+
+
+@dataclass(frozen=True)
+class Change:
+    """A difference and its interval as a sentence shows them, every part rounded to the
+    decimal place that keeps the interval's half-width at two significant digits."""
+
+    decimals: int
+    amount: str  # |difference| with unit: "4.1 mA"
+    signed: str  # "+4.1 mA"
+    relative: str  # "+8.5 %, " (empty when the reference is 0)
+    interval: str  # "3.2–5.0 mA"
+
+
+def change(difference: float, low: float, high: float, reference: float, unit: str) -> Change:
+    half = (high - low) / 2
+    decimals = decimals_for(half if half > 0 else abs(difference) / 10)
+    relative = ""
+    if reference != 0 and math.isfinite(reference):
+        percent = 100.0 * difference / abs(reference)
+        relative_half = 100.0 * half / abs(reference)
+        places = decimals_for(relative_half if relative_half > 0 else abs(percent))
+        relative = f"{number(percent, min(places, 2), signed=True)} %, "
+    return Change(
+        decimals,
+        with_unit(number(abs(difference), decimals), unit),
+        with_unit(number(difference, decimals, signed=True), unit),
+        relative,
+        with_unit(interval_text(low, high, decimals), unit),
+    )
+
+
+def labelled(metric_key: str, role: str) -> dict[str, str]:
+    """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
+    about = metric(metric_key)
+    return {"metric": metric_key, "role": role, "kind": about.kind, "unit": about.unit}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from iotsecbench.report.compare import Comparison
 from iotsecbench.report.data import ReportData
-from iotsecbench.report.readable import decimals_for, metric
+from iotsecbench.report.readable import decimals_for, metric, role_heading
 from iotsecbench.report.summary import COLUMNS as SUMMARY_COLUMNS
 
 
@@ -149,3 +151,96 @@ def inference_table(data: ReportData) -> ReportTable | None:
 
 def build_tables(data: ReportData) -> list[ReportTable]:
     return [t for t in (summary_table(data), cv_table(data), inference_table(data)) if t]
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_")
+
+
+def _contrast_table(comparison: Comparison, kind: str) -> ReportTable | None:
+    """Rows: configuration × metric; a value column per experiment, then per experiment
+    after the first its difference from the reference with the interval."""
+    contrasts = [c for c in comparison.contrasts if c.kind_of_contrast == kind]
+    if not contrasts:
+        return None
+    reference = comparison.reference.label
+    others = comparison.labels[1:]
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for c in contrasts:
+        row = rows.setdefault(
+            (c.configuration, c.metric, c.role),
+            {
+                "configuration": c.configuration,
+                "metric_name": role_heading(c.role, c.metric),
+                "kind": c.kind,
+                f"value_{_slug(reference)}": c.reference_value,
+            },
+        )
+        half = (c.ci_high - c.ci_low) / 2
+        row["decimals"] = max(row.get("decimals", 0), decimals_for(half or abs(c.difference) / 10))
+        row[f"value_{_slug(c.experiment)}"] = c.value
+        row[f"difference_{_slug(c.experiment)}"] = c.difference
+        row[f"ci_low_{_slug(c.experiment)}"] = c.ci_low
+        row[f"ci_high_{_slug(c.experiment)}"] = c.ci_high
+        row[f"relative_{_slug(c.experiment)}"] = c.relative_percent
+    value = "value" if kind == "value" else "cost over the baseline"
+    columns = [
+        TableColumn("configuration", "configuration"),
+        TableColumn("metric_name", "metric"),
+        *(
+            TableColumn(f"value_{_slug(label)}", f"{value}, {label}", "", 5, "decimals")
+            for label in comparison.labels
+        ),
+    ]
+    for label in others:
+        columns += [
+            TableColumn(f"difference_{_slug(label)}", f"{label} − {reference}", "", 5, "decimals"),
+            TableColumn(f"ci_low_{_slug(label)}", "CI low", "", 5, "decimals"),
+            TableColumn(f"ci_high_{_slug(label)}", "CI high", "", 5, "decimals"),
+            TableColumn(f"relative_{_slug(label)}", "relative", "%", 1),
+        ]
+    if kind == "value":
+        key, title = "side-by-side", "Each configuration in each experiment"
+        note = (
+            "Mean over runs in each experiment, and its difference from the reference "
+            f"experiment {reference} with a 95 % interval (i.i.d. bootstrap over runs, "
+            "expanded percentile). Modelled rows come from the device energy model of each "
+            "experiment's profile; measured rows were measured on each experiment's host."
+        )
+    else:
+        key, title = (
+            "cost-change",
+            "What each configuration costs over the baseline, per experiment",
+        )
+        note = (
+            "Cost = mean(configuration) − mean(baseline) within an experiment; the difference "
+            f"column is how much that cost changes from {reference} to the other experiment, "
+            "with a 95 % interval (runs of the four groups resampled independently)."
+        )
+    return ReportTable(key, title, note, tuple(columns), tuple(rows.values()))
+
+
+def conditions_table(comparison: Comparison) -> ReportTable:
+    rows = tuple(
+        {
+            "setting": setting,
+            **{_slug(label): v for label, v in zip(comparison.labels, values, strict=True)},
+        }
+        for setting, values in comparison.differences
+    )
+    return ReportTable(
+        "conditions",
+        "What differs between the experiments",
+        "Every spec setting, host fact and software version that is not the same in all "
+        "experiments (settings alike everywhere are left out).",
+        (
+            TableColumn("setting", "setting"),
+            *(TableColumn(_slug(label), label) for label in comparison.labels),
+        ),
+        rows,
+    )
+
+
+def comparison_tables(comparison: Comparison) -> list[ReportTable]:
+    tables = [conditions_table(comparison)]
+    return tables + [t for t in (_contrast_table(comparison, k) for k in ("value", "cost")) if t]
