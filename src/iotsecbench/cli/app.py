@@ -13,7 +13,7 @@ import typer
 
 from iotsecbench.errors import UserError
 
-SUBCOMMANDS = ("run", "analyze", "report", "export", "db", "bench", "schemes", "doctor")
+SUBCOMMANDS = ("run", "analyze", "report", "export", "db", "bench", "schemes", "meter", "doctor")
 
 
 def build_app() -> typer.Typer:

@@ -1,0 +1,46 @@
+"""Power-meter traces: detect a meter's export, read it in blocks, reduce it to the 10 Hz
+and 1 Hz series, the full-rate charge and the digital channels' edges (docs/meters.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iotsecbench.errors import SpecError
+from iotsecbench.meters import jls
+from iotsecbench.meters.formats import BLOCK_ROWS, DETECTORS, detect, read_blocks
+from iotsecbench.meters.trace import MeterTrace, reduce_blocks, window_charges
+
+FORMATS = ("jls", *DETECTORS)
+
+
+def read_trace(path: Path, format: str | None = None, block_rows: int = BLOCK_ROWS) -> MeterTrace:
+    """A meter file, reduced; SpecError (exit 2) when it does not exist or ``format`` is
+    unknown, DataError (exit 4, ``file:line`` or sample) when its content is bad — nothing
+    is kept from a bad file."""
+    path = Path(path)
+    name, blocks = _blocks(path, format, block_rows)
+    return reduce_blocks(name, path, blocks)
+
+
+def phase_charges(
+    path: Path,
+    windows: dict[str, tuple[float, float]],
+    format: str | None = None,
+    block_rows: int = BLOCK_ROWS,
+) -> dict[str, float]:
+    """Charge (mC) in each named window (start, end: the trace's own time, s) at the trace's
+    full rate — a second pass over the file, once alignment has placed the run's phases."""
+    path = Path(path)
+    _, blocks = _blocks(path, format, block_rows)
+    return window_charges(blocks, windows, path)
+
+
+def _blocks(path: Path, format: str | None, block_rows: int):
+    if not path.is_file():
+        raise SpecError(f"{path}: no such file")
+    if format is not None and format not in FORMATS:
+        raise SpecError(f"--format {format!r}: choose from {', '.join(FORMATS)}")
+    if format == "jls" or (format is None and jls.is_jls(path)):
+        return "jls", jls.read_blocks(path, block_rows)
+    name, layout = detect(path, format)
+    return name, read_blocks(path, layout, block_rows)

@@ -1,0 +1,204 @@
+"""A power-meter trace reduced while it streams: window means at 10 Hz and 1 Hz, the charge
+at full rate, and the edges of the digital channels (what alignment with a run needs).
+
+A reader yields ``Block``s of samples (time in s, current in A, optional voltage in V and
+digital bits); ``reduce_blocks`` folds them into a ``MeterTrace`` without ever holding the
+whole file: per-window sums and counts, a running trapezoid for the charge, and one entry per
+change of the digital bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from iotsecbench.errors import DataError
+
+WINDOWS_HZ = (10, 1)  # the stability study's 10 Hz DAQ and the analysis' 1 Hz series
+
+
+@dataclass(frozen=True)
+class Block:
+    """Consecutive samples of a trace; ``first_line`` locates the first in its file (for
+    error messages: ``file:line``, or a sample index for binary files)."""
+
+    time_s: np.ndarray
+    current_a: np.ndarray
+    voltage_v: np.ndarray | None = None
+    digital: np.ndarray | None = None  # uint8 bits, D0 = bit 0; None when not recorded
+    first_line: int = 0
+
+
+@dataclass(frozen=True)
+class MeterTrace:
+    format: str
+    path: Path
+    sha256: str
+    samples: int
+    start_s: float  # time of the first sample, in the file's own clock
+    duration_s: float
+    rate_hz: float  # from the median sample interval
+    charge_mc: float  # ∫ I dt over the whole trace, millicoulomb (trapezoid, full rate)
+    series: dict[int, pd.DataFrame] = field(
+        default_factory=dict
+    )  # Hz → time_s, current_ma[, voltage_v]
+    edges: pd.DataFrame | None = None  # time_s, bits: each change of the digital channels
+    notes: tuple[str, ...] = ()
+
+    @property
+    def mean_current_ma(self) -> float:
+        """Charge over duration: mC / s = mA."""
+        return self.charge_mc / self.duration_s if self.duration_s > 0 else math.nan
+
+    @property
+    def charge_mah(self) -> float:
+        return self.charge_mc / 3600.0  # 1 mAh = 3.6 C
+
+
+@dataclass
+class _Windows:
+    """Running sums per window of one width (sample count, current, voltage)."""
+
+    hz: int
+    sums: dict[int, list[float]] = field(default_factory=dict)
+
+    def add(self, time_s: np.ndarray, current: np.ndarray, voltage: np.ndarray | None) -> None:
+        # Rounded first: 0.3 s × 10 is 2.9999999999999996 in floating point, not window 2.
+        index = np.floor(np.round(time_s * self.hz, 6)).astype(np.int64)
+        # Time increases (checked before), so each window is one contiguous run of samples.
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(index)) + 1))
+        keys = index[starts]
+        counts = np.diff(np.append(starts, len(index)))
+        current_sums = np.add.reduceat(current, starts)
+        voltage_sums = (
+            np.add.reduceat(voltage, starts) if voltage is not None else np.zeros(len(keys))
+        )
+        for key, n, c, v in zip(keys.tolist(), counts, current_sums, voltage_sums, strict=True):
+            entry = self.sums.setdefault(key, [0, 0.0, 0.0])
+            entry[0] += n
+            entry[1] += c
+            entry[2] += v
+
+    def frame(self, with_voltage: bool) -> pd.DataFrame:
+        keys = np.array(sorted(self.sums), dtype=np.int64)
+        values = np.array([self.sums[k] for k in keys], dtype=float).reshape(-1, 3)
+        frame = pd.DataFrame(
+            {"time_s": keys / self.hz, "current_ma": 1e3 * values[:, 1] / values[:, 0]}
+        )
+        if with_voltage:
+            frame["voltage_v"] = values[:, 2] / values[:, 0]
+        frame["samples"] = values[:, 0].astype(np.int64)
+        return frame
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def reduce_blocks(name: str, path: Path, blocks: Iterable[Block]) -> MeterTrace:
+    """Fold a reader's blocks into a ``MeterTrace``; DataError when time goes backwards or
+    stands still, or when there is no sample at all."""
+    windows = [_Windows(hz) for hz in WINDOWS_HZ]
+    samples, charge = 0, 0.0
+    first = last_time = last_current = None
+    last_bits: int | None = None
+    edges: list[tuple[float, int]] = []
+    with_voltage = with_digital = False
+    intervals: list[np.ndarray] = []
+    for block in blocks:
+        t, i = block.time_s, block.current_a
+        if not len(t):
+            continue
+        joined = t if last_time is None else np.concatenate(([last_time], t))
+        bad = np.flatnonzero(np.diff(joined) <= 0)
+        if bad.size:
+            at = bad[0] + (1 if last_time is None else 0)  # index in this block
+            raise DataError(
+                f"{path}:{block.first_line + at}: time does not increase "
+                f"({t[at]:.9g} s after {joined[bad[0]]:.9g} s); a meter file must be in time order"
+            )
+        if first is None:
+            first = float(t[0])
+        # Trapezoid over the block, and across the join with the previous block.
+        charge += float(np.sum((i[1:] + i[:-1]) / 2 * np.diff(t)))
+        if last_time is not None:
+            charge += (float(i[0]) + last_current) / 2 * (float(t[0]) - last_time)
+        if len(intervals) < 64:  # enough for a median sample interval
+            intervals.append(np.diff(t[:10_000]))
+        relative = t - first
+        for window in windows:
+            window.add(relative, i, block.voltage_v)
+        with_voltage |= block.voltage_v is not None
+        if block.digital is not None:
+            with_digital = True
+            bits = block.digital.astype(np.int64)
+            previous = np.concatenate(([-1 if last_bits is None else last_bits], bits[:-1]))
+            for k in np.flatnonzero(bits != previous):
+                edges.append((float(relative[k]), int(bits[k])))
+            last_bits = int(bits[-1])
+        samples += len(t)
+        last_time, last_current = float(t[-1]), float(i[-1])
+    if not samples or first is None or last_time is None:
+        raise DataError(f"{path}: no samples (an empty export, or only a header)")
+    gaps = np.concatenate(intervals) if intervals else np.array([])
+    rate = 1.0 / float(np.median(gaps)) if gaps.size else math.nan
+    return MeterTrace(
+        format=name,
+        path=path,
+        sha256=file_sha256(path),
+        samples=samples,
+        start_s=first,
+        duration_s=last_time - first,
+        rate_hz=rate,
+        charge_mc=1e3 * charge,
+        series={w.hz: w.frame(with_voltage) for w in windows},
+        edges=pd.DataFrame(edges, columns=["time_s", "bits"]) if with_digital else None,
+    )
+
+
+def window_charges(
+    blocks: Iterable[Block], windows: dict[str, tuple[float, float]], path: Path
+) -> dict[str, float]:
+    """Charge (mC) of the current in each named window (start, end in the trace's own time,
+    s) at full rate: the trapezoid over the samples inside, the window's ends interpolated
+    between their neighbours. DataError when the trace does not cover a window."""
+    charges = dict.fromkeys(windows, 0.0)
+    covered = {name: [math.inf, -math.inf] for name in windows}
+    previous: tuple[float, float] | None = None
+    for block in blocks:
+        t, i = block.time_s, block.current_a
+        if not len(t):
+            continue
+        if previous is not None:  # the segment across the join belongs to this block
+            t = np.concatenate(([previous[0]], t))
+            i = np.concatenate(([previous[1]], i))
+        for name, (start, end) in windows.items():
+            lo, hi = max(start, t[0]), min(end, t[-1])
+            if hi <= lo:
+                continue
+            inside = (t > lo) & (t < hi)
+            xs = np.concatenate(([lo], t[inside], [hi]))
+            ys = np.concatenate(([np.interp(lo, t, i)], i[inside], [np.interp(hi, t, i)]))
+            charges[name] += 1e3 * float(np.sum((ys[1:] + ys[:-1]) / 2 * np.diff(xs)))
+            covered[name][0] = min(covered[name][0], lo)
+            covered[name][1] = max(covered[name][1], hi)
+        previous = (float(t[-1]), float(i[-1]))
+    for name, (start, end) in windows.items():
+        low, high = covered[name]
+        if low > start + 1e-9 or high < end - 1e-9:
+            raise DataError(
+                f"{path}: the trace does not cover {name} ({start:.3f}–{end:.3f} s of the "
+                f"trace; it holds {low if math.isfinite(low) else '–'}–"
+                f"{high if math.isfinite(high) else '–'} s): a trace shorter than the run?"
+            )
+    return charges
