@@ -28,8 +28,8 @@ def phase_charges(
     format: str | None = None,
     block_rows: int = BLOCK_ROWS,
 ) -> dict[str, float]:
-    """Charge (mC) in each named window (start, end: the trace's own time, s) at the trace's
-    full rate — a second pass over the file, once alignment has placed the run's phases."""
+    """Charge (mC) in each named window (start, end: s from the trace's first sample) at the
+    trace's full rate — a second pass over the file, once alignment has placed the run's phases."""
     path = Path(path)
     _, blocks = _blocks(path, format, block_rows)
     return window_charges(blocks, windows, path)

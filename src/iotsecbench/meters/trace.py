@@ -169,16 +169,19 @@ def reduce_blocks(name: str, path: Path, blocks: Iterable[Block]) -> MeterTrace:
 def window_charges(
     blocks: Iterable[Block], windows: dict[str, tuple[float, float]], path: Path
 ) -> dict[str, float]:
-    """Charge (mC) of the current in each named window (start, end in the trace's own time,
-    s) at full rate: the trapezoid over the samples inside, the window's ends interpolated
-    between their neighbours. DataError when the trace does not cover a window."""
+    """Charge (mC) of the current in each named window (start, end: seconds from the
+    trace's first sample, as ``MeterTrace.series`` and ``edges`` count them) at full rate:
+    the trapezoid over the samples inside, the window's ends interpolated between their
+    neighbours. DataError when the trace does not cover a window."""
     charges = dict.fromkeys(windows, 0.0)
     covered = {name: [math.inf, -math.inf] for name in windows}
     previous: tuple[float, float] | None = None
+    first: float | None = None
     for block in blocks:
-        t, i = block.time_s, block.current_a
-        if not len(t):
+        if not len(block.time_s):
             continue
+        first = float(block.time_s[0]) if first is None else first
+        t, i = block.time_s - first, block.current_a
         if previous is not None:  # the segment across the join belongs to this block
             t = np.concatenate(([previous[0]], t))
             i = np.concatenate(([previous[1]], i))

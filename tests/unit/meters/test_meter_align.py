@@ -100,3 +100,11 @@ def test_per_phase_charge_at_full_rate(tmp_path: Path) -> None:
     assert charges["idle"] == pytest.approx(10.0, rel=0.01)
     with pytest.raises(DataError, match="does not cover publishing"):
         phase_charges(path, {"publishing": (4.0, 9.0)})
+    # A logger whose clock starts at 100 s: windows count from its first sample, as the
+    # reduced series and the sync edges do.
+    later = tmp_path / "later.csv"
+    later.write_text(
+        "time_s,current_ma\n"
+        + "".join(f"{100 + a:.4f},{b}\n" for a, b in zip(t, current, strict=True))
+    )
+    assert phase_charges(later, windows)["tls_handshake"] == pytest.approx(56.0, rel=0.01)
