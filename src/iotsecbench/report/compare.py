@@ -20,7 +20,6 @@ say nothing about the setting that changed).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -40,6 +39,7 @@ from iotsecbench.report.readable import (
     labelled,
     metric,
     number,
+    relative_percent,
     role_phrase,
     with_unit,
 )
@@ -70,11 +70,7 @@ class Experiment:
         return self.data.baseline
 
     def runs_of(self, configuration: str, column: str) -> np.ndarray:
-        per_run = self.data.per_run
-        if per_run is None or column not in per_run:
-            return np.array([])
-        own = per_run.loc[per_run["configuration"] == configuration, column]
-        return own.dropna().to_numpy(dtype=float)
+        return self.data.run_values(configuration, column)
 
 
 @dataclass(frozen=True)
@@ -107,9 +103,7 @@ class Contrast:
 
     @property
     def relative_percent(self) -> float:
-        if self.reference_value == 0 or not math.isfinite(self.reference_value):
-            return math.nan
-        return 100.0 * self.difference / abs(self.reference_value)
+        return relative_percent(self.difference, self.reference_value)
 
     def to_dict(self) -> dict[str, Any]:
         record = dataclasses.asdict(self)
@@ -274,26 +268,16 @@ def _flat(prefix: str, value: Any) -> dict[str, str]:
     return {prefix: "–" if value is None else str(value)}
 
 
-def _json_field(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _conditions(experiment: Experiment) -> dict[str, str]:
     """Everything an experiment ran under: its spec (factors, device profile, TLS, broker,
     network profiles), the host and the software versions."""
     spec = {k: v for k, v in experiment.data.spec.items() if k not in NOT_CONDITIONS}
     conditions = _flat("", spec)
-    host = _json_field(experiment.data.experiment.get("host_json"))
+    host = experiment.data.host
     for key in ("hostname", "machine", "cpu_count", "platform"):
         if key in host:
             conditions[f"host {key}"] = str(host[key])
-    versions = _json_field(experiment.data.experiment.get("versions_json"))
-    conditions.update({f"version of {k}": str(v) for k, v in versions.items()})
+    conditions.update({f"version of {k}": str(v) for k, v in experiment.data.versions.items()})
     return conditions
 
 
@@ -361,13 +345,12 @@ def _contrast(
 def _described(c: Contrast) -> Contrast:
     about = metric(c.metric)
     shown = change(c.difference, c.ci_low, c.ci_high, c.reference_value, about.unit)
-    amount, signed = shown.amount, shown.signed
     values = (
         f"{number(c.value, shown.decimals)} on {c.experiment} against "
         f"{with_unit(number(c.reference_value, shown.decimals), about.unit)} on {c.reference}"
     )
     interval_only = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval})"
-    with_change = f"({signed}, {shown.relative}{LEVEL * 100:.0f} % CI {shown.interval})"
+    with_change = f"({shown.signed}, {shown.relative}{LEVEL * 100:.0f} % CI {shown.interval})"
     what = f"{role_phrase(c.role)} {c.kind} {about.name}"
     name = configuration_name(c.configuration)
     between = f"between {c.reference} and {c.experiment}"
@@ -375,7 +358,8 @@ def _described(c: Contrast) -> Contrast:
         if c.significant:
             word = "higher" if c.difference > 0 else "lower"
             sentence = (
-                f"{name}: {what} is {amount} {word} on {c.experiment}: {values} {interval_only}."
+                f"{name}: {what} is {shown.amount} {word} on {c.experiment}: {values} "
+                f"{interval_only}."
             )
         else:
             sentence = (
@@ -386,7 +370,7 @@ def _described(c: Contrast) -> Contrast:
         if c.significant:
             word = "more" if c.difference > 0 else "less"
             sentence = (
-                f"What {name} costs over {over} in {what} is {amount} {word} on "
+                f"What {name} costs over {over} in {what} is {shown.amount} {word} on "
                 f"{c.experiment}: {values} {interval_only}."
             )
         else:

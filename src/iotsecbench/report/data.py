@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.document import AnalysisDocument, read_analysis
@@ -44,10 +45,39 @@ class ReportData:
         return self.runs is not None
 
     @property
+    def host(self) -> dict[str, Any]:
+        """The host facts ``run`` recorded (experiment.json's host_json), or {}."""
+        return _json_object(self.experiment.get("host_json"))
+
+    @property
+    def versions(self) -> dict[str, Any]:
+        """The software versions ``run`` recorded (versions_json), or {}."""
+        return _json_object(self.experiment.get("versions_json"))
+
+    def run_values(self, configuration: str, column: str) -> np.ndarray:
+        """Per-run values of one configuration (cell label) from the store; empty for an
+        ``analyze --csv`` report, which has no per-run frame."""
+        if self.per_run is None or column not in self.per_run:
+            return np.array([])
+        own = self.per_run.loc[self.per_run["configuration"] == configuration, column]
+        return own.dropna().to_numpy(dtype=float)
+
+    @property
     def baseline(self) -> str | None:
         if self.analysis is not None:
             return self.analysis.baseline
         return self.configurations[0] if self.configurations else None
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    """A JSON object stored as text (or already parsed); {} when absent or unreadable."""
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(value) if value else {}
+    except (TypeError, json.JSONDecodeError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _order(names: list[str], preferred: list[str]) -> list[str]:

@@ -18,7 +18,6 @@ spread (``runs_needed``).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from iotsecbench.report.readable import (
     labelled,
     metric,
     number,
+    relative_percent,
     role_phrase,
 )
 
@@ -97,9 +97,7 @@ class Finding:
 
     @property
     def relative_percent(self) -> float:
-        if self.baseline_value == 0 or not math.isfinite(self.baseline_value):
-            return math.nan
-        return 100.0 * self.difference / abs(self.baseline_value)
+        return relative_percent(self.difference, self.baseline_value)
 
     @property
     def significant(self) -> bool:
@@ -219,15 +217,6 @@ def _finding(
     return dataclasses.replace(finding, sentence=_sentence(finding))
 
 
-def _run_values(data: ReportData, configuration: str, column: str) -> np.ndarray:
-    """Per-run values of one configuration from the store (none for an ``analyze --csv``
-    report: ``_cv_run_means`` reads its run means instead)."""
-    if data.per_run is not None and column in data.per_run:
-        own = data.per_run.loc[data.per_run["configuration"] == configuration, column]
-        return own.dropna().to_numpy(dtype=float)
-    return np.array([])
-
-
 def _cv_run_means(data: ReportData, configuration: str, metric_key: str, role: str) -> np.ndarray:
     if data.analysis is None:
         return np.array([])
@@ -256,8 +245,8 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
         value, base = (row.mean_a, row.mean_b) if sign > 0 else (row.mean_b, row.mean_a)
         low, high = sorted((sign * row.ci_low, sign * row.ci_high))
         column = f"{role}_{'current_ma' if metric_key == 'current_ma' else 'charge_mah'}"
-        runs_a = _run_values(data, configuration, column)
-        runs_b = _run_values(data, baseline, column)
+        runs_a = data.run_values(configuration, column)
+        runs_b = data.run_values(baseline, column)
         if not runs_a.size:
             runs_a = _cv_run_means(data, configuration, metric_key, role)
             runs_b = _cv_run_means(data, baseline, metric_key, role)
@@ -285,8 +274,8 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
 def _over_runs(data: ReportData, baseline: str, configuration: str, seed: int) -> list[Finding]:
     found = []
     for metric_key, role, column in RUN_LEVEL_METRICS:
-        a = _run_values(data, configuration, column)
-        b = _run_values(data, baseline, column)
+        a = data.run_values(configuration, column)
+        b = data.run_values(baseline, column)
         if a.size < 2 or b.size < 2:
             continue  # one run has no spread: the summary table shows its value
         result = iid_bootstrap_difference(
@@ -317,10 +306,9 @@ def _over_runs(data: ReportData, baseline: str, configuration: str, seed: int) -
 
 def _context(data: ReportData) -> str:
     device = data.spec.get("device")
-    host = data.experiment.get("host_json")
+    facts = data.host
     parts = [f"device profile {device}"] if device else []
-    if host:
-        facts = json.loads(host) if isinstance(host, str) else host
+    if facts:
         parts.append(
             f"host {facts.get('hostname', '?')} ({facts.get('machine', '?')}, "
             f"{facts.get('cpu_count', '?')} CPUs)"

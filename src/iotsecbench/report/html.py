@@ -157,8 +157,8 @@ def _facts(pairs: list[tuple[str, Any]]) -> str:
 def _experiment_section(data: ReportData) -> str:
     spec = data.spec
     experiment = data.experiment
-    versions = _json_field(experiment.get("versions_json"))
-    host = _json_field(experiment.get("host_json"))
+    versions = data.versions
+    host = data.host
     parts = ['<section id="experiment"><h2>Experiment</h2>']
     if spec:
         parts.append(
@@ -213,15 +213,6 @@ def _experiment_section(data: ReportData) -> str:
         )
     parts.append("</section>")
     return "".join(parts)
-
-
-def _json_field(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    try:
-        return json.loads(value) if value else {}
-    except (TypeError, json.JSONDecodeError):
-        return {}
 
 
 def _readable(value: Any) -> str:
@@ -784,7 +775,7 @@ def _comparison_experiments(comparison: Comparison) -> str:
         data = experiment.data
         runs = data.runs
         ok = int((runs["status"] == "ok").sum()) if runs is not None else 0
-        host = _json_field(data.experiment.get("host_json"))
+        host = data.host
         parts.append(
             f"<h3>{escape(experiment.label)}</h3>"
             + _facts(

@@ -115,12 +115,19 @@ class Change:
     interval: str  # "3.2–5.0 mA"
 
 
+def relative_percent(difference: float, reference: float) -> float:
+    """The change in % of the reference's magnitude; NaN when the reference is 0 or not finite."""
+    if reference == 0 or not math.isfinite(reference):
+        return math.nan
+    return 100.0 * difference / abs(reference)
+
+
 def change(difference: float, low: float, high: float, reference: float, unit: str) -> Change:
     half = (high - low) / 2
     decimals = decimals_for(half if half > 0 else abs(difference) / 10)
     relative = ""
-    if reference != 0 and math.isfinite(reference):
-        percent = 100.0 * difference / abs(reference)
+    percent = relative_percent(difference, reference)
+    if math.isfinite(percent):
         relative_half = 100.0 * half / abs(reference)
         places = decimals_for(relative_half if relative_half > 0 else abs(percent))
         relative = f"{number(percent, min(places, 2), signed=True)} %, "
