@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +49,6 @@ class MeterTrace:
         default_factory=dict
     )  # Hz → time_s, current_ma[, voltage_v]
     edges: pd.DataFrame | None = None  # time_s, bits: each change of the digital channels
-    notes: tuple[str, ...] = ()
 
     @property
     def mean_current_ma(self) -> float:
@@ -105,34 +104,48 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _joined(path: Path, blocks: Iterable[Block]) -> Iterator[tuple[Block, np.ndarray, np.ndarray]]:
+    """Each non-empty block with its time and current preceded by the previous block's last
+    sample, so the segment across a join belongs to exactly one block; DataError where time
+    does not increase (within a block or across the join)."""
+    last: tuple[float, float] | None = None
+    for block in blocks:
+        if not len(block.time_s):
+            continue
+        t, i = block.time_s, block.current_a
+        if last is not None:
+            t, i = np.concatenate(([last[0]], t)), np.concatenate(([last[1]], i))
+        bad = np.flatnonzero(np.diff(t) <= 0)
+        if bad.size:
+            at = bad[0] + (1 if last is None else 0)  # index in the block itself
+            raise DataError(
+                f"{path}:{block.first_line + at}: time does not increase "
+                f"({t[bad[0] + 1]:.9g} s after {t[bad[0]]:.9g} s); a meter file must be in "
+                "time order"
+            )
+        yield block, t, i
+        last = (float(t[-1]), float(i[-1]))
+
+
+def _trapezoid(t: np.ndarray, i: np.ndarray) -> float:
+    return float(np.sum((i[1:] + i[:-1]) / 2 * np.diff(t)))
+
+
 def reduce_blocks(name: str, path: Path, blocks: Iterable[Block]) -> MeterTrace:
     """Fold a reader's blocks into a ``MeterTrace``; DataError when time goes backwards or
     stands still, or when there is no sample at all."""
     windows = [_Windows(hz) for hz in WINDOWS_HZ]
     samples, charge = 0, 0.0
-    first = last_time = last_current = None
+    first = last_time = None
     last_bits: int | None = None
     edges: list[tuple[float, int]] = []
     with_voltage = with_digital = False
     intervals: list[np.ndarray] = []
-    for block in blocks:
+    for block, joined_t, joined_i in _joined(path, blocks):
         t, i = block.time_s, block.current_a
-        if not len(t):
-            continue
-        joined = t if last_time is None else np.concatenate(([last_time], t))
-        bad = np.flatnonzero(np.diff(joined) <= 0)
-        if bad.size:
-            at = bad[0] + (1 if last_time is None else 0)  # index in this block
-            raise DataError(
-                f"{path}:{block.first_line + at}: time does not increase "
-                f"({t[at]:.9g} s after {joined[bad[0]]:.9g} s); a meter file must be in time order"
-            )
         if first is None:
             first = float(t[0])
-        # Trapezoid over the block, and across the join with the previous block.
-        charge += float(np.sum((i[1:] + i[:-1]) / 2 * np.diff(t)))
-        if last_time is not None:
-            charge += (float(i[0]) + last_current) / 2 * (float(t[0]) - last_time)
+        charge += _trapezoid(joined_t, joined_i)
         if len(intervals) < 64:  # enough for a median sample interval
             intervals.append(np.diff(t[:10_000]))
         relative = t - first
@@ -147,7 +160,7 @@ def reduce_blocks(name: str, path: Path, blocks: Iterable[Block]) -> MeterTrace:
                 edges.append((float(relative[k]), int(bits[k])))
             last_bits = int(bits[-1])
         samples += len(t)
-        last_time, last_current = float(t[-1]), float(i[-1])
+        last_time = float(t[-1])
     if not samples or first is None or last_time is None:
         raise DataError(f"{path}: no samples (an empty export, or only a header)")
     gaps = np.concatenate(intervals) if intervals else np.array([])
@@ -175,16 +188,10 @@ def window_charges(
     neighbours. DataError when the trace does not cover a window."""
     charges = dict.fromkeys(windows, 0.0)
     covered = {name: [math.inf, -math.inf] for name in windows}
-    previous: tuple[float, float] | None = None
     first: float | None = None
-    for block in blocks:
-        if not len(block.time_s):
-            continue
+    for block, t, i in _joined(path, blocks):
         first = float(block.time_s[0]) if first is None else first
-        t, i = block.time_s - first, block.current_a
-        if previous is not None:  # the segment across the join belongs to this block
-            t = np.concatenate(([previous[0]], t))
-            i = np.concatenate(([previous[1]], i))
+        t = t - first
         for name, (start, end) in windows.items():
             lo, hi = max(start, t[0]), min(end, t[-1])
             if hi <= lo:
@@ -192,10 +199,9 @@ def window_charges(
             inside = (t > lo) & (t < hi)
             xs = np.concatenate(([lo], t[inside], [hi]))
             ys = np.concatenate(([np.interp(lo, t, i)], i[inside], [np.interp(hi, t, i)]))
-            charges[name] += 1e3 * float(np.sum((ys[1:] + ys[:-1]) / 2 * np.diff(xs)))
+            charges[name] += 1e3 * _trapezoid(xs, ys)
             covered[name][0] = min(covered[name][0], lo)
             covered[name][1] = max(covered[name][1], hi)
-        previous = (float(t[-1]), float(i[-1]))
     for name, (start, end) in windows.items():
         low, high = covered[name]
         if low > start + 1e-9 or high < end - 1e-9:
