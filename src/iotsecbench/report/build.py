@@ -15,7 +15,7 @@ from pathlib import Path
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
-from iotsecbench.report import figures_iotst, html
+from iotsecbench.report import figures_iotst, html, html_compare
 from iotsecbench.report.compare import compare, default_directory, load_experiments
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
@@ -24,8 +24,8 @@ from iotsecbench.report.figures import (
     VECTOR_FORMATS,
     ReportFigure,
     build_figures,
-    comparison_figures,
 )
+from iotsecbench.report.figures_compare import comparison_figures
 from iotsecbench.report.findings import find
 from iotsecbench.report.tables import ReportTable, build_tables, comparison_tables
 
@@ -110,7 +110,7 @@ def build_comparison(
         )
     ]
     if "html" in formats:
-        page = html.render_comparison(comparison, figures, tables)
+        page = html_compare.render_comparison(comparison, figures, tables)
         files.append(write_atomic(directory / "comparison.html", page.encode("utf-8")))
     files += _write_figures(directory, figures, png="html" in formats)
     files += _write_tables(directory, tables, formats)
