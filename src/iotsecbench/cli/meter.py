@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from iotsecbench.errors import SpecError
+
 
 def meter(
     trace: Annotated[
@@ -30,8 +32,7 @@ def meter(
 ) -> None:
     """Read a power-meter trace in blocks (a file of any size) and print its format, samples,
     rate, duration, mean current, charge (full rate) and the edges of its digital channels.
-    A bad file is refused with file:line (exit 4). Attaching a trace to a run is not built
-    yet (issue "measured energy")."""
+    A bad file is refused with file:line (exit 4). `iotsecbench attach` places it in a run."""
     from iotsecbench.meters import read_trace
 
     found = read_trace(trace, format)
@@ -61,5 +62,114 @@ def meter(
         typer.echo(f"  digital channels: {len(found.edges)} change(s), first at {first:.6g} s")
 
 
+def attach(
+    run: Annotated[
+        Path,
+        typer.Argument(
+            help="The run: its directory (DIR/runs/<run id>), or a results directory with "
+            "--run (or holding one completed run)."
+        ),
+    ],
+    trace: Annotated[Path, typer.Argument(help="The meter's recording (formats: `meter`).")],
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Run id, when RUN is a results directory.")
+    ] = None,
+    agent: Annotated[
+        str,
+        typer.Option(help="Whose device the meter watched: emitter (the device) or receiver."),
+    ] = "emitter",
+    sync: Annotated[
+        str | None,
+        typer.Option(
+            help="Align by this digital channel (D0–D7; Joulescope GPI 0–7), toggled at the "
+            "first handshake's start and at the end of publishing. Default when the trace "
+            "has digital channels: D0."
+        ),
+    ] = None,
+    offset: Annotated[
+        float | None,
+        typer.Option(
+            help="Align by an explicit offset: trace time (s from its first sample) = run "
+            "time + OFFSET."
+        ),
+    ] = None,
+    correlate: Annotated[
+        bool,
+        typer.Option(
+            "--correlate",
+            help="Align by cross-correlating the measured with the modelled current (refused "
+            "below r = 0.6). Default when the trace has no digital channel.",
+        ),
+    ] = False,
+    voltage: Annotated[
+        float | None,
+        typer.Option(
+            help="Supply voltage (V) for energy, for meters that record no voltage (PPK2 "
+            "CSV); default: the trace's own voltage, or charge only."
+        ),
+    ] = None,
+    format: Annotated[
+        str | None, typer.Option("--format", help="The trace's format (default: detected).")
+    ] = None,
+) -> None:
+    """Attach a power-meter trace to a stored run: place the run in it, integrate it at full
+    rate over every sample window (the measured current, stored beside the modelled one),
+    each connection phase, publishing and each message. Stored in the run's record and the
+    database (tables meter_traces, meter_samples, meter_phases); attaching again replaces
+    the agent's trace. A trace shorter than the run or unlike it: exit 4, nothing stored."""
+    import pandas as pd
+
+    from iotsecbench.runner.attach import attach as attach_trace
+
+    channel = None
+    if sync is not None:
+        text = sync.upper().removeprefix("D").removeprefix("GPI")
+        if not text.isdigit():
+            raise SpecError(f"--sync {sync!r}: give a digital channel, D0 to D7")
+        channel = int(text)
+    done = attach_trace(
+        run,
+        trace,
+        run_id=run_id,
+        agent=agent,
+        format=format,
+        sync_channel=channel,
+        offset_s=offset,
+        correlate=correlate,
+        voltage_v=voltage,
+    )
+    a = done.alignment
+    if a.method == "sync":
+        how = f"by the sync channel ({a.detail}; meter/host clock {a.clock_ratio:.6f})"
+    elif a.method == "correlation":
+        how = f"by correlation with the modelled current (r = {a.correlation:.3f})"
+    else:
+        how = "by the offset given"
+    typer.echo(
+        f"attached {done.trace.path} ({done.trace.format}, sha256 {done.trace.sha256[:12]}) to "
+        f"run {done.run_id}, {done.agent}: trace time = run time {a.offset_s:+.4f} s, {how}"
+    )
+    typer.echo(
+        f"  {done.windows} sample windows: measured {done.measured_ma:.3f} mA against "
+        f"modelled {done.modelled_ma:.3f} mA on average"
+    )
+    for row in done.phases.itertuples(index=False):
+        energy = "" if pd.isna(row.energy_uj) else f", {_scaled(row.energy_uj * 1e-6, 'J')}"
+        typer.echo(
+            f"  {row.phase:<14} {_scaled(row.charge_uc * 1e-6, 'C'):>10}  "
+            f"{row.mean_current_ma:8.3f} mA{energy}"
+        )
+
+
+def _scaled(value: float, unit: str) -> str:
+    """4 significant digits in the SI prefix that suits (µC for a handshake, mC or C for
+    minutes of publishing)."""
+    for factor, prefix in ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
+        if abs(value) >= factor:
+            return f"{value / factor:.4g} {prefix}{unit}"
+    return f"{value / 1e-9:.4g} n{unit}"
+
+
 def register(app: typer.Typer) -> None:
     app.command()(meter)
+    app.command()(attach)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from iotsecbench.errors import SpecError
 from iotsecbench.meters import jls
 from iotsecbench.meters.formats import BLOCK_ROWS, DETECTORS, detect, read_blocks
-from iotsecbench.meters.trace import MeterTrace, reduce_blocks, window_charges
+from iotsecbench.meters.trace import MeterTrace, interval_charges, reduce_blocks, window_charges
 
 FORMATS = ("jls", *DETECTORS)
 
@@ -33,6 +35,21 @@ def phase_charges(
     path = Path(path)
     _, blocks = _blocks(path, format, block_rows)
     return window_charges(blocks, windows, path)
+
+
+def charges_between(
+    path: Path,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    format: str | None = None,
+    block_rows: int = BLOCK_ROWS,
+) -> np.ndarray:
+    """Charge (mC) between each start and end (s from the trace's first sample) at full rate,
+    NaN where the trace does not cover the interval — any number of intervals in one pass
+    (every sample window of a run, every message)."""
+    path = Path(path)
+    _, blocks = _blocks(path, format, block_rows)
+    return interval_charges(blocks, starts, ends, path)
 
 
 def _blocks(path: Path, format: str | None, block_rows: int):

@@ -38,6 +38,13 @@ class Alignment:
     correlation: float | None = None  # at the chosen lag (correlation), else None
     clock_ratio: float | None = None  # trace interval / run interval (sync): meter vs host clock
     detail: str = ""
+    anchor_s: float = 0.0  # run time at which offset_s is exact (sync: the handshake start)
+
+    def trace_time(self, run_s: np.ndarray | float) -> np.ndarray | float:
+        """Trace time (s from its first sample) of run time ``run_s`` — the meter's clock
+        scaled by ``clock_ratio`` away from the anchor."""
+        ratio = 1.0 if self.clock_ratio is None else self.clock_ratio
+        return self.anchor_s + self.offset_s + ratio * (np.asarray(run_s) - self.anchor_s)
 
 
 def by_offset(offset_s: float) -> Alignment:
@@ -74,6 +81,7 @@ def by_sync(
         "sync",
         float(toggles[0]) - handshake_start_s,
         clock_ratio=ratio,
+        anchor_s=handshake_start_s,
         detail=f"D{channel} toggles at {toggles[0]:.6f} s and {toggles[1]:.6f} s of the trace",
     )
 

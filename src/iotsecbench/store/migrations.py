@@ -66,11 +66,38 @@ def migrate_to_4(connection: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Migration] = {2: migrate_to_2, 3: migrate_to_3, 4: migrate_to_4}
+def migrate_to_5(connection: duckdb.DuckDBPyConnection) -> None:
+    """Measured energy: tables meter_traces, meter_samples, meter_phases (empty: nothing was
+    attached before)."""
+    connection.execute(
+        "CREATE TABLE meter_traces (run_id VARCHAR NOT NULL, agent VARCHAR, file VARCHAR, "
+        "sha256 VARCHAR, format VARCHAR, samples BIGINT, rate_hz DOUBLE, "
+        "trace_duration_s DOUBLE, method VARCHAR, offset_s DOUBLE, anchor_s DOUBLE, "
+        "clock_ratio DOUBLE, correlation DOUBLE, detail VARCHAR, voltage_v DOUBLE, "
+        "voltage_source VARCHAR, charge_mc DOUBLE, mean_current_ma DOUBLE, attached_utc VARCHAR)"
+    )
+    connection.execute(
+        "CREATE TABLE meter_samples (run_id VARCHAR NOT NULL, agent VARCHAR, t_ns BIGINT, "
+        "window_s DOUBLE, current_ma DOUBLE)"
+    )
+    connection.execute(
+        "CREATE TABLE meter_phases (run_id VARCHAR NOT NULL, agent VARCHAR, phase VARCHAR, "
+        "seq BIGINT, t_start_ns BIGINT, t_end_ns BIGINT, charge_uc DOUBLE, "
+        "mean_current_ma DOUBLE, energy_uj DOUBLE)"
+    )
+
+
+MIGRATIONS: dict[int, Migration] = {
+    2: migrate_to_2,
+    3: migrate_to_3,
+    4: migrate_to_4,
+    5: migrate_to_5,
+}
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2})
+# (Version 3 set values in its new runs columns; version 5 only added tables.)
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4})
 
 
 def check_readable(version: int, where: str) -> None:

@@ -36,6 +36,18 @@ def table(results_dir: Path | str, name: str) -> pd.DataFrame:
     return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
 
 
+def run_table(results_dir: Path | str, name: str, run_id: str) -> pd.DataFrame:
+    """One run's rows of one per-run table (schema order, natural order)."""
+    definition = schema.TABLES[name]
+    if not definition.per_run:
+        raise ValueError(f"{name} is not a per-run table")
+    columns = ", ".join(definition.column_names)
+    order = ", ".join(definition.order_by)
+    return _query(
+        results_dir, f"SELECT {columns} FROM {name} WHERE run_id = ? ORDER BY {order}", [run_id]
+    )
+
+
 def require_completed_runs(results_dir: Path | str) -> None:
     """DataError (exit 4) unless at least one run finished ``ok``: ``analyze`` and ``report``
     both refuse, with this same line, a directory whose runs were all interrupted or failed."""

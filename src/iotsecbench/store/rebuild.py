@@ -50,7 +50,7 @@ def rebuild(results_dir: Path | str) -> int:
     # Check every record before changing anything, but keep none in memory: a long experiment's
     # records together can exceed RAM, so the building pass reads each one again.
     for record_path in record_paths:
-        _read_record(record_path)
+        read_record(record_path)
     with DirectoryLock(results_dir):
         return _rebuild_locked(results_dir, experiment, record_paths)
 
@@ -65,7 +65,7 @@ def _rebuild_locked(results_dir: Path, experiment: dict[str, Any], record_paths:
         with ResultsStore.open_file(building) as store:
             store.restore_experiment(to_arrow(schema.EXPERIMENTS, [experiment]))
             for record_path in record_paths:
-                record = _read_record(record_path)
+                record = read_record(record_path)
                 store.restore_run(record["run_id"], record["run"], record["tables"])
     except BaseException:
         for leftover in (building, building.with_name(building.name + WAL_SUFFIX)):
@@ -108,7 +108,7 @@ def check(results_dir: Path | str) -> StoreCheck:
         stored = dict(store.connection.execute("SELECT run_id, status FROM runs").fetchall())
     recorded = {}
     for record_path in sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}")):
-        run = _read_record(record_path)["run"]
+        run = read_record(record_path)["run"]
         recorded[run.column("run_id")[0].as_py()] = run.column("status")[0].as_py()
     return StoreCheck(
         runs_in_database=len(stored),
@@ -132,7 +132,7 @@ def restore_completed(store: ResultsStore, experiment_id: str) -> list[str]:
     for record_path in sorted(store.results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}")):
         if record_path.parent.name in in_database:
             continue  # the directory is named after the run id: skip without reading
-        record = _read_record(record_path)
+        record = read_record(record_path)
         run = record["run"]
         if (
             run.column("status")[0].as_py() != "ok"
@@ -201,7 +201,7 @@ def _read_experiment(results_dir: Path) -> dict[str, Any]:
     return experiment
 
 
-def _read_record(path: Path) -> dict[str, Any]:
+def read_record(path: Path) -> dict[str, Any]:
     """Load and validate one run record into Arrow tables, before anything is changed."""
     document = _load_json(path)
     _check_version(document, path, RECORD_FORMAT)

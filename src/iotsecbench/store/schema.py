@@ -19,6 +19,10 @@ version 3: the block-sizes study — runs.message_transport ('mqtt'|'tcp'), runs
 version 4: the iotst study — table trace_groups (per traced handshake repetition and
            classification group: on-CPU, network-wait, runnable and other time, longest
            on-CPU run, trace markers) from `bench handshake --trace`.
+version 5: measured energy — tables meter_traces (a power-meter trace attached to a run's
+           agent and how it was aligned), meter_samples (the measured current over each of
+           the agent's sample windows, beside the modelled one in samples) and meter_phases
+           (measured charge per connection phase and per message) from `iotsecbench attach`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -511,6 +515,109 @@ TRACE_GROUPS = Table(
     order_by=("run_id", "repetition", "position"),
 )
 
+MEASURED = "mA (measured)"
+
+METER_TRACES = Table(
+    name="meter_traces",
+    description=(
+        "Power-meter traces attached to a run (`iotsecbench attach`, docs/meters.md): one per "
+        "run and agent whose device the meter watched, with how the run was placed in it."
+    ),
+    columns=(
+        _run_id(),
+        _agent(),
+        Column("file", "VARCHAR", "path", "the trace file as given to attach"),
+        Column("sha256", "VARCHAR", "-", "SHA-256 of the trace file (names it in calibrations)"),
+        Column("format", "VARCHAR", "-", "meter format: jls, ppk2, joulescope, usb-meter, generic"),
+        Column("samples", "BIGINT", "samples", "samples in the whole trace"),
+        Column("rate_hz", "DOUBLE", "Hz", "the meter's sample rate (median interval)"),
+        Column("trace_duration_s", "DOUBLE", "s", "first to last sample of the trace"),
+        Column(
+            "method",
+            "VARCHAR",
+            "-",
+            "how the run was placed in the trace: 'sync', 'offset' or 'correlation'",
+            allowed=("sync", "offset", "correlation"),
+        ),
+        Column(
+            "offset_s",
+            "DOUBLE",
+            "s",
+            "trace time (from its first sample) minus run time, at run time anchor_s; "
+            "trace time = anchor_s + offset_s + clock_ratio x (run time - anchor_s)",
+        ),
+        Column("anchor_s", "DOUBLE", "s", "run time (from runs.t0_ns) at which offset_s holds"),
+        Column("clock_ratio", "DOUBLE", "-", "meter clock / host clock (sync), else 1"),
+        Column("correlation", "DOUBLE", "-", "Pearson r with the modelled current (correlation)"),
+        Column("detail", "VARCHAR", "-", "what the alignment found, in words"),
+        Column("voltage_v", "DOUBLE", "V", "mean supply voltage over the run (trace or --voltage)"),
+        Column(
+            "voltage_source",
+            "VARCHAR",
+            "-",
+            "'measured' (the trace's voltage), 'given' (attach --voltage) or NULL (none)",
+            allowed=("measured", "given"),
+        ),
+        Column("charge_mc", "DOUBLE", "mC (measured)", "charge over the agent's sample windows"),
+        Column("mean_current_ma", "DOUBLE", MEASURED, "charge_mc over the sample windows' length"),
+        Column("attached_utc", "VARCHAR", "ISO 8601 UTC", "when the trace was attached"),
+    ),
+    order_by=("run_id", "agent"),
+)
+
+METER_SAMPLES = Table(
+    name="meter_samples",
+    description=(
+        "Measured device current over each sample window of the agent (the window ending at "
+        "t_ns, as in samples), integrated at the meter's full rate — never mixed with the "
+        "modelled samples.current_ma."
+    ),
+    columns=(
+        _run_id(),
+        _agent(),
+        Column(
+            "t_ns", "BIGINT", MONOTONIC, f"end of the window (= samples.t_ns); {MONOTONIC_NOTE}"
+        ),
+        Column("window_s", "DOUBLE", "s", "length of the window (host clock)"),
+        Column("current_ma", "DOUBLE", MEASURED, "mean measured current over the window"),
+    ),
+    order_by=("run_id", "agent", "t_ns"),
+)
+
+METER_PHASES = Table(
+    name="meter_phases",
+    description=(
+        "Measured charge (and energy, with a voltage) of each connection phase, of publishing "
+        "as a whole and of each message's window, from the aligned trace at full rate."
+    ),
+    columns=(
+        _run_id(),
+        _agent(),
+        Column(
+            "phase",
+            "VARCHAR",
+            "-",
+            "'tcp_connect', 'tls_handshake', 'mqtt_connect', 'key_exchange' (handshakes), "
+            "'publishing' (first message to the last) or 'message' (one message's window)",
+            allowed=(
+                "tcp_connect",
+                "tls_handshake",
+                "mqtt_connect",
+                "key_exchange",
+                "publishing",
+                "message",
+            ),
+        ),
+        Column("seq", "BIGINT", "-", "message sequence number ('message' rows), else NULL"),
+        Column("t_start_ns", "BIGINT", MONOTONIC, "window start"),
+        Column("t_end_ns", "BIGINT", MONOTONIC, "window end"),
+        Column("charge_uc", "DOUBLE", "uC (measured)", "charge drawn in the window"),
+        Column("mean_current_ma", "DOUBLE", MEASURED, "charge over the window's length"),
+        Column("energy_uj", "DOUBLE", "uJ", "charge x meter_traces.voltage_v; NULL without one"),
+    ),
+    order_by=("run_id", "agent", "t_start_ns", "phase"),
+)
+
 # Creation order; readers and exporters walk tables in this order.
 TABLES: dict[str, Table] = {
     table.name: table
@@ -525,6 +632,9 @@ TABLES: dict[str, Table] = {
         OPERATIONS,
         HOST_COUNTERS,
         TRACE_GROUPS,
+        METER_TRACES,
+        METER_SAMPLES,
+        METER_PHASES,
     )
 }
 

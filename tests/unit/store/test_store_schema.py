@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 4
+    assert schema.SCHEMA_VERSION == 5
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,6 +119,24 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 5 added, gone again: the database as version 4 made it."""
+    for name in ("meter_traces", "meter_samples", "meter_phases"):
+        connection.execute(f"DROP TABLE {name}")
+
+
+def test_version_4_database_gains_the_meter_tables(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    drop_meter_tables(connection)
+    connection.close()
+    set_meta_version(results_dir, 4)
+    for table in (schema.METER_TRACES, schema.METER_SAMPLES, schema.METER_PHASES):
+        frame = read.table(results_dir, table.name)
+        assert frame.empty and list(frame.columns) == table.column_names
+
+
 def test_version_1_database_gains_the_network_columns(results_dir: Path) -> None:
     with ResultsStore.open(results_dir) as store:
         store.connection.execute(
@@ -128,6 +146,7 @@ def test_version_1_database_gains_the_network_columns(results_dir: Path) -> None
     for column in schema.BLOCK_COLUMNS:  # version 3's columns: not in a version-1 file
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
     connection.execute("DROP TABLE trace_groups")
+    drop_meter_tables(connection)
     connection.execute("DROP TABLE host_counters")
     connection.execute("ALTER TABLE runs DROP COLUMN tcp_retransmissions")
     connection.execute("ALTER TABLE runs DROP COLUMN network")
@@ -148,6 +167,7 @@ def test_version_2_database_gains_the_transport_columns(results_dir: Path) -> No
     for column in schema.BLOCK_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
     connection.execute("DROP TABLE trace_groups")
+    drop_meter_tables(connection)
     connection.close()
     set_meta_version(results_dir, 2)
     frame = read.runs_frame(results_dir)
@@ -161,6 +181,7 @@ def test_version_3_database_gains_the_trace_groups_table(results_dir: Path) -> N
         pass
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     connection.execute("DROP TABLE trace_groups")
+    drop_meter_tables(connection)
     connection.close()
     set_meta_version(results_dir, 3)
     assert read.table(results_dir, "trace_groups").empty

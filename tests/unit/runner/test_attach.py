@@ -1,0 +1,191 @@
+"""Attaching a meter trace to a stored run (runner/attach.py, `iotsecbench attach`), against
+injected truth: a (simulated) run's modelled current, 20 % off and noisy, written as a PPK2
+export at 2 kHz with a known offset and the D0 sync toggles; the run is placed exactly
+(sync) or within 50 ms (correlation), its per-phase charge recovered within 1 %, and a
+trace that is unrelated or too short is refused with nothing stored."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from tests.conftest import run_cli
+
+METER_HZ = 2000
+RUN = "tls1.2_256B_10Hz_q1_r1"
+OFFSET_S = 3.25
+SCALE = 1.2  # the meter reads 20 % above the model, as a real device would differ
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("attach") / "results"
+    result = run_cli(
+        "run", "--simulate", "--duration", "10", "--reps", "1", "--configs", "plain,tls1.2",
+        "--out", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture
+def results(simulated: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(simulated, tmp_path / "results"))
+
+
+def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
+    with duckdb.connect(str(results / "results.duckdb"), read_only=True) as db:
+        return db.execute(sql, list(parameters)).fetchall()
+
+
+def run_facts(results: Path, run_id: str = RUN) -> dict:
+    (t0,) = query(results, "select t0_ns from runs where run_id = ?", run_id)[0]
+    samples = query(
+        results,
+        "select t_ns, current_ma from samples where run_id = ? and agent = 'emitter' "
+        "order by t_ns",
+        run_id,
+    )
+    phases = query(
+        results,
+        "select phase, t_start_ns, t_end_ns from handshakes where run_id = ? and "
+        "agent = 'emitter'",
+        run_id,
+    )
+    (end,) = query(results, "select max(t_published_ns) from messages where run_id = ?", run_id)[0]
+    ends = (np.array([s[0] for s in samples]) - t0) / 1e9
+    return {
+        "ends": ends,
+        "current": np.array([s[1] for s in samples]),
+        "phases": {name: ((a - t0) / 1e9, (b - t0) / 1e9) for name, a, b in phases},
+        "activity": (min((a - t0) / 1e9 for _, a, _ in phases), (end - t0) / 1e9),
+    }
+
+
+def true_current(facts: dict, run_s: np.ndarray) -> np.ndarray:
+    """What the synthetic device draws (mA): the model's value of the window each instant
+    falls in, 20 % higher."""
+    ends = facts["ends"]
+    index = np.clip(np.searchsorted(ends, run_s, side="left"), 0, len(ends) - 1)
+    return SCALE * facts["current"][index]
+
+
+def write_ppk2(path: Path, facts: dict, *, offset_s: float = OFFSET_S, noise_ma: float = 0.5,
+               tail_s: float = 2.0, seed: int = 1, unrelated: bool = False) -> Path:  # fmt: skip
+    generator = np.random.default_rng(seed)
+    duration = facts["ends"][-1] + offset_s + tail_s
+    t = np.arange(int(duration * METER_HZ)) / METER_HZ
+    run_s = t - offset_s
+    current = true_current(facts, run_s)
+    if unrelated:  # bursts at moments that have nothing to do with the run
+        current = np.full(len(t), 40.0)
+        for start in generator.uniform(0, duration, 40):
+            current[(t >= start) & (t < start + 0.2)] += 50.0
+    current = current + generator.normal(0, noise_ma, len(t))
+    start, end = facts["activity"]
+    d0 = (run_s >= start) & (run_s < end)
+    lines = [
+        f"{ms:.3f},{ua:.3f},{'1' if high else '0'}-------"
+        for ms, ua, high in zip(t * 1e3, current * 1e3, d0, strict=True)
+    ]
+    path.write_text("Timestamp(ms),Current(uA),D0-D7\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def expected_charge_uc(facts: dict, start_s: float, end_s: float) -> float:
+    grid = np.linspace(start_s, end_s, 20_001)
+    return float(np.trapezoid(true_current(facts, grid), grid)) * 1e3
+
+
+def test_sync_places_the_run_to_one_sample_and_recovers_each_phase(
+    results: Path, tmp_path: Path
+) -> None:
+    facts = run_facts(results)
+    trace = write_ppk2(tmp_path / "ppk2.csv", facts)
+    result = run_cli("attach", str(results / "runs" / RUN), str(trace), "--voltage", "3.3")
+    assert result.returncode == 0, result.stderr
+    assert "by the sync channel" in result.stdout
+    ((method, offset, ratio, voltage, source),) = query(
+        results,
+        "select method, offset_s, clock_ratio, voltage_v, voltage_source from meter_traces",
+    )
+    assert method == "sync" and voltage == 3.3 and source == "given"
+    assert abs(offset - OFFSET_S) <= 1 / METER_HZ
+    assert abs(ratio - 1) < 1e-3
+    stored = dict(
+        query(
+            results,
+            "select phase, charge_uc from meter_phases where run_id = ? and phase != 'message'",
+            RUN,
+        )
+    )
+    for phase, (start, end) in facts["phases"].items():
+        assert stored[phase] == pytest.approx(expected_charge_uc(facts, start, end), rel=0.01)
+    # The measured current per sample window sits beside the modelled one, on its windows.
+    measured = query(
+        results,
+        "select m.current_ma, s.current_ma from meter_samples m join samples s "
+        "using (run_id, agent, t_ns) where run_id = ?",
+        RUN,
+    )
+    assert len(measured) >= len(facts["ends"]) - 1
+    ratios = np.array([m / s for m, s in measured[1:]])
+    assert np.median(ratios) == pytest.approx(SCALE, rel=0.01)
+    energy = query(results, "select energy_uj, charge_uc from meter_phases limit 1")[0]
+    assert energy[0] == pytest.approx(energy[1] * 3.3)
+
+
+def test_correlation_places_the_run_within_50_ms(results: Path, tmp_path: Path) -> None:
+    facts = run_facts(results)
+    trace = write_ppk2(tmp_path / "ppk2.csv", facts, offset_s=2.73)
+    result = run_cli("attach", str(results), str(trace), "--run", RUN, "--correlate")
+    assert result.returncode == 0, result.stderr
+    ((method, offset, r),) = query(results, "select method, offset_s, correlation from meter_traces")
+    assert method == "correlation" and r >= 0.6
+    assert abs(offset - 2.73) < 0.05
+
+
+def test_an_unrelated_or_short_trace_is_refused_and_nothing_is_stored(
+    results: Path, tmp_path: Path
+) -> None:
+    facts = run_facts(results)
+    record = results / "runs" / RUN / "record.json"
+    before = record.read_bytes()
+    unrelated = write_ppk2(tmp_path / "other.csv", facts, unrelated=True)
+    refused = run_cli("attach", str(results / "runs" / RUN), str(unrelated), "--correlate")
+    assert refused.returncode == 4, refused.stderr
+    assert "does not look like this run" in refused.stderr
+    short = write_ppk2(tmp_path / "short.csv", facts, tail_s=-4.0)
+    refused = run_cli("attach", str(results / "runs" / RUN), str(short), "--offset", "3.25")
+    assert refused.returncode == 4, refused.stderr
+    assert "shorter than the run" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert record.read_bytes() == before
+    assert query(results, "select count(*) from meter_traces") == [(0,)]
+
+
+def test_attaching_again_replaces_and_rebuild_keeps_it(results: Path, tmp_path: Path) -> None:
+    facts = run_facts(results)
+    trace = write_ppk2(tmp_path / "ppk2.csv", facts)
+    for _ in range(2):
+        assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
+    counted = "select (select count(*) from meter_traces), (select count(*) from meter_samples)"
+    (attached,) = query(results, counted)
+    assert attached[0] == 1
+    document = json.loads((results / "runs" / RUN / "record.json").read_text())
+    assert document["tables"]["meter_traces"]["sha256"] == [query(
+        results, "select sha256 from meter_traces")[0][0]]  # fmt: skip
+    assert run_cli("db", "rebuild", str(results)).returncode == 0
+    assert query(results, counted) == [attached]
+
+
+def test_which_run_must_be_said(results: Path, tmp_path: Path) -> None:
+    trace = write_ppk2(tmp_path / "ppk2.csv", run_facts(results))
+    refused = run_cli("attach", str(results), str(trace))
+    assert refused.returncode == 2
+    assert "2 completed runs: name one with --run" in refused.stderr
