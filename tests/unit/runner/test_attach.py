@@ -13,7 +13,6 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-
 from tests.conftest import run_cli
 
 METER_HZ = 2000
@@ -47,14 +46,12 @@ def run_facts(results: Path, run_id: str = RUN) -> dict:
     (t0,) = query(results, "select t0_ns from runs where run_id = ?", run_id)[0]
     samples = query(
         results,
-        "select t_ns, current_ma from samples where run_id = ? and agent = 'emitter' "
-        "order by t_ns",
+        "select t_ns, current_ma from samples where run_id = ? and agent = 'emitter' order by t_ns",
         run_id,
     )
     phases = query(
         results,
-        "select phase, t_start_ns, t_end_ns from handshakes where run_id = ? and "
-        "agent = 'emitter'",
+        "select phase, t_start_ns, t_end_ns from handshakes where run_id = ? and agent = 'emitter'",
         run_id,
     )
     (end,) = query(results, "select max(t_published_ns) from messages where run_id = ?", run_id)[0]
@@ -145,7 +142,8 @@ def test_correlation_places_the_run_within_50_ms(results: Path, tmp_path: Path) 
     trace = write_ppk2(tmp_path / "ppk2.csv", facts, offset_s=2.73)
     result = run_cli("attach", str(results), str(trace), "--run", RUN, "--correlate")
     assert result.returncode == 0, result.stderr
-    ((method, offset, r),) = query(results, "select method, offset_s, correlation from meter_traces")
+    columns = "select method, offset_s, correlation from meter_traces"
+    ((method, offset, r),) = query(results, columns)
     assert method == "correlation" and r >= 0.6
     assert abs(offset - 2.73) < 0.05
 
