@@ -37,12 +37,15 @@ def parse_block_length(text: str) -> int | str:
     return number
 
 
-def print_summary(result: AnalysisResult, path: Path) -> None:
+def print_summary(result: AnalysisResult, path: Path, current: str = "modelled") -> None:
     """Comparisons, hypotheses, Pareto front and warnings as rich tables."""
     from rich.table import Table
 
     console = output_console()
-    table = Table(title=f"Differences of means (95 % CI), baseline {result.baseline}")
+    table = Table(
+        title=f"Differences of means (95 % CI), baseline {result.baseline}; device current "
+        f"{current}"
+    )
     for column in ("metric", "device", "a − b", "difference", "CI", "sig.", "d", "method"):
         table.add_column(column)
     for c in result.comparisons:
@@ -104,6 +107,14 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Where to write analysis.json.")
         ] = None,
+        current: Annotated[
+            str,
+            typer.Option(
+                "--current",
+                help="Which device current: modelled (energy model, default) or measured (the "
+                "power-meter traces attached to runs; writes analysis-measured.json).",
+            ),
+        ] = "modelled",
     ) -> None:
         """Dependence-aware statistics: diagnostics, block-bootstrap CIs, Pareto, warnings."""
         if bootstrap not in BOOTSTRAP_CHOICES:
@@ -119,5 +130,9 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             constraints=tuple(require or ()),
         )
-        result, path = run_analyze(results_dir, csv, latency_csv, options, out)
-        print_summary(result, path)
+        if current not in ("modelled", "measured"):
+            raise SpecError(f"--current {current!r}: use modelled or measured")
+        if csv is not None and current != "modelled":
+            raise SpecError("--current applies to a results directory, not to --csv")
+        result, path = run_analyze(results_dir, csv, latency_csv, options, out, current)
+        print_summary(result, path, current if csv is None else "as given in the CSV")

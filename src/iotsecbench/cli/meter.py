@@ -170,6 +170,109 @@ def _scaled(value: float, unit: str) -> str:
     return f"{value / 1e-9:.4g} n{unit}"
 
 
+def calibrate(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Runs with an attached trace: run directories, or results directories (every "
+            "run of theirs with a trace)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the calibrated profile.")],
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="Profile to start from (a packaged name or a .toml path); default: the "
+            "runs' own device profile."
+        ),
+    ] = None,
+    fit: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated numbers to fit, e.g. idle_associated_current,"
+            "core_extra_current,packet_overhead,ecdh-p256-derive.per_operation; default: "
+            "every guessed number the runs exercise."
+        ),
+    ] = None,
+    check: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Attached runs held back from the fit: their residual before and after is "
+            "reported (repeatable)."
+        ),
+    ] = None,
+    agent: Annotated[
+        str, typer.Option(help="Whose device the meter watched: emitter or receiver.")
+    ] = "emitter",
+    name: Annotated[
+        str | None,
+        typer.Option(help="Device name of the new profile (default: <profile>-calibrated)."),
+    ] = None,
+) -> None:
+    """Fit a device profile's guessed numbers to measured current: bounded least squares
+    (scipy) on modelled − measured current per sample window over every attached run.
+    Writes a profile whose fitted numbers have status `calibrated` and a source naming the
+    traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
+    from dataclasses import replace
+
+    from iotsecbench import __version__
+    from iotsecbench.energy.calibrate import calibrate as fit_profile
+    from iotsecbench.energy.calibrate import profile_toml
+    from iotsecbench.energy.profile import load_profile
+    from iotsecbench.files import write_atomic
+    from iotsecbench.runner.calibration import attached_runs
+
+    fitting, devices = attached_runs(runs, agent)
+    held_out, _ = attached_runs(check, agent) if check else ([], [])
+    if profile is None:
+        if len(set(devices)) != 1:
+            raise SpecError(
+                f"the runs used different device profiles ({', '.join(sorted(set(devices)))}): "
+                "choose one with --profile"
+            )
+        profile = devices[0]
+    start = load_profile(profile)
+    names = [n.strip() for n in fit.split(",") if n.strip()] if fit is not None else None
+    result = fit_profile(start, fitting, names, held_out=held_out, version=__version__)
+    calibrated = replace(
+        result.profile,
+        name=name or f"{start.name}-calibrated",
+        description=f"{start.description} — calibrated against {len(fitting)} attached run(s)",
+    )
+    header = (
+        f"Device profile calibrated by iotsecbench {__version__} calibrate from {start.name}\n"
+        f"against {len(fitting)} run(s) with power-meter traces; fitted numbers have status\n"
+        "'calibrated' and a source naming the traces (SHA-256) and the fit's residual."
+    )
+    try:
+        write_atomic(out, profile_toml(calibrated, header))
+    except OSError as error:
+        raise SpecError(f"--out {out}: cannot write ({error.strerror or error})") from error
+    typer.echo(
+        f"calibrated {len(result.fitted)} number(s) of {start.name} on {result.windows} "
+        f"windows of {len(fitting)} run(s):"
+    )
+    for p in result.fitted:
+        change = (p.after - p.before) / p.before * 100 if p.before else float("nan")
+        typer.echo(
+            f"  {p.name:<34} {p.before:>10.5g} → {p.after:<10.5g} {p.unit:<9} "
+            f"({change:+.1f} %, was {p.status_before})"
+        )
+    if result.not_learnable:
+        typer.echo(f"  not learnt (no window depends on them): {', '.join(result.not_learnable)}")
+    typer.echo(
+        f"  RMS residual (modelled − measured): {result.rms_before_ma:.4g} mA → "
+        f"{result.rms_after_ma:.4g} mA"
+    )
+    if result.held_out_rms_before_ma is not None:
+        typer.echo(
+            f"  on {len(held_out)} held-back run(s): {result.held_out_rms_before_ma:.4g} mA → "
+            f"{result.held_out_rms_after_ma:.4g} mA"
+        )
+    typer.echo(f"wrote {out}")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(meter)
     app.command()(attach)
+    app.command()(calibrate)

@@ -35,8 +35,9 @@ __all__ = [
 DEFAULT_PROFILE = "esp32-wroom-32"
 PROFILE_SCHEMA = 1
 
-Status = Literal["datasheet", "measured", "derived", "guess"]
-STATUSES: tuple[str, ...] = ("datasheet", "measured", "derived", "guess")
+Status = Literal["datasheet", "measured", "derived", "guess", "calibrated"]
+# calibrated = fitted to power-meter traces by `iotsecbench calibrate` (its source names them)
+STATUSES: tuple[str, ...] = ("datasheet", "measured", "derived", "guess", "calibrated")
 
 # parameter name -> the one unit it must be written in.
 REQUIRED_PARAMETERS: dict[str, str] = {

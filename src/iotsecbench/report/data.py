@@ -33,6 +33,14 @@ class ReportData:
     latency: pd.DataFrame | None = None  # configuration, run, seq, latency_ms
     handshakes: pd.DataFrame | None = None  # + configuration (cell label)
     trace_groups: pd.DataFrame | None = None  # bench handshake --trace (docs/iotst.md)
+    # Power-meter traces attached to runs (docs/meters.md): the traces and their phases, every
+    # window with both currents, and `analyze --current measured`'s statistics.
+    meter_traces: pd.DataFrame | None = None
+    meter_phases: pd.DataFrame | None = None
+    measured: pd.DataFrame | None = (
+        None  # run_id, configuration, device, run, time_s, measured_ma, modelled_ma
+    )
+    measured_analysis: AnalysisDocument | None = None
     summary: pd.DataFrame | None = None
     per_run: pd.DataFrame | None = None  # one row per ok run (report.summary.summary_frames)
     security: dict[str, dict[str, Any]] = field(default_factory=dict)  # per configuration
@@ -110,6 +118,7 @@ def load(source: Path) -> ReportData:
         data.handshakes = handshakes
         if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
             data.trace_groups = read.table(results_dir, "trace_groups")
+        _load_meter_data(data, results_dir)
         data.per_run, data.summary = summary_frames(results_dir)
         data.security = read.security_properties(results_dir)
         spec_file = results_dir / "spec.json"
@@ -130,6 +139,19 @@ def load(source: Path) -> ReportData:
     preferred = [data.analysis.baseline] if data.analysis is not None else []
     data.configurations = _order(names, preferred)
     return data
+
+
+def _load_meter_data(data: ReportData, results_dir: Path) -> None:
+    traces = read.table(results_dir, "meter_traces")
+    if traces.empty:
+        return
+    labels = data.runs.set_index("run_id")["cell_label"] if data.runs is not None else {}
+    data.meter_traces = traces.assign(configuration=traces["run_id"].map(labels))
+    data.meter_phases = read.table(results_dir, "meter_phases")
+    data.measured = read.measured_against_modelled(results_dir)
+    measured_analysis = results_dir / "analysis-measured.json"
+    if measured_analysis.exists():
+        data.measured_analysis = read_analysis(measured_analysis)
 
 
 def _load_csv_inputs(data: ReportData) -> None:

@@ -48,7 +48,7 @@ class ReportFigure:
     key: str  # stable identifier (file name, HTML anchor)
     title: str
     caption: str  # says measured/modelled and what bands and lines mean
-    provenance: str  # MEASURED or MODELLED
+    provenance: str  # MEASURED, MODELLED or "measured with <meter>" (report/measured.py)
     png: bytes  # the static fallback (Markdown, LaTeX, figures/<key>.png)
     svg: bytes = b""  # inline in the HTML; series carry ids the page toggles
     hover: dict = field(default_factory=dict)  # interactive.Hover.to_dict()
@@ -65,11 +65,10 @@ def _finish(key: str, title: str, caption: str, provenance: str, figure) -> Repo
         figure.savefig(pdf, format="pdf", metadata={"Title": title, "Creator": "iotsecbench"})
         exports["pdf"] = pdf.getvalue()
     plt.close(figure)
-    label = (
-        "Measured on this host"
-        if provenance == MEASURED
-        else "Modelled device energy (docs/energy-model.md)"
-    )
+    label = {
+        MEASURED: "Measured on this host",
+        MODELLED: "Modelled device energy (docs/energy-model.md)",
+    }.get(provenance, provenance[:1].upper() + provenance[1:])  # e.g. "measured with ppk2"
     return ReportFigure(
         key,
         title,

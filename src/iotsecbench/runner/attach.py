@@ -52,12 +52,7 @@ def locate_run(path: Path, run_id: str | None) -> tuple[Path, str]:
         if run_id not in (None, path.name):
             raise SpecError(f"{path} is run {path.name}, not --run {run_id}")
         return path.parent.parent, path.name
-    if not (path / "results.duckdb").is_file():
-        raise SpecError(
-            f"{path} is neither a run directory (with {RECORD_FILENAME}) nor a results "
-            "directory (with results.duckdb)"
-        )
-    runs = read.runs_frame(path)
+    runs = read.runs_frame(results_directory(path))
     completed = runs.loc[runs["status"] == "ok", "run_id"].tolist()
     if run_id is not None:
         if run_id not in completed:
@@ -74,6 +69,16 @@ def locate_run(path: Path, run_id: str | None) -> tuple[Path, str]:
             + (" …" if len(completed) > 8 else "")
         )
     return path, completed[0]
+
+
+def results_directory(path: Path) -> Path:
+    """``path`` when it holds a results database; SpecError otherwise."""
+    if not (Path(path) / "results.duckdb").is_file():
+        raise SpecError(
+            f"{path} is neither a run directory (with {RECORD_FILENAME}) nor a results "
+            "directory (with results.duckdb)"
+        )
+    return Path(path)
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,10 @@ def run_analyze(
     latency_csv: Path | None = None,
     options: AnalysisOptions | None = None,
     out: Path | None = None,
+    current_source: str = "modelled",
 ) -> tuple[AnalysisResult, Path]:
-    """Read the inputs, analyse, write ``analysis.json``; returns the result and its path."""
+    """Read the inputs, analyse, write ``analysis.json`` (``analysis-measured.json`` for the
+    measured current of attached meter traces); returns the result and its path."""
     options = options or AnalysisOptions()
     if (results_dir is None) == (csv_path is None):
         raise SpecError("give either RESULTS_DIR or --csv FILE (exactly one)")
@@ -54,14 +56,21 @@ def run_analyze(
         if not results_dir.is_dir():
             raise SpecError(f"{results_dir}: not a results directory")
         read.require_completed_runs(results_dir)
-        current = read.current_frame(results_dir)
+        current = read.current_frame(results_dir, current_source)
+        if current.empty and current_source == "measured":
+            raise DataError(
+                f"no completed run of {results_dir} has a power-meter trace attached: attach "
+                "one (iotsecbench attach RUN TRACE) or analyse the modelled current"
+            )
         latency = read.latency_frame(results_dir)
         properties = read.security_properties(results_dir)
-        target = out or results_dir / "analysis.json"
+        name = "analysis.json" if current_source == "modelled" else "analysis-measured.json"
+        target = out or results_dir / name
     else:
         from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
 
         assert csv_path is not None
+        current_source = "as given in the CSV"
         current = read_current_csv(csv_path)
         latency = read_latency_csv(latency_csv) if latency_csv is not None else None
         properties = _properties_for_names(sorted(set(current["configuration"])))
@@ -72,6 +81,8 @@ def run_analyze(
         "results_dir": str(results_dir) if results_dir is not None else None,
         "csv": str(csv_path) if csv_path is not None else None,
         "latency_csv": str(latency_csv) if latency_csv is not None else None,
+        # Which device current the statistics describe: never a mix (docs/meters.md).
+        "current": current_source,
     }
     write_json_atomically(document, Path(target))
     return result, Path(target)

@@ -70,24 +70,52 @@ def runs_frame(results_dir: Path | str) -> pd.DataFrame:
     return table(results_dir, "runs")
 
 
-def current_frame(results_dir: Path | str) -> pd.DataFrame:
-    """Modelled device current of every sample of every 'ok' run.
+CURRENT_SOURCES = ("modelled", "measured")
 
-    Columns: configuration (runs.cell_label), device (samples.agent: which process's device),
-    run (runs.repetition), time_s ((samples.t_ns − runs.t0_ns) / 1e9), current_ma (modelled).
-    Samples without a modelled current are left out.
+
+def current_frame(results_dir: Path | str, source: str = "modelled") -> pd.DataFrame:
+    """Device current of every sample window of every 'ok' run: ``modelled`` (samples, the
+    energy model) or ``measured`` (meter_samples, the power-meter traces attached to runs;
+    runs without one are left out). Never a mix of the two.
+
+    Columns: configuration (runs.cell_label), device (the agent: which process's device),
+    run (runs.repetition), time_s ((t_ns − runs.t0_ns) / 1e9), current_ma.
     """
+    if source not in CURRENT_SOURCES:
+        raise SpecError(f"current source {source!r}: choose modelled or measured")
+    table = "samples" if source == "modelled" else "meter_samples"
     return _query(
         results_dir,
-        """
+        f"""
         SELECT r.cell_label AS configuration,
                s.agent AS device,
                r.repetition AS run,
                (s.t_ns - r.t0_ns) / 1e9 AS time_s,
                s.current_ma AS current_ma
-        FROM samples AS s JOIN runs AS r USING (run_id)
+        FROM {table} AS s JOIN runs AS r USING (run_id)
         WHERE r.status = 'ok' AND s.current_ma IS NOT NULL
         ORDER BY r.cell_label, s.agent, r.repetition, s.t_ns
+        """,
+    )
+
+
+def measured_against_modelled(results_dir: Path | str) -> pd.DataFrame:
+    """Every window with both a measured and a modelled current, for runs with a trace.
+
+    Columns: run_id, configuration, device (agent), run (repetition), time_s,
+    measured_ma, modelled_ma.
+    """
+    return _query(
+        results_dir,
+        """
+        SELECT r.run_id, r.cell_label AS configuration, m.agent AS device,
+               r.repetition AS run, (m.t_ns - r.t0_ns) / 1e9 AS time_s,
+               m.current_ma AS measured_ma, s.current_ma AS modelled_ma
+        FROM meter_samples AS m
+        JOIN samples AS s USING (run_id, agent, t_ns)
+        JOIN runs AS r USING (run_id)
+        WHERE r.status = 'ok'
+        ORDER BY r.run_order, m.agent, m.t_ns
         """,
     )
 

@@ -187,3 +187,63 @@ def test_which_run_must_be_said(results: Path, tmp_path: Path) -> None:
     refused = run_cli("attach", str(results), str(trace))
     assert refused.returncode == 2
     assert "2 completed runs: name one with --run" in refused.stderr
+
+
+def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_path: Path) -> None:
+    """The synthetic device draws 1.2 × the model: fitting the idle current alone finds
+    1.2 × 32 mA (the rest of the model is a few percent of the current here)."""
+    facts = run_facts(results)
+    trace = write_ppk2(tmp_path / "ppk2.csv", facts)
+    assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
+    other = "plain_256B_10Hz_q1_r1"
+    other_trace = write_ppk2(tmp_path / "plain.csv", run_facts(results, other), seed=5)
+    assert run_cli("attach", str(results / "runs" / other), str(other_trace)).returncode == 0
+    out = tmp_path / "calibrated.toml"
+    result = run_cli(
+        "calibrate", str(results / "runs" / RUN), "--out", str(out),
+        "--fit", "idle_associated_current", "--check", str(results / "runs" / other),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "held-back" in result.stdout
+    from iotsecbench.energy.profile import load_profile
+
+    profile = load_profile(out)
+    idle = profile.parameters["idle_associated_current"]
+    assert idle.status == "calibrated" and idle.value == pytest.approx(1.2 * 32, rel=0.05)
+    assert profile.name == "esp32-wroom-32-calibrated"
+    assert (
+        query(results, "select sha256 from meter_traces where run_id = ?", RUN)[0][0][:12]
+        in idle.source
+    )
+    # A run without a trace cannot be calibrated against.
+    refused = run_cli("calibrate", str(tmp_path), "--out", str(out))
+    assert refused.returncode == 2
+
+
+def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path: Path) -> None:
+    nothing = run_cli("analyze", str(results), "--current", "measured")
+    assert nothing.returncode == 4 and "attach" in nothing.stderr
+    for run_id in (RUN, "plain_256B_10Hz_q1_r1"):
+        trace = write_ppk2(tmp_path / f"{run_id}.csv", run_facts(results, run_id))
+        assert run_cli("attach", str(results / "runs" / run_id), str(trace)).returncode == 0
+    analysed = run_cli("analyze", str(results), "--current", "measured", "--block-length", "3")
+    assert analysed.returncode == 0, analysed.stderr
+    assert "device current measured" in analysed.stdout
+    document = json.loads((results / "analysis-measured.json").read_text())
+    assert document["inputs"]["current"] == "measured"
+    (comparison,) = [c for c in document["comparisons"] if c["metric"] == "current_ma"]
+    # Measured means are the model's, 20 % higher (the synthetic device), not the model's own.
+    (modelled,) = query(
+        results,
+        "select avg(current_ma) from samples where run_id = ? and agent = 'emitter'",
+        "plain_256B_10Hz_q1_r1",
+    )[0]
+    assert comparison["mean_a" if comparison["a"] == "plain" else "mean_b"] == pytest.approx(
+        SCALE * modelled, rel=0.02
+    )
+    assert run_cli("report", str(results)).returncode == 0
+    page = (results / "report" / "report.html").read_text()
+    assert "Measured against modelled current" in page
+    assert "Measured current: differences of means" in page
+    assert "measured with ppk2" in page
+    assert (results / "report" / "figures" / "measured-against-modelled.png").exists()

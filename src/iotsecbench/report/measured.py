@@ -1,0 +1,196 @@
+"""The report's view of power-meter traces attached to runs (``iotsecbench attach``,
+docs/meters.md): measured against modelled current over time with the residual, a table per
+attached run (alignment, both currents, residual, per-phase charge) and — after
+``analyze --current measured`` — the statistics of the measured current.
+
+Every number here says which it is: *measured with <meter>* (the trace) or *modelled* (the
+energy model); the two are shown side by side, never mixed. A report without an attached
+trace has none of this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from iotsecbench.report.data import ReportData
+from iotsecbench.report.figures import ReportFigure, _finish
+from iotsecbench.report.readable import decimals_for
+from iotsecbench.report.style import Palette, plt, styled
+from iotsecbench.report.tables import ReportTable, TableColumn
+
+HANDSHAKE = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+MAX_RUNS_DRAWN = 6  # one panel pair per attached run; more would be unreadable
+
+
+def meters_named(data: ReportData) -> str:
+    """ "ppk2", "jls and ppk2": the meters behind the measured numbers."""
+    formats = sorted(set(data.meter_traces["format"])) if data.meter_traces is not None else []
+    return " and ".join(formats) or "a power meter"
+
+
+def _alignment(row: pd.Series) -> str:
+    if row["method"] == "correlation":
+        return f"correlation, r = {row['correlation']:.3f}"
+    if row["method"] == "sync":
+        return f"sync channel, clock ×{row['clock_ratio']:.5f}"
+    return "offset given"
+
+
+def per_run(data: ReportData) -> pd.DataFrame:
+    """One row per attached trace: both currents over the same windows, the residual and
+    the measured charge of the handshake, of publishing and per message."""
+    if data.meter_traces is None or data.measured is None:
+        return pd.DataFrame()
+    rows = []
+    phases = data.meter_phases if data.meter_phases is not None else pd.DataFrame()
+    repetition = data.runs.set_index("run_id")["repetition"] if data.runs is not None else {}
+    for _, trace in data.meter_traces.iterrows():
+        key = (trace["run_id"], trace["agent"])
+        windows = data.measured.loc[
+            (data.measured["run_id"] == key[0]) & (data.measured["device"] == key[1])
+        ]
+        own = phases.loc[(phases["run_id"] == key[0]) & (phases["agent"] == key[1])]
+        residual = windows["modelled_ma"] - windows["measured_ma"]
+        messages = own.loc[own["phase"] == "message", "charge_uc"]
+        publishing = own.loc[own["phase"] == "publishing"]
+        rows.append(
+            {
+                "run_id": key[0],
+                "configuration": trace["configuration"],
+                "run": repetition.get(key[0]),
+                "device": key[1],
+                "meter": f"{trace['format']} {trace['sha256'][:8]}",
+                "alignment": _alignment(trace),
+                "measured_ma": windows["measured_ma"].mean(),
+                "modelled_ma": windows["modelled_ma"].mean(),
+                "rms_residual_ma": float(np.sqrt((residual**2).mean())),
+                "handshake_uc": own.loc[own["phase"].isin(HANDSHAKE), "charge_uc"].sum(),
+                "per_message_uc": messages.mean() if len(messages) else None,
+                "publishing_mc": publishing["charge_uc"].sum() / 1e3 if len(publishing) else None,
+                "publishing_mj": publishing["energy_uj"].sum() / 1e3
+                if len(publishing) and publishing["energy_uj"].notna().all()
+                else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tables(data: ReportData) -> list[ReportTable]:
+    found = []
+    runs = per_run(data)
+    if not runs.empty:
+        found.append(
+            ReportTable(
+                "measured",
+                "Measured against modelled current",
+                f"Measured with {meters_named(data)} (power-meter traces attached to runs, "
+                "integrated at the meter's full rate over the run's own sample windows), beside "
+                "the modelled current of the same windows. Residual: RMS of modelled − "
+                "measured per window. Charge of the handshake (all its phases), per message "
+                "window and of publishing; energy only where a voltage was measured or given.",
+                (
+                    TableColumn("configuration", "configuration"),
+                    TableColumn("run", "run"),
+                    TableColumn("device", "device"),
+                    TableColumn("meter", "meter"),
+                    TableColumn("alignment", "aligned by"),
+                    TableColumn("measured_ma", "measured", "mA", 3),
+                    TableColumn("modelled_ma", "modelled", "mA", 3),
+                    TableColumn("rms_residual_ma", "RMS residual", "mA", 3),
+                    TableColumn("handshake_uc", "handshake", "µC", 2),
+                    TableColumn("per_message_uc", "per message", "µC", 2),
+                    TableColumn("publishing_mc", "publishing", "mC", 3),
+                    TableColumn("publishing_mj", "publishing", "mJ", 3),
+                ),
+                tuple(runs.to_dict("records")),
+            )
+        )
+    analysis = data.measured_analysis
+    comparisons = analysis.comparisons_of("current_ma") if analysis is not None else []
+    if comparisons:
+        found.append(
+            ReportTable(
+                "measured-differences",
+                "Measured current: differences of means",
+                f"Measured with {meters_named(data)} (`analyze --current measured`): "
+                "mean(a) − mean(b) of the measured current with its block-bootstrap 95 % CI "
+                f"({comparisons[0].reps} replicates); significant when the CI excludes 0.",
+                (
+                    TableColumn("device", "device"),
+                    TableColumn("pair", "a − b"),
+                    TableColumn("mean_a", "mean a", "mA", 5, "decimals"),
+                    TableColumn("mean_b", "mean b", "mA", 5, "decimals"),
+                    TableColumn("difference", "difference", "mA", 5, "decimals"),
+                    TableColumn("ci_low", "CI low", "mA", 5, "decimals"),
+                    TableColumn("ci_high", "CI high", "mA", 5, "decimals"),
+                    TableColumn("significant", "significant"),
+                ),
+                tuple(
+                    {
+                        **dataclasses.asdict(c),
+                        "pair": f"{c.a} − {c.b}",
+                        "decimals": decimals_for((c.ci_high - c.ci_low) / 2 or 1e-3),
+                    }
+                    for c in comparisons
+                ),
+            )
+        )
+    return found
+
+
+@styled
+def measured_against_modelled(data: ReportData, palette: Palette) -> ReportFigure | None:
+    runs = per_run(data)
+    if runs.empty:
+        return None
+    shown = runs.head(MAX_RUNS_DRAWN)
+    figure, axes = plt.subplots(
+        2 * len(shown),
+        1,
+        figsize=(7.2, 2.4 * len(shown) + 0.4),
+        sharex=True,
+        squeeze=False,
+        gridspec_kw={"height_ratios": [3, 1] * len(shown)},
+    )
+    for k, row in enumerate(shown.itertuples(index=False)):
+        windows = data.measured.loc[
+            (data.measured["run_id"] == row.run_id) & (data.measured["device"] == row.device)
+        ]
+        top, bottom = axes[2 * k][0], axes[2 * k + 1][0]
+        top.plot(
+            windows["time_s"], windows["measured_ma"], color=palette.color(row.configuration),
+            lw=0.9, label=f"measured ({row.meter.split()[0]})",
+        )  # fmt: skip
+        top.plot(
+            windows["time_s"], windows["modelled_ma"], color="0.35", lw=0.9, ls="--",
+            label="modelled",
+        )  # fmt: skip
+        top.set_ylabel("mA")
+        top.set_title(f"{row.configuration} · run {row.run} · {row.device}", fontsize=8)
+        top.legend(fontsize=7, loc="upper right")
+        bottom.axhline(0, color="0.6", lw=0.6)
+        bottom.plot(
+            windows["time_s"], windows["modelled_ma"] - windows["measured_ma"], color="0.2", lw=0.8
+        )
+        bottom.set_ylabel("model −\nmeter", fontsize=7)
+    axes[-1][0].set_xlabel("time since run start (s)")
+    more = (
+        f" The first {MAX_RUNS_DRAWN} of {len(runs)} attached runs."
+        if len(runs) > len(shown)
+        else ""
+    )
+    return _finish(
+        "measured-against-modelled",
+        "Measured against modelled current",
+        "Solid: the meter's current over each sample window of the run (full-rate integral); "
+        "dashed: the energy model's current for the same windows; below, the residual "
+        f"(modelled − measured) in mA.{more}",
+        f"measured with {meters_named(data)}",
+        figure,
+    )
+
+
+BUILDERS = (measured_against_modelled,)
