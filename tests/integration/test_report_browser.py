@@ -173,6 +173,38 @@ def test_report_of_a_real_run_in_chromium(browser, mosquitto: str, tmp_path: Pat
         assert seen["sections"] == list(SECTIONS)
     shown, expected, hidden, gone = hover_and_toggle(browser, report)
     assert shown == expected and hidden and gone
+    attach_a_meter_to_a_real_run(browser, out, tmp_path)
+
+
+def attach_a_meter_to_a_real_run(browser, out: Path, tmp_path: Path) -> None:
+    """A PPK2 trace of what the device of a real tls1.2 run drew (its modelled current,
+    20 % higher, noisy; D0 toggled at the first handshake and the last publish): placed to
+    one meter sample, each handshake phase within 1 %, shown in the report."""
+    from tests.conftest import run_cli
+    from tests.meter_traces import (
+        METER_HZ,
+        OFFSET_S,
+        expected_charge_uc,
+        query,
+        run_facts,
+        write_ppk2,
+    )
+
+    (run_id,) = query(out, "select run_id from runs where configuration = 'tls1.2' limit 1")[0]
+    facts = run_facts(out, run_id)
+    trace = write_ppk2(tmp_path / "ppk2.csv", facts)
+    result = run_cli("attach", str(out / "runs" / run_id), str(trace), "--voltage", "3.3")
+    assert result.returncode == 0, result.stderr
+    ((offset,),) = query(out, "select offset_s from meter_traces")
+    assert abs(offset - OFFSET_S) <= 1 / METER_HZ
+    stored = dict(query(out, "select phase, charge_uc from meter_phases where phase != 'message'"))
+    assert set(facts["phases"]) >= {"tcp_connect", "tls_handshake", "mqtt_connect"}
+    for phase, (start, end) in facts["phases"].items():
+        assert stored[phase] == pytest.approx(expected_charge_uc(facts, start, end), rel=0.01)
+    assert run_cli("report", str(out)).returncode == 0
+    seen = check_page(browser, out / "report" / "report.html", ARTIFACTS / "report-meter.png", 1280)
+    assert seen["errors"] == [] and seen["scroll_width"] == 1280
+    assert any("Measured with ppk2" in f["label"] for f in seen["figures"])
 
 
 def test_two_real_experiments_side_by_side(

@@ -10,15 +10,20 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pytest
 from tests.conftest import run_cli
+from tests.meter_traces import (
+    METER_HZ,
+    OFFSET_S,
+    SCALE,
+    expected_charge_uc,
+    query,
+    run_facts,
+    write_ppk2,
+)
 
-METER_HZ = 2000
 RUN = "tls1.2_256B_10Hz_q1_r1"
-OFFSET_S = 3.25
-SCALE = 1.2  # the meter reads 20 % above the model, as a real device would differ
 
 
 @pytest.fixture(scope="module")
@@ -37,72 +42,10 @@ def results(simulated: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(simulated, tmp_path / "results"))
 
 
-def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
-    with duckdb.connect(str(results / "results.duckdb"), read_only=True) as db:
-        return db.execute(sql, list(parameters)).fetchall()
-
-
-def run_facts(results: Path, run_id: str = RUN) -> dict:
-    (t0,) = query(results, "select t0_ns from runs where run_id = ?", run_id)[0]
-    samples = query(
-        results,
-        "select t_ns, current_ma from samples where run_id = ? and agent = 'emitter' order by t_ns",
-        run_id,
-    )
-    phases = query(
-        results,
-        "select phase, t_start_ns, t_end_ns from handshakes where run_id = ? and agent = 'emitter'",
-        run_id,
-    )
-    (end,) = query(results, "select max(t_published_ns) from messages where run_id = ?", run_id)[0]
-    ends = (np.array([s[0] for s in samples]) - t0) / 1e9
-    return {
-        "ends": ends,
-        "current": np.array([s[1] for s in samples]),
-        "phases": {name: ((a - t0) / 1e9, (b - t0) / 1e9) for name, a, b in phases},
-        "activity": (min((a - t0) / 1e9 for _, a, _ in phases), (end - t0) / 1e9),
-    }
-
-
-def true_current(facts: dict, run_s: np.ndarray) -> np.ndarray:
-    """What the synthetic device draws (mA): the model's value of the window each instant
-    falls in, 20 % higher."""
-    ends = facts["ends"]
-    index = np.clip(np.searchsorted(ends, run_s, side="left"), 0, len(ends) - 1)
-    return SCALE * facts["current"][index]
-
-
-def write_ppk2(path: Path, facts: dict, *, offset_s: float = OFFSET_S, noise_ma: float = 0.5,
-               tail_s: float = 2.0, seed: int = 1, unrelated: bool = False) -> Path:  # fmt: skip
-    generator = np.random.default_rng(seed)
-    duration = facts["ends"][-1] + offset_s + tail_s
-    t = np.arange(int(duration * METER_HZ)) / METER_HZ
-    run_s = t - offset_s
-    current = true_current(facts, run_s)
-    if unrelated:  # bursts at moments that have nothing to do with the run
-        current = np.full(len(t), 40.0)
-        for start in generator.uniform(0, duration, 40):
-            current[(t >= start) & (t < start + 0.2)] += 50.0
-    current = current + generator.normal(0, noise_ma, len(t))
-    start, end = facts["activity"]
-    d0 = (run_s >= start) & (run_s < end)
-    lines = [
-        f"{ms:.3f},{ua:.3f},{'1' if high else '0'}-------"
-        for ms, ua, high in zip(t * 1e3, current * 1e3, d0, strict=True)
-    ]
-    path.write_text("Timestamp(ms),Current(uA),D0-D7\n" + "\n".join(lines) + "\n")
-    return path
-
-
-def expected_charge_uc(facts: dict, start_s: float, end_s: float) -> float:
-    grid = np.linspace(start_s, end_s, 20_001)
-    return float(np.trapezoid(true_current(facts, grid), grid)) * 1e3
-
-
 def test_sync_places_the_run_to_one_sample_and_recovers_each_phase(
     results: Path, tmp_path: Path
 ) -> None:
-    facts = run_facts(results)
+    facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
     result = run_cli("attach", str(results / "runs" / RUN), str(trace), "--voltage", "3.3")
     assert result.returncode == 0, result.stderr
@@ -138,7 +81,7 @@ def test_sync_places_the_run_to_one_sample_and_recovers_each_phase(
 
 
 def test_correlation_places_the_run_within_50_ms(results: Path, tmp_path: Path) -> None:
-    facts = run_facts(results)
+    facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts, offset_s=2.73)
     result = run_cli("attach", str(results), str(trace), "--run", RUN, "--correlate")
     assert result.returncode == 0, result.stderr
@@ -151,7 +94,7 @@ def test_correlation_places_the_run_within_50_ms(results: Path, tmp_path: Path) 
 def test_an_unrelated_or_short_trace_is_refused_and_nothing_is_stored(
     results: Path, tmp_path: Path
 ) -> None:
-    facts = run_facts(results)
+    facts = run_facts(results, RUN)
     record = results / "runs" / RUN / "record.json"
     before = record.read_bytes()
     unrelated = write_ppk2(tmp_path / "other.csv", facts, unrelated=True)
@@ -168,7 +111,7 @@ def test_an_unrelated_or_short_trace_is_refused_and_nothing_is_stored(
 
 
 def test_attaching_again_replaces_and_rebuild_keeps_it(results: Path, tmp_path: Path) -> None:
-    facts = run_facts(results)
+    facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
     for _ in range(2):
         assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
@@ -183,7 +126,7 @@ def test_attaching_again_replaces_and_rebuild_keeps_it(results: Path, tmp_path: 
 
 
 def test_which_run_must_be_said(results: Path, tmp_path: Path) -> None:
-    trace = write_ppk2(tmp_path / "ppk2.csv", run_facts(results))
+    trace = write_ppk2(tmp_path / "ppk2.csv", run_facts(results, RUN))
     refused = run_cli("attach", str(results), str(trace))
     assert refused.returncode == 2
     assert "2 completed runs: name one with --run" in refused.stderr
@@ -192,7 +135,7 @@ def test_which_run_must_be_said(results: Path, tmp_path: Path) -> None:
 def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_path: Path) -> None:
     """The synthetic device draws 1.2 × the model: fitting the idle current alone finds
     1.2 × 32 mA (the rest of the model is a few percent of the current here)."""
-    facts = run_facts(results)
+    facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
     assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
     other = "plain_256B_10Hz_q1_r1"
