@@ -255,8 +255,8 @@ def calibrate(
     for p in result.fitted:
         change = (p.after - p.before) / p.before * 100 if p.before else float("nan")
         typer.echo(
-            f"  {p.name:<34} {p.before:>10.5g} → {p.after:<10.5g} {p.unit:<9} "
-            f"({change:+.1f} %, was {p.status_before})"
+            f"  {p.name:<34} {p.before:>10.5g} → {p.after:<10.5g} ± {p.standard_error:<8.2g} "
+            f"{p.unit:<9} ({change:+.1f} %, was {p.status_before})"
         )
     if result.not_learnable:
         typer.echo(f"  not learnt (no window depends on them): {', '.join(result.not_learnable)}")

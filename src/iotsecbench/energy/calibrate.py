@@ -89,6 +89,7 @@ class FittedParameter:
     before: float
     after: float
     status_before: str
+    standard_error: float  # from the fit's Jacobian: large when runs cannot pin the number
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ def calibrate(
     )
     values = dict(zip(learnable, fit.x.tolist(), strict=True))
     after = _all_residuals(trial(values), runs)
+    errors = _standard_errors(fit.jac, after)
     rms_before, rms_after = _rms(start), _rms(after)
     traces = sorted({run.trace_sha256[:12] for run in runs})
     fitted = []
@@ -226,8 +228,10 @@ def calibrate(
             f"{', '.join(n for n in learnable if n != name) or 'nothing else'}; was "
             f"{old.value:g} ({old.status}: {old.source})"
         )
+        error = errors[learnable.index(name)]
+        source = f"{values[name]:.6g} ± {error:.2g} {old.unit} (1 standard error) " + source
         update[name] = Parameter(values[name], old.unit, source, "calibrated")
-        fitted.append(FittedParameter(name, old.unit, old.value, values[name], old.status))
+        fitted.append(FittedParameter(name, old.unit, old.value, values[name], old.status, error))
     calibrated = with_values(profile, {}, update)
     held_before = _rms(_all_residuals(profile, held_out)) if held_out else None
     held_after = _rms(_all_residuals(calibrated, held_out)) if held_out else None
@@ -241,6 +245,17 @@ def calibrate(
         held_out_rms_before_ma=held_before,
         held_out_rms_after_ma=held_after,
     )
+
+
+def _standard_errors(jacobian: NDArray[np.float64], residuals: NDArray[np.float64]) -> list[float]:
+    """Standard error of each fitted number: sqrt(diag(s² (JᵀJ)⁺)), s² the residual variance
+    over the degrees of freedom. Numbers that only act together (see the module's note) get
+    large errors even when the residual is small — the honest sign that the runs cannot
+    separate them."""
+    m, n = jacobian.shape
+    variance = float(residuals @ residuals) / max(m - n, 1)
+    covariance = variance * np.linalg.pinv(jacobian.T @ jacobian)
+    return np.sqrt(np.clip(np.diag(covariance), 0, None)).tolist()
 
 
 def profile_toml(profile: DeviceProfile, header: str = "") -> str:

@@ -86,6 +86,10 @@ def test_the_fit_recovers_each_injected_number_within_5_percent() -> None:
     recovered = {p.name: p.after for p in result.fitted}
     for name, value in expected.items():
         assert recovered[name] == pytest.approx(value, rel=0.05), name
+    for fitted_parameter in result.fitted:  # each within 4 of its standard errors of the truth
+        error = fitted_parameter.standard_error
+        assert 0 < error < 0.1 * fitted_parameter.after
+        assert abs(fitted_parameter.after - expected[fitted_parameter.name]) < 4 * error
     assert result.rms_after_ma < result.rms_before_ma
     assert result.held_out_rms_after_ma < 0.5 * result.held_out_rms_before_ma
     assert result.held_out_rms_after_ma == pytest.approx(0.3, rel=0.2)  # the noise left
