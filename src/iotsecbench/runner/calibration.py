@@ -52,11 +52,11 @@ def attached_runs(paths: list[Path], agent: str) -> tuple[list[CalibrationRun], 
 
 
 def _run(results_dir: Path, run_id: str, agent: str, sha256: str) -> CalibrationRun:
-    samples = read.run_table(results_dir, "samples", run_id)
+    samples = read.table(results_dir, "samples", run_id)
     samples = samples.loc[samples["agent"] == agent].sort_values("t_ns")
-    operations = read.run_table(results_dir, "operations", run_id)
+    operations = read.table(results_dir, "operations", run_id)
     operations = operations.loc[operations["agent"] == agent]
-    measured = read.run_table(results_dir, "meter_samples", run_id)
+    measured = read.table(results_dir, "meter_samples", run_id)
     measured = measured.loc[measured["agent"] == agent]
     counters = {name: samples[name].fillna(0).to_numpy(dtype=np.int64) for name in COUNTERS}
     return CalibrationRun(

@@ -17,15 +17,7 @@ import pyarrow.compute as pc
 from iotsecbench.errors import SpecError
 from iotsecbench.store import schema
 from iotsecbench.store.directory import DirectoryLock
-from iotsecbench.store.duckdb_store import (
-    RECORD_FILENAME,
-    RECORD_FORMAT,
-    ResultsStore,
-    _environment_error,
-    atomic_write_text,
-    dumps,
-    to_arrow,
-)
+from iotsecbench.store.duckdb_store import RECORD_FILENAME, ResultsStore, to_arrow
 from iotsecbench.store.rebuild import read_record
 
 
@@ -51,14 +43,4 @@ def replace_agent_rows(
             kept = tables[name].filter(pc.invert(same))
             added = to_arrow(table, new_rows, defaults={"run_id": run_id, "agent": agent})
             tables[name] = pa.concat_tables([kept, added.cast(kept.schema)])
-        document = {
-            "format": RECORD_FORMAT,
-            "schema_version": schema.SCHEMA_VERSION,
-            "run": record["run"].to_pylist()[0],
-            "tables": {name: data.to_pydict() for name, data in tables.items()},
-        }
-        try:
-            atomic_write_text(record_path, dumps(document))
-        except OSError as error:
-            raise _environment_error(error, f"writing {record_path}") from error
-        store.restore_run(run_id, record["run"], tables)
+        store.replace_run(record_path.parent, run_id, record["run"], tables)

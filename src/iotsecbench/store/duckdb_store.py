@@ -348,7 +348,7 @@ class ResultsStore:
         Unknown tables or columns raise ValueError (a bug in the caller); missing columns
         are NULL; rows without ``run_id`` get the run's id. Writing a run again replaces it.
         """
-        connection = self._require_writer()
+        self._require_writer()  # refuse a read-only store before validating anything
         run_dir = Path(run_dir)
         run_id = run_row.get("run_id")
         if not run_id:
@@ -369,6 +369,14 @@ class ResultsStore:
             _check_run_ids(table, data, run_id)
             table_data[name] = data
 
+        self.replace_run(run_dir, run_id, run_data, table_data)
+
+    def replace_run(
+        self, run_dir: Path, run_id: str, run_data: pa.Table, table_data: Mapping[str, pa.Table]
+    ) -> None:
+        """Store validated tables of a run: its record file first (atomically), then one
+        transaction — write_run for a finished run, store.amend for additions to it."""
+        connection = self._require_writer()
         record = {
             "format": RECORD_FORMAT,
             "schema_version": schema.SCHEMA_VERSION,
@@ -376,7 +384,7 @@ class ResultsStore:
             # Column-oriented: compact and fast for ~100k message rows; rebuild reads it back.
             "tables": {name: data.to_pydict() for name, data in table_data.items()},
         }
-        record_path = run_dir / RECORD_FILENAME
+        record_path = Path(run_dir) / RECORD_FILENAME
         try:
             atomic_write_text(record_path, dumps(record))
         except OSError as error:

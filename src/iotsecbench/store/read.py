@@ -24,8 +24,9 @@ def _query(results_dir: Path | str, sql: str, parameters: list[Any] | None = Non
         return store.connection.execute(sql, parameters or []).df()
 
 
-def table(results_dir: Path | str, name: str) -> pd.DataFrame:
-    """Every row of one table (columns in schema order, rows in the table's natural order)."""
+def table(results_dir: Path | str, name: str, run_id: str | None = None) -> pd.DataFrame:
+    """Every row of one table, or of one run when ``run_id`` is given (columns in schema
+    order, rows in the table's natural order)."""
     if name not in schema.DATA_TABLES:
         raise SpecError(
             f"unknown results table {name!r}; the tables are {', '.join(schema.DATA_TABLES)}"
@@ -33,16 +34,8 @@ def table(results_dir: Path | str, name: str) -> pd.DataFrame:
     definition = schema.TABLES[name]
     columns = ", ".join(definition.column_names)
     order = ", ".join(definition.order_by) or columns
-    return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
-
-
-def run_table(results_dir: Path | str, name: str, run_id: str) -> pd.DataFrame:
-    """One run's rows of one per-run table (schema order, natural order)."""
-    definition = schema.TABLES[name]
-    if not definition.per_run:
-        raise ValueError(f"{name} is not a per-run table")
-    columns = ", ".join(definition.column_names)
-    order = ", ".join(definition.order_by)
+    if run_id is None:
+        return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
     return _query(
         results_dir, f"SELECT {columns} FROM {name} WHERE run_id = ? ORDER BY {order}", [run_id]
     )
