@@ -3,14 +3,15 @@ and 1 Hz series, the full-rate charge and the digital channels' edges (docs/mete
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
-from iotsecbench.errors import SpecError
+from iotsecbench.errors import DataError, SpecError
 from iotsecbench.meters import jls
 from iotsecbench.meters.formats import BLOCK_ROWS, DETECTORS, detect, read_blocks
-from iotsecbench.meters.trace import MeterTrace, interval_charges, reduce_blocks, window_charges
+from iotsecbench.meters.trace import MeterTrace, interval_charges, reduce_blocks
 
 FORMATS = ("jls", *DETECTORS)
 
@@ -31,10 +32,23 @@ def phase_charges(
     block_rows: int = BLOCK_ROWS,
 ) -> dict[str, float]:
     """Charge (mC) in each named window (start, end: s from the trace's first sample) at the
-    trace's full rate — a second pass over the file, once alignment has placed the run's phases."""
-    path = Path(path)
-    _, blocks = _blocks(path, format, block_rows)
-    return window_charges(blocks, windows, path)
+    trace's full rate (``charges_between``); DataError when the trace does not cover one."""
+    names = list(windows)
+    charges = charges_between(
+        path,
+        np.array([windows[name][0] for name in names]),
+        np.array([windows[name][1] for name in names]),
+        format,
+        block_rows,
+    )
+    for name, charge in zip(names, charges, strict=True):
+        if not math.isfinite(charge):
+            start, end = windows[name]
+            raise DataError(
+                f"{path}: the trace does not cover {name} ({start:.3f}–{end:.3f} s from its "
+                "first sample): a trace shorter than the run?"
+            )
+    return dict(zip(names, charges.tolist(), strict=True))
 
 
 def charges_between(

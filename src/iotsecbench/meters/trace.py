@@ -206,25 +206,3 @@ def interval_charges(
             integral[inside] = running
         running = float(cumulative[-1])
     return 1e3 * (integral[starts.size :] - integral[: starts.size])
-
-
-def window_charges(
-    blocks: Iterable[Block], windows: dict[str, tuple[float, float]], path: Path
-) -> dict[str, float]:
-    """Charge (mC) in each named window (start, end: s from the trace's first sample) at full
-    rate (``interval_charges``); DataError when the trace does not cover a window."""
-    names = list(windows)
-    charges = interval_charges(
-        blocks,
-        np.array([windows[name][0] for name in names]),
-        np.array([windows[name][1] for name in names]),
-        path,
-    )
-    for name, charge in zip(names, charges, strict=True):
-        if not math.isfinite(charge):
-            start, end = windows[name]
-            raise DataError(
-                f"{path}: the trace does not cover {name} ({start:.3f}–{end:.3f} s from its "
-                "first sample): a trace shorter than the run?"
-            )
-    return dict(zip(names, charges.tolist(), strict=True))
