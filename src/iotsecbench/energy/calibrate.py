@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -115,14 +115,13 @@ def fittable(profile: DeviceProfile) -> dict[str, Parameter]:
     return found
 
 
-def with_values(
-    profile: DeviceProfile, values: dict[str, float], update: dict[str, Parameter] | None = None
-) -> DeviceProfile:
-    """``profile`` with some numbers replaced: ``values`` keep their unit, source and status
-    (the fit's trial points); ``update`` replaces whole parameters (the result)."""
+def with_values(profile: DeviceProfile, changes: Mapping[str, float | Parameter]) -> DeviceProfile:
+    """``profile`` with some numbers (dotted names, as ``fittable``) changed: a float keeps
+    the number's unit, source and status (the fit's trial points); a Parameter replaces it
+    whole (the result)."""
     parameters = dict(profile.parameters)
     prices: dict[str, dict[str, Parameter]] = {}
-    for name, new in {**values, **(update or {})}.items():
+    for name, new in changes.items():
         primitive, _, field = name.rpartition(".")
         old = profile.primitives[primitive].parameters()[field] if primitive else parameters[name]
         parameter = new if isinstance(new, Parameter) else replace(old, value=float(new))
@@ -183,14 +182,11 @@ def calibrate(
         )
     start = _all_residuals(profile, runs)
 
-    def trial(values: dict[str, float]) -> DeviceProfile:
-        return with_values(profile, values)
-
     # A number that moves no window when doubled cannot be learnt from these runs.
     learnable, not_learnable = [], []
     for name in names:
         initial = candidates[name].value
-        probe = trial({name: initial * 2 if initial > 0 else 1.0})
+        probe = with_values(profile, {name: initial * 2 if initial > 0 else 1.0})
         moved = np.any(np.abs(_all_residuals(probe, runs) - start) > 1e-9)
         (learnable if moved else not_learnable).append(name)
     if not learnable:
@@ -206,14 +202,14 @@ def calibrate(
         [1e-9 * u if n in positive else 0.0 for n, u in zip(learnable, upper, strict=True)]
     )
     fit = least_squares(
-        lambda x: _all_residuals(trial(dict(zip(learnable, x, strict=True))), runs),
+        lambda x: _all_residuals(with_values(profile, dict(zip(learnable, x, strict=True))), runs),
         np.clip(x0, lower, upper),
         bounds=(lower, upper),
         x_scale=np.where(x0 > 0, x0, 1.0),
         method="trf",
     )
     values = dict(zip(learnable, fit.x.tolist(), strict=True))
-    after = _all_residuals(trial(values), runs)
+    after = _all_residuals(with_values(profile, values), runs)
     errors = _standard_errors(fit.jac, after)
     rms_before, rms_after = _rms(start), _rms(after)
     traces = sorted({run.trace_sha256[:12] for run in runs})
@@ -232,7 +228,7 @@ def calibrate(
         source = f"{values[name]:.6g} ± {error:.2g} {old.unit} (1 standard error) " + source
         update[name] = Parameter(values[name], old.unit, source, "calibrated")
         fitted.append(FittedParameter(name, old.unit, old.value, values[name], old.status, error))
-    calibrated = with_values(profile, {}, update)
+    calibrated = with_values(profile, update)
     held_before = _rms(_all_residuals(profile, held_out)) if held_out else None
     held_after = _rms(_all_residuals(calibrated, held_out)) if held_out else None
     return Calibration(
