@@ -44,6 +44,16 @@ def report(
             "unit and measured/modelled label) as JSON instead of the file list.",
         ),
     ] = False,
+    current: Annotated[
+        str,
+        typer.Option(
+            "--current",
+            help="Which device current the findings, figures and statistics show: modelled "
+            "(the energy model, default) or measured (the power-meter traces attached with "
+            "`iotsecbench attach`; run `analyze --current measured` first for the statistics). "
+            "Written to SOURCE/report-measured unless --out says otherwise.",
+        ),
+    ] = "modelled",
     allow_different: Annotated[
         str,
         typer.Option(
@@ -80,6 +90,8 @@ def report(
         if source.is_dir() and database_path(source).exists():
             require_completed_runs(source)  # the same refusal as `analyze`
     if len(sources) > 1:
+        if current != "modelled":
+            raise SpecError("--current measured applies to one results directory, not a comparison")
         built = build_comparison(
             sources,
             out,
@@ -90,7 +102,9 @@ def report(
     else:
         if allow_different:
             raise SpecError("--allow-different applies when comparing two or more experiments")
-        built = build_report(sources[0], out, parse_formats(format), parse_figure_formats(figures))
+        built = build_report(
+            sources[0], out, parse_formats(format), parse_figure_formats(figures), current
+        )
     if as_json:
         document = "comparison.json" if len(sources) > 1 else "findings.json"
         typer.echo((built.directory / document).read_text(encoding="utf-8"))

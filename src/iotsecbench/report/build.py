@@ -64,11 +64,15 @@ def build_report(
     out: Path | None = None,
     formats: list[str] | tuple[str, ...] = FORMATS,
     figure_formats: list[str] | tuple[str, ...] = (),
+    current: str = "modelled",
 ) -> BuiltReport:
     """Build the report of ``source`` (results directory or analysis.json) into ``out``;
-    ``figure_formats`` (svg, pdf) writes each figure also as a vector file for a paper."""
-    data = load(source)
-    directory = out or (source if source.is_dir() else source.parent) / "report"
+    ``figure_formats`` (svg, pdf) writes each figure also as a vector file for a paper;
+    ``current="measured"``: of the power-meter traces attached to the runs, into
+    ``report-measured`` by default so the modelled report stays beside it."""
+    data = load(source, current)
+    default = "report" if current == "modelled" else "report-measured"
+    directory = out or (source if source.is_dir() else source.parent) / default
     directory.mkdir(parents=True, exist_ok=True)
     figures, skipped = build_figures(
         data, (*BUILDERS, *figures_iotst.BUILDERS, *measured.BUILDERS), exports=figure_formats

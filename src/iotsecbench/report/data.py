@@ -18,8 +18,10 @@ import pandas as pd
 
 from iotsecbench.analysis.document import AnalysisDocument, read_analysis
 from iotsecbench.errors import SpecError
+from iotsecbench.report.readable import MODELLED
 from iotsecbench.report.summary import summary_frames
 from iotsecbench.store import read
+from iotsecbench.store.read import CURRENT_SOURCES
 
 
 @dataclass
@@ -41,6 +43,9 @@ class ReportData:
         None  # run_id, configuration, device, run, time_s, measured_ma, modelled_ma
     )
     measured_analysis: AnalysisDocument | None = None
+    # What `current` and the analysis' current and charge are: MODELLED, or "measured with
+    # <meter>" for a report built with `--current measured` (every label follows it).
+    current_kind: str = MODELLED
     summary: pd.DataFrame | None = None
     per_run: pd.DataFrame | None = None  # one row per ok run (report.summary.summary_frames)
     security: dict[str, dict[str, Any]] = field(default_factory=dict)  # per configuration
@@ -51,6 +56,12 @@ class ReportData:
     @property
     def has_store(self) -> bool:
         return self.runs is not None
+
+    @property
+    def meters(self) -> str:
+        """ "ppk2", "jls and ppk2": the meters behind the attached traces."""
+        formats = sorted(set(self.meter_traces["format"])) if self.meter_traces is not None else []
+        return " and ".join(formats) or "a power meter"
 
     @property
     def host(self) -> dict[str, Any]:
@@ -93,9 +104,16 @@ def _order(names: list[str], preferred: list[str]) -> list[str]:
     return first + [name for name in names if name not in first]
 
 
-def load(source: Path) -> ReportData:
-    """Load a results directory (with or without analysis.json) or an analysis.json file."""
+def load(source: Path, current: str = MODELLED) -> ReportData:
+    """Load a results directory (with or without analysis.json) or an analysis.json file.
+
+    ``current="measured"``: the device current is the power-meter traces attached to the runs
+    (``iotsecbench attach``) and the analysis is ``analysis-measured.json`` (``analyze
+    --current measured``); runs without a trace are left out of the current, never filled
+    in with the model."""
     source = Path(source)
+    if current not in CURRENT_SOURCES:
+        raise SpecError(f"--current {current!r}: use modelled or measured")
     if source.is_file():
         analysis_path, results_dir = source, None
     elif source.is_dir():
@@ -119,6 +137,8 @@ def load(source: Path) -> ReportData:
         if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
             data.trace_groups = read.table(results_dir, "trace_groups")
         _load_meter_data(data, results_dir)
+        if current == "measured":
+            _use_measured_current(data, results_dir)
         data.per_run, data.summary = summary_frames(results_dir)
         data.security = read.security_properties(results_dir)
         spec_file = results_dir / "spec.json"
@@ -127,6 +147,10 @@ def load(source: Path) -> ReportData:
         if experiment_file.exists():
             document = json.loads(experiment_file.read_text())
             data.experiment = document.get("experiment", document)
+    elif current == "measured":
+        raise SpecError(
+            f"--current measured needs a results directory with traces attached, not {source}"
+        )
     elif data.analysis is not None:
         _load_csv_inputs(data)
     names: list[str] = []
@@ -152,6 +176,19 @@ def _load_meter_data(data: ReportData, results_dir: Path) -> None:
     measured_analysis = results_dir / "analysis-measured.json"
     if measured_analysis.exists():
         data.measured_analysis = read_analysis(measured_analysis)
+
+
+def _use_measured_current(data: ReportData, results_dir: Path) -> None:
+    if data.meter_traces is None:
+        raise SpecError(
+            f"no power-meter trace is attached to the runs of {results_dir}: attach one with "
+            "`iotsecbench attach RUN TRACE`, or build the report of the modelled current"
+        )
+    data.current = read.current_frame(results_dir, "measured")
+    data.current_kind = f"measured with {data.meters}"
+    # The measured analysis replaces the modelled one; without it the report has the
+    # measured current over time but no statistics, and says how to get them.
+    data.analysis = data.measured_analysis
 
 
 def _load_csv_inputs(data: ReportData) -> None:

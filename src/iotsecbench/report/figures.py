@@ -48,7 +48,7 @@ class ReportFigure:
     key: str  # stable identifier (file name, HTML anchor)
     title: str
     caption: str  # says measured/modelled and what bands and lines mean
-    provenance: str  # MEASURED, MODELLED or "measured with <meter>" (report/measured.py)
+    provenance: str  # MEASURED, MODELLED or "measured with <meter>" (ReportData.current_kind)
     png: bytes  # the static fallback (Markdown, LaTeX, figures/<key>.png)
     svg: bytes = b""  # inline in the HTML; series carry ids the page toggles
     hover: dict = field(default_factory=dict)  # interactive.Hover.to_dict()
@@ -146,7 +146,7 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Run repeatability",
         f"1 Hz mean current averaged over the {runs} runs of each configuration; "
         "band: 95 % t-interval across runs at each second.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -183,7 +183,7 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
         "Current over time",
         "Each line is one run; 5 s centred moving average of the 1 Hz series, for "
         "display only (all statistics use the raw 1 Hz series).",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -208,7 +208,7 @@ def cumulative_energy(data: ReportData, palette: Palette) -> ReportFigure | None
         "Cumulative energy, emitter and receiver",
         "E(t) = Σ I(i)·1 s / 3600 over the 1 Hz series, mean across runs; band: 95 % "
         "t-interval across runs.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -260,7 +260,7 @@ def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None
         f"Relative cumulative overhead vs {baseline}",
         f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
         "cumulative charge across runs.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -354,7 +354,7 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Autocorrelation of the 1 Hz current",
         "ACF and PACF averaged over runs; grey band: 95 % white-noise band ±1.96/√n. "
         "The first lag inside the band is the effective correlation length k_c.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -397,7 +397,7 @@ def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure 
         f"{method} bootstrap (block length {block}) of the difference of mean "
         "current; dashed: 95 % percentile CI; red: zero. Significant when the CI "
         "excludes zero.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -442,8 +442,9 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
         "cohens-d",
         "Effect sizes (Cohen's d)",
         "d = (mean_a − mean_b) / pooled SD; |d| 0.2 small, 0.5 medium, 0.8 large "
-        "(Cohen 1988). Current and energy rows are modelled; latency rows measured.",
-        MODELLED,
+        f"(Cohen 1988). Current and energy rows are {data.current_kind}; latency rows measured "
+        "on this host.",
+        data.current_kind,
         figure,
     )
 
@@ -491,9 +492,10 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
         "pareto",
         "Pareto front",
         f"Both objectives minimised; circles and dashed line: non-dominated "
-        f"configurations, crosses: dominated. Energy is modelled, latency measured."
+        f"configurations, crosses: dominated. Energy is {data.current_kind}, latency measured "
+        "on this host."
         f"{note}",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 
@@ -557,7 +559,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Sensitivity of the energy ranking",
         "Cumulative energy recomputed with the transient (handshake) duration scaled by "
         f"±10/20 % and the steady-state level by α ∈ {{0.8 … 1.2}}. {verdicts}.",
-        MODELLED,
+        data.current_kind,
         figure,
     )
 

@@ -30,6 +30,7 @@ from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_gener
 from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, has_property, pareto_analysis
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import (
+    MODELLED,
     change,
     configuration_name,
     effect_word,
@@ -79,7 +80,7 @@ class Finding:
     baseline: str
     metric: str  # key of readable.METRICS
     role: str  # emitter | receiver | end-to-end
-    kind: str  # measured | modelled
+    kind: str  # measured (on this host) | modelled | measured with <meter>
     unit: str
     value: float  # mean of the configuration
     baseline_value: float
@@ -164,9 +165,9 @@ def runs_needed(
 
 
 def _sentence(f: Finding) -> str:
-    about = metric(f.metric)
+    about = metric(f.metric, f.kind)
     shown = change(f.difference, f.ci_low, f.ci_high, f.baseline_value, about.unit)
-    what = f"{role_phrase(f.role)} {f.kind} {about.name}"
+    what = f"{role_phrase(f.role)} {about.described}"
     detail = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval}"
     # A degenerate interval (no spread) makes d meaningless: a difference over ~0.
     word = effect_word(f.cohens_d) if f.ci_high > f.ci_low else None
@@ -199,15 +200,17 @@ def _finding(
     role: str,
     runs_a: np.ndarray,
     runs_b: np.ndarray,
+    current: str,
     **measured: Any,
 ) -> Finding:
     """A finding from its estimate and interval (``measured``) and the per-run values its
-    sample-size caveat rests on; label, unit, caveat and sentence are derived here."""
+    sample-size caveat rests on; label, unit, caveat and sentence are derived here.
+    ``current``: what the device's current is (``ReportData.current_kind``)."""
     runs = min(runs_a.size, runs_b.size)
     finding = Finding(
         configuration=configuration,
         baseline=baseline,
-        **labelled(metric_key, role),
+        **labelled(metric_key, role, current),
         runs=runs,
         runs_needed=runs_needed(runs_a, runs_b, measured["baseline_value"], PRECISION),
         enough_runs=runs >= MIN_RUNS,
@@ -245,8 +248,11 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
         value, base = (row.mean_a, row.mean_b) if sign > 0 else (row.mean_b, row.mean_a)
         low, high = sorted((sign * row.ci_low, sign * row.ci_high))
         column = f"{role}_{'current_ma' if metric_key == 'current_ma' else 'charge_mah'}"
-        runs_a = data.run_values(configuration, column)
-        runs_b = data.run_values(baseline, column)
+        # The stored per-run values are the model's; a measured current's run means are
+        # the analysis' own.
+        modelled = data.current_kind == MODELLED
+        runs_a = data.run_values(configuration, column) if modelled else np.array([])
+        runs_b = data.run_values(baseline, column) if modelled else np.array([])
         if not runs_a.size:
             runs_a = _cv_run_means(data, configuration, metric_key, role)
             runs_b = _cv_run_means(data, baseline, metric_key, role)
@@ -258,6 +264,7 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
                 role,
                 runs_a,
                 runs_b,
+                data.current_kind,
                 value=float(value),
                 baseline_value=float(base),
                 difference=sign * float(row.difference),
@@ -291,6 +298,7 @@ def _over_runs(data: ReportData, baseline: str, configuration: str, seed: int) -
                 role,
                 a,
                 b,
+                data.current_kind,
                 value=float(a.mean()),
                 baseline_value=float(b.mean()),
                 difference=result.estimate,
@@ -334,8 +342,9 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
         objectives.update({name: "max" for name in SECURITY_PROPERTY_NAMES})
     result = pareto_analysis(values, objectives)
     axes = [
-        f"{metric(k).kind} {metric(k).name} ({'lower' if d == 'min' else 'higher'} is better)"
+        f"{about.described} ({'lower' if d == 'min' else 'higher'} is better)"
         for k, d in pareto.objectives.items()
+        for about in [metric(k, data.current_kind)]
     ]
     front = [configuration_name(c) for c in result.front]
     listed = ", ".join(front[:-1]) + f" and {front[-1]}" if len(front) > 1 else front[0]

@@ -21,6 +21,7 @@ from iotsecbench.report.figures import ReportFigure
 from iotsecbench.report.findings import Findings
 from iotsecbench.report.interactive import inline_svg
 from iotsecbench.report.readable import (
+    MODELLED,
     configuration_name,
     decimals_for,
     effect_word,
@@ -318,7 +319,7 @@ def _hypotheses_section(data: ReportData) -> str:
     if not hypotheses:
         return (
             '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
-            "run <code>iotsecbench analyze</code> on the results directory.</p></section>"
+            f"run <code>{escape(_analyze_command(data))}</code>.</p></section>"
         )
     cells: dict[tuple[str, str], list[str]] = {}
     columns: list[tuple[str, str]] = []
@@ -327,7 +328,7 @@ def _hypotheses_section(data: ReportData) -> str:
         evidence = h.evidence if isinstance(h.evidence, dict) else {}
         role = str(evidence.get("device", "")) if h.id != "H3" else ""
         if evidence.get("metric"):
-            metric_names.add(metric(str(evidence["metric"])).heading())
+            metric_names.add(metric(str(evidence["metric"]), data.current_kind).heading())
         column = (str(h.id), role)
         if column not in columns:
             columns.append(column)
@@ -366,6 +367,11 @@ def _hypotheses_section(data: ReportData) -> str:
         f"<div class='scroll'><table class='matrix'><thead><tr><th>configuration</th>{head}"
         f"</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
+
+
+def _analyze_command(data: ReportData) -> str:
+    measured = " --current measured" if data.current_kind != MODELLED else ""
+    return f"iotsecbench analyze {data.source}{measured}"
 
 
 def _hypotheses_table(data: ReportData) -> str:
@@ -633,9 +639,23 @@ METHODS = (
 
 def _methods_section(data: ReportData) -> str:
     options = data.analysis.options if data.analysis is not None else {}
+    methods = METHODS
+    if data.current_kind != MODELLED:
+        methods = (
+            (
+                f"Device current ({data.current_kind})",
+                "The power-meter trace attached to each run (iotsecbench attach), lined up "
+                "with the run by sync channel, given offset or correlation with the modelled "
+                "current, and integrated at the meter's full rate over each 100 ms sample "
+                "window of the agent; runs without a trace are left out, never filled in with "
+                "the model. The measured table gives each run's alignment.",
+                "docs/meters.md",
+            ),
+            *METHODS,
+        )
     rows = "".join(
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td class='muted'>{escape(c)}</td></tr>"
-        for a, b, c in METHODS
+        for a, b, c in methods
     )
     option_text = ", ".join(
         f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)
@@ -655,6 +675,10 @@ def _methods_section(data: ReportData) -> str:
     )
 
 
+def _analysis_file(data: ReportData) -> str:
+    return "analysis.json" if data.current_kind == MODELLED else "analysis-measured.json"
+
+
 def _raw_data_section(data: ReportData) -> str:
     source = str(data.source)
     if data.has_store:
@@ -663,7 +687,7 @@ def _raw_data_section(data: ReportData) -> str:
             "(tables experiments, runs, events, messages, samples, handshakes, operations; "
             "format in docs/results-format.md), the agents' raw records in "
             f"<code>{escape(source)}/runs/&lt;run id&gt;/</code>, the statistics in "
-            f"<code>{escape(source)}/analysis.json</code>. "
+            f"<code>{escape(source)}/{_analysis_file(data)}</code>. "
             f"<code>iotsecbench export {escape(source)}</code> writes Parquet.</p>"
         )
     else:
@@ -688,6 +712,14 @@ def render(
         else "<p class='muted'>No results store: summary not available.</p>"
     )
     other_tables = "".join(_table_html(t) for t in tables if t.key != "summary")
+    measured = data.current_kind != MODELLED
+    if measured:
+        summary_html = (
+            f"<p class='muted'>The findings, figures and statistics of this report show the "
+            f"device current {escape(data.current_kind)} (the traces attached to the runs); "
+            "the summary's current and charge columns stay the energy model's, over every "
+            f"run.</p>{summary_html}"
+        )
     body = f"""{_findings_section(findings)}
 <section id="summary"><h2>Summary</h2>{summary_html}</section>
 {_hypotheses_section(data)}
@@ -699,13 +731,21 @@ def render(
 {_experiment_section(data)}
 {_methods_section(data)}
 {_raw_data_section(data)}"""
+    heading = f"What securing the messages cost: {name}"
+    if measured:
+        heading += f" — device current {data.current_kind}"
     return _page(
-        f"iotsecbench report — {name}", f"What securing the messages cost: {name}", SECTIONS, body
+        f"iotsecbench report — {name}",
+        heading,
+        SECTIONS,
+        body,
+        data.current_kind if measured else "",
     )
 
 
-def _page(title: str, heading: str, sections: tuple[str, ...], body: str) -> str:
-    """The document around a report's sections: style, header, navigation, figure script."""
+def _page(title: str, heading: str, sections: tuple[str, ...], body: str, meter: str = "") -> str:
+    """The document around a report's sections: style, header, navigation, figure script;
+    ``meter`` ("measured with ppk2") when the device current is a power meter's."""
     generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     nav = "".join(f'<a href="#{s}">{s.replace("-", " ")}</a>' for s in sections)
     return f"""<!DOCTYPE html>
@@ -716,7 +756,11 @@ def _page(title: str, heading: str, sections: tuple[str, ...], body: str) -> str
 <header><h1>{escape(heading)}</h1>
 <p class="muted">iotsecbench {escape(__version__)} · report generated {generated} ·
 <span class="tag measured">measured</span> on this host,
-<span class="tag modelled">modelled</span> for the device (energy model)</p></header>
+<span class="tag modelled">modelled</span> for the device (energy model){
+        f', <span class="tag measured">{escape(meter)}</span> for the device (power meter)'
+        if meter
+        else ""
+    }</p></header>
 <nav>{nav}</nav>
 {body}
 <script>{FIGURE_SCRIPT}</script>

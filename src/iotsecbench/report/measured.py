@@ -17,18 +17,12 @@ import pandas as pd
 
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure, _finish
-from iotsecbench.report.readable import decimals_for
+from iotsecbench.report.readable import MODELLED, decimals_for
 from iotsecbench.report.style import Palette, plt, styled
 from iotsecbench.report.tables import ReportTable, TableColumn
 
 HANDSHAKE = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
 MAX_RUNS_DRAWN = 6  # one panel pair per attached run; more would be unreadable
-
-
-def meters_named(data: ReportData) -> str:
-    """ "ppk2", "jls and ppk2": the meters behind the measured numbers."""
-    formats = sorted(set(data.meter_traces["format"])) if data.meter_traces is not None else []
-    return " and ".join(formats) or "a power meter"
 
 
 def _alignment(row: pd.Series) -> str:
@@ -86,7 +80,7 @@ def tables(data: ReportData) -> list[ReportTable]:
             ReportTable(
                 "measured",
                 "Measured against modelled current",
-                f"Measured with {meters_named(data)} (power-meter traces attached to runs, "
+                f"Measured with {data.meters} (power-meter traces attached to runs, "
                 "integrated at the meter's full rate over the run's own sample windows), beside "
                 "the modelled current of the same windows. Residual: RMS of modelled − "
                 "measured per window. Charge of the handshake (all its phases), per message "
@@ -108,14 +102,15 @@ def tables(data: ReportData) -> list[ReportTable]:
                 tuple(runs.to_dict("records")),
             )
         )
-    analysis = data.measured_analysis
+    # A report of the measured current shows these in its inference table already.
+    analysis = data.measured_analysis if data.current_kind == MODELLED else None
     comparisons = analysis.comparisons_of("current_ma") if analysis is not None else []
     if comparisons:
         found.append(
             ReportTable(
                 "measured-differences",
                 "Measured current: differences of means",
-                f"Measured with {meters_named(data)} (`analyze --current measured`): "
+                f"Measured with {data.meters} (`analyze --current measured`): "
                 "mean(a) − mean(b) of the measured current with its block-bootstrap 95 % CI "
                 f"({comparisons[0].reps} replicates); significant when the CI excludes 0.",
                 (
@@ -188,7 +183,7 @@ def measured_against_modelled(data: ReportData, palette: Palette) -> ReportFigur
         "Solid: the meter's current over each sample window of the run (full-rate integral); "
         "dashed: the energy model's current for the same windows; below, the residual "
         f"(modelled − measured) in mA.{more}",
-        f"measured with {meters_named(data)}",
+        f"measured with {data.meters}",
         figure,
     )
 

@@ -8,6 +8,7 @@ to the same decimal place, chosen so the interval's half-width keeps two signifi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,11 +21,16 @@ class Metric:
     key: str
     name: str  # as a sentence says it, after the role: "the emitter's modelled current"
     unit: str
-    kind: str  # MEASURED (on this host) or MODELLED (device energy model)
+    kind: str  # MEASURED (on this host), MODELLED (device energy model), "measured with ppk2"
+
+    @property
+    def described(self) -> str:
+        """ "modelled current"; "current measured with ppk2" (a phrase reads after the name)."""
+        return f"{self.kind} {self.name}" if " " not in self.kind else f"{self.name} {self.kind}"
 
     def heading(self) -> str:
         """Column or row heading: "modelled current (mA)"."""
-        return f"{self.kind} {self.name} ({self.unit})" if self.unit else f"{self.kind} {self.name}"
+        return f"{self.described} ({self.unit})" if self.unit else self.described
 
 
 METRICS = {
@@ -47,9 +53,17 @@ EFFECT_WORDS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (math.inf,
 _TRANSPORT_NAMES = {"plain": "plain MQTT", "tls1.2": "TLS 1.2", "tls1.3": "TLS 1.3"}
 
 
-def metric(key: str) -> Metric:
-    """The vocabulary entry of ``key``; an unknown key reads as itself, without a unit."""
-    return METRICS.get(key) or Metric(key, key.replace("_", " "), "", MEASURED)
+# The device's current and charge: modelled by default, or measured with a power meter when a
+# report is built from the traces attached to runs (`report --current measured`).
+DEVICE_CURRENT = ("current_ma", "energy_mah")
+
+
+def metric(key: str, current: str = MODELLED) -> Metric:
+    """The vocabulary entry of ``key``; an unknown key reads as itself, without a unit.
+    ``current`` is what the device's current and charge are: MODELLED or "measured with
+    <meter>" (``ReportData.current_kind``)."""
+    found = METRICS.get(key) or Metric(key, key.replace("_", " "), "", MEASURED)
+    return dataclasses.replace(found, kind=current) if key in DEVICE_CURRENT else found
 
 
 def role_phrase(role: str | None) -> str:
@@ -57,9 +71,9 @@ def role_phrase(role: str | None) -> str:
     return f"the {role}'s" if role in ("emitter", "receiver", "broker") else "the"
 
 
-def role_heading(role: str | None, key: str) -> str:
+def role_heading(role: str | None, key: str, current: str = MODELLED) -> str:
     """ "emitter modelled current (mA)"; an end-to-end metric needs no role."""
-    heading = metric(key).heading()
+    heading = metric(key, current).heading()
     return f"{role} {heading}" if role in ("emitter", "receiver", "broker") else heading
 
 
@@ -140,7 +154,7 @@ def change(difference: float, low: float, high: float, reference: float, unit: s
     )
 
 
-def labelled(metric_key: str, role: str) -> dict[str, str]:
+def labelled(metric_key: str, role: str, current: str = MODELLED) -> dict[str, str]:
     """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
-    about = metric(metric_key)
+    about = metric(metric_key, current)
     return {"metric": metric_key, "role": role, "kind": about.kind, "unit": about.unit}

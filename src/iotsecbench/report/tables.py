@@ -116,7 +116,7 @@ def inference_table(data: ReportData) -> ReportTable | None:
     rows = tuple(
         {
             **dataclasses.asdict(c),
-            "metric_name": metric(c.metric).heading(),
+            "metric_name": metric(c.metric, data.current_kind).heading(),
             "decimals": decimals_for((c.ci_high - c.ci_low) / 2 or abs(c.difference) / 10),
             "pair": f"{c.a} − {c.b}",
             "method_text": c.method

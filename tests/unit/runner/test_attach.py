@@ -166,6 +166,9 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
 def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path: Path) -> None:
     nothing = run_cli("analyze", str(results), "--current", "measured")
     assert nothing.returncode == 4 and "attach" in nothing.stderr
+    no_trace = run_cli("report", str(results), "--current", "measured")
+    assert no_trace.returncode == 2 and "attach" in no_trace.stderr
+    assert not (results / "report-measured").exists()
     for run_id in (RUN, "plain_256B_10Hz_q1_r1"):
         trace = write_ppk2(tmp_path / f"{run_id}.csv", run_facts(results, run_id))
         assert run_cli("attach", str(results / "runs" / run_id), str(trace)).returncode == 0
@@ -184,9 +187,39 @@ def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path
     assert comparison["mean_a" if comparison["a"] == "plain" else "mean_b"] == pytest.approx(
         SCALE * modelled, rel=0.02
     )
+    assert run_cli("analyze", str(results), "--block-length", "3").returncode == 0
     assert run_cli("report", str(results)).returncode == 0
     page = (results / "report" / "report.html").read_text()
     assert "Measured against modelled current" in page
     assert "Measured current: differences of means" in page
     assert "measured with ppk2" in page
     assert (results / "report" / "figures" / "measured-against-modelled.png").exists()
+    modelled_findings = json.loads((results / "report" / "findings.json").read_text())
+    (emitter,) = [
+        f
+        for f in modelled_findings["findings"]
+        if (f["metric"], f["role"]) == ("current_ma", "emitter")
+    ]
+    assert emitter["kind"] == "modelled"
+    assert emitter["baseline_value"] == pytest.approx(modelled, rel=0.02)
+
+    # The whole report on the measured current: every current figure and finding says so,
+    # and the finding's numbers are the meter's (the model's × SCALE), not the model's.
+    built = run_cli("report", str(results), "--current", "measured", "--format", "html,csv")
+    assert built.returncode == 0, built.stderr
+    measured_report = results / "report-measured"
+    findings = json.loads((measured_report / "findings.json").read_text())
+    (emitter,) = [
+        f for f in findings["findings"] if (f["metric"], f["role"]) == ("current_ma", "emitter")
+    ]
+    assert emitter["kind"] == "measured with ppk2"
+    assert emitter["baseline_value"] == pytest.approx(SCALE * modelled, rel=0.02)
+    assert "the emitter's current measured with ppk2" in emitter["sentence"]
+    page = (measured_report / "report.html").read_text()
+    assert "device current measured with ppk2" in page
+    assert "Measured with ppk2. 1 Hz mean current" in page  # the repeatability figure
+    assert "Measured current: differences of means" not in page  # the inference table has it
+    inference = (measured_report / "tables" / "inference.csv").read_text()
+    assert "current measured with ppk2 (mA)" in inference
+    assert (results / "report" / "report.html").exists()  # the modelled report stays
+    assert run_cli("report", str(results), str(results), "--current", "measured").returncode == 2
