@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from iotsecbench.errors import SpecError
+from iotsecbench.errors import EnvironmentProblem, SpecError
 
 
 def meter(
@@ -247,7 +247,9 @@ def calibrate(
     try:
         write_atomic(out, profile_toml(calibrated, header))
     except OSError as error:
-        raise SpecError(f"--out {out}: cannot write ({error.strerror or error})") from error
+        raise EnvironmentProblem(
+            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
+        ) from error
     typer.echo(
         f"calibrated {len(result.fitted)} number(s) of {start.name} on {result.windows} "
         f"windows of {len(fitting)} run(s):"

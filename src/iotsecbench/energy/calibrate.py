@@ -28,7 +28,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from iotsecbench.energy.model import Operation, model_current
+from iotsecbench.energy.model import Activity
 from iotsecbench.energy.profile import DeviceProfile, Parameter
 from iotsecbench.errors import DataError, SpecError
 
@@ -54,26 +54,13 @@ class CalibrationRun:
 
     name: str
     trace_sha256: str
-    t_ns: NDArray[np.int64]
-    tx_bytes: NDArray[np.int64]
-    rx_bytes: NDArray[np.int64]
-    tx_segments: NDArray[np.int64]
-    rx_segments: NDArray[np.int64]
-    operations: tuple[Operation, ...]
+    activity: Activity
     measured_t_ns: NDArray[np.int64]
     measured_ma: NDArray[np.float64]
 
     def residuals(self, profile: DeviceProfile) -> NDArray[np.float64]:
         """Modelled − measured current (mA) on each window with a measurement."""
-        modelled = model_current(
-            profile,
-            self.t_ns,
-            self.tx_bytes,
-            self.rx_bytes,
-            self.tx_segments,
-            self.rx_segments,
-            self.operations,
-        )
+        modelled = self.activity.current(profile)
         index = np.searchsorted(modelled.t_ns, self.measured_t_ns)
         if np.any(index >= len(modelled.t_ns)) or np.any(
             modelled.t_ns[np.minimum(index, len(modelled.t_ns) - 1)] != self.measured_t_ns
@@ -142,7 +129,7 @@ def with_values(profile: DeviceProfile, changes: Mapping[str, float | Parameter]
 def default_names(profile: DeviceProfile, runs: Sequence[CalibrationRun]) -> list[str]:
     """The guessed numbers these runs exercise: every guessed electrical/radio parameter,
     and the guessed prices of the primitives some run logged."""
-    logged = {operation.primitive for run in runs for operation in run.operations}
+    logged = {operation.primitive for run in runs for operation in run.activity.operations}
     return [
         name
         for name, parameter in fittable(profile).items()

@@ -21,7 +21,7 @@ docs/energy-model.md. Results are always labelled "modelled" and never mixed wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.errors import DataError
 
-__all__ = ["MODEL_VERSION", "ModelledCurrent", "Operation", "model_current"]
+__all__ = ["MODEL_VERSION", "Activity", "ModelledCurrent", "Operation", "model_current"]
 
 MODEL_VERSION = "esp32-activity-v1"
 MODELLED = "modelled"
@@ -55,6 +55,56 @@ class Operation:
             raise ValueError(f"Operation.amount must be a non-negative int, got {self.amount!r}")
         if not isinstance(self.t_ns, int):
             raise ValueError(f"Operation.t_ns must be an int, got {self.t_ns!r}")
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One agent's activity as the model takes it: the sample windows' end times, the
+    cumulative TCP counters at each, and the operation log."""
+
+    t_ns: NDArray[np.int64]
+    tx_bytes: NDArray[np.int64]
+    rx_bytes: NDArray[np.int64]
+    tx_segments: NDArray[np.int64]
+    rx_segments: NDArray[np.int64]
+    operations: tuple[Operation, ...]
+
+    @classmethod
+    def from_samples(
+        cls, samples: Mapping[str, ArrayLike], operations: Iterable[Operation]
+    ) -> Activity:
+        """From the ``samples`` table's columns (a frame, or a mapping of column → values;
+        sorted by time): ``t_ns`` and the counters of ``SAMPLE_COLUMNS``, a missing value as
+        0 (a counter the agent could not read)."""
+
+        def column(name: str) -> NDArray[np.int64]:
+            return np.nan_to_num(np.asarray(samples[name], dtype=float)).astype(np.int64)
+
+        return cls(
+            t_ns=np.asarray(samples["t_ns"], dtype=np.int64),
+            **{field_name: column(name) for field_name, name in SAMPLE_COLUMNS.items()},
+            operations=tuple(operations),
+        )
+
+    def current(self, profile: DeviceProfile) -> ModelledCurrent:
+        return model_current(
+            profile,
+            self.t_ns,
+            self.tx_bytes,
+            self.rx_bytes,
+            self.tx_segments,
+            self.rx_segments,
+            self.operations,
+        )
+
+
+# The samples table's column for each counter of ``Activity``.
+SAMPLE_COLUMNS = {
+    "tx_bytes": "tcp_bytes_sent",
+    "rx_bytes": "tcp_bytes_received",
+    "tx_segments": "tcp_segs_out",
+    "rx_segments": "tcp_segs_in",
+}
 
 
 @dataclass(frozen=True)

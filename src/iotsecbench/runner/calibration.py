@@ -9,13 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from iotsecbench.energy.calibrate import CalibrationRun
-from iotsecbench.energy.model import Operation
+from iotsecbench.energy.model import Activity, Operation
 from iotsecbench.errors import SpecError
 from iotsecbench.runner.attach import locate_run, results_directory
 from iotsecbench.store import read
 from iotsecbench.store.duckdb_store import RECORD_FILENAME
-
-COUNTERS = ("tcp_bytes_sent", "tcp_bytes_received", "tcp_segs_out", "tcp_segs_in")
 
 
 def attached_runs(paths: list[Path], agent: str) -> tuple[list[CalibrationRun], list[str]]:
@@ -58,18 +56,15 @@ def _run(results_dir: Path, run_id: str, agent: str, sha256: str) -> Calibration
     operations = operations.loc[operations["agent"] == agent]
     measured = read.table(results_dir, "meter_samples", run_id)
     measured = measured.loc[measured["agent"] == agent]
-    counters = {name: samples[name].fillna(0).to_numpy(dtype=np.int64) for name in COUNTERS}
     return CalibrationRun(
         name=run_id,
         trace_sha256=sha256,
-        t_ns=samples["t_ns"].to_numpy(dtype=np.int64),
-        tx_bytes=counters["tcp_bytes_sent"],
-        rx_bytes=counters["tcp_bytes_received"],
-        tx_segments=counters["tcp_segs_out"],
-        rx_segments=counters["tcp_segs_in"],
-        operations=tuple(
-            Operation(int(t), str(p), int(a))
-            for t, p, a in operations[["t_ns", "primitive", "amount"]].itertuples(index=False)
+        activity=Activity.from_samples(
+            samples,
+            (
+                Operation(int(t), str(p), int(a))
+                for t, p, a in operations[["t_ns", "primitive", "amount"]].itertuples(index=False)
+            ),
         ),
         measured_t_ns=measured["t_ns"].to_numpy(dtype=np.int64),
         measured_ma=measured["current_ma"].to_numpy(dtype=float),

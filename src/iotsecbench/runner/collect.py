@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from iotsecbench.analysis.describe import cumulative_mah
-from iotsecbench.energy.model import Operation, model_current
+from iotsecbench.energy import model
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
 from iotsecbench.security import resolve_configuration
@@ -51,19 +51,14 @@ def _samples_with_current(
     if device is None:
         raise ValueError("samples need a device profile for their modelled current")
     samples = sorted(samples, key=lambda s: s["t_ns"])
-    column = {
-        name: np.array([s[name] for s in samples], dtype=np.int64)
-        for name in ("t_ns", "tcp_bytes_sent", "tcp_bytes_received", "tcp_segs_out", "tcp_segs_in")
+    columns = {
+        name: [s[name] for s in samples] for name in ("t_ns", *model.SAMPLE_COLUMNS.values())
     }
-    modelled = model_current(
-        device,
-        column["t_ns"],
-        column["tcp_bytes_sent"],
-        column["tcp_bytes_received"],
-        column["tcp_segs_out"],
-        column["tcp_segs_in"],
-        [Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations],
+    activity = model.Activity.from_samples(
+        columns,
+        (model.Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations),
     )
+    modelled = activity.current(device)
     rows = []
     for index, sample in enumerate(samples):
         row = {

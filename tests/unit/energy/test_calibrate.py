@@ -15,7 +15,7 @@ from iotsecbench.energy.calibrate import (
     profile_toml,
     with_values,
 )
-from iotsecbench.energy.model import Operation, model_current
+from iotsecbench.energy.model import Activity, Operation, model_current
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import DataError, SpecError
 
@@ -73,7 +73,7 @@ def measured_run(profile, seed: int, noise_ma: float = 0.3) -> CalibrationRun:
         trace_sha256=str(seed) * 64,
         measured_t_ns=inputs["t_ns"][1:],
         measured_ma=(modelled.current_ma + noise)[1:],
-        **inputs,
+        activity=Activity(**inputs),
     )
 
 

@@ -161,6 +161,13 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
     # A run without a trace cannot be calibrated against.
     refused = run_cli("calibrate", str(tmp_path), "--out", str(out))
     assert refused.returncode == 2
+    # An output the machine cannot write is the environment's problem (exit 3), in one line.
+    unwritable = run_cli(
+        "calibrate", str(results / "runs" / RUN), "--out", str(trace / "calibrated.toml"),
+        "--fit", "idle_associated_current",
+    )  # fmt: skip
+    assert unwritable.returncode == 3, unwritable.stderr
+    assert "cannot write" in unwritable.stderr and len(unwritable.stderr.strip().splitlines()) == 1
 
 
 def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path: Path) -> None:
