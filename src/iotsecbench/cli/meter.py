@@ -25,7 +25,7 @@ def meter(
         str | None,
         typer.Option(
             "--format",
-            help="jls, ppk2, joulescope, usb-meter or generic (default: from the header).",
+            help="jls, ppk2, joulescope, usb-meter, otii or generic (default: from the header).",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,

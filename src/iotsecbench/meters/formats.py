@@ -11,6 +11,11 @@ name a unit is refused, never guessed. Sources of every layout: docs/meters.md.
   time in s).
 - ``usb-meter``: UM25C/UM34C-style USB meter logs as pyummeter's ``ExportCSV`` writes them
   (``;``-separated, ``Date;Voltage (V);Intensity (A);…``, ISO date-times).
+- ``otii``: Qoitech Otii CSV export — every column names its quantity and unit in
+  parentheses (``Arc Main Current (A)``, ``Arc Main Voltage (V)``), the first column is time
+  with its unit (``… (s)``) or ``Wall-clock time (UTC)`` (ISO date-times); fields may be
+  quoted. Read from what the header states only (docs/meters.md says how little is
+  published about this layout).
 - ``generic``: ``time_s`` (or ``time_ms``/``time_us``) and ``current_a``/``current_ma``/
   ``current_ua``, optionally ``voltage_v``/``voltage_mv``: any logger (INA219/INA226, a DAQ).
 """
@@ -51,6 +56,7 @@ class Layout:
     comment_header: bool = False  # header line starts with '#'
     time_is_date: bool = False
     lines_end: bool = True  # the writer ends every line: a last line without one is cut off
+    quoted: bool = False  # fields may be in double quotes (no delimiter inside a number)
 
 
 def _columns(line: str, delimiter: str) -> list[str]:
@@ -103,6 +109,47 @@ def _usb_meter(header: str) -> Layout | None:
     return Layout(";", 0, 1.0, names.index("Intensity (A)"), 1.0, voltage, time_is_date=True)
 
 
+# Otii: every column names its quantity and unit, "Arc Main Current (A)"; the time column is
+# relative ("… (s)") or "Wall-clock time (UTC)".
+_OTII_COLUMN = re.compile(r"^(?P<what>.*?)\s*\((?P<unit>[^()]*)\)$")
+_OTII_WALL_CLOCK = "wall-clock time (utc)"
+
+
+def _otii(header: str) -> Layout | None:
+    names = _columns(header, ",")
+    if not any("main current" in n.lower() for n in names):
+        return None
+    units: dict[str, tuple[int, str]] = {}
+    for k, name in enumerate(names):
+        match = _OTII_COLUMN.match(name)
+        what = (match.group("what") if match else name).lower()
+        for quantity in ("main current", "main voltage"):
+            if what.endswith(quantity) and quantity not in units:
+                if match is None:
+                    raise ValueError(f"column {name!r} names no unit, e.g. {name} (mA)")
+                units[quantity] = (k, match.group("unit").strip().lower())
+    index, unit = units["main current"]
+    if unit not in ("a", "ma", "ua", "µa", "na"):
+        raise ValueError(f"column {names[index]!r}: unit {unit!r} is not a current (A, mA, µA, nA)")
+    first = names[0]
+    time_match = _OTII_COLUMN.match(first)
+    if first.lower() == _OTII_WALL_CLOCK:
+        time_scale, is_date = 1.0, True
+    elif time_match and time_match.group("unit").strip().lower() in ("s", "ms", "us", "µs"):
+        time_scale, is_date = SCALE[time_match.group("unit").strip().lower()], False
+    else:
+        raise ValueError(
+            f"first column {first!r} is not a time with its unit (s, ms, µs) or "
+            f"'Wall-clock time (UTC)'"
+        )
+    voltage = units.get("main voltage")
+    if voltage is not None and voltage[1] not in ("v", "mv"):
+        raise ValueError(f"column {names[voltage[0]]!r}: unit {voltage[1]!r} is not a voltage")
+    return Layout(",", 0, time_scale, index, SCALE[unit], voltage[0] if voltage else None,
+                  SCALE[voltage[1]] if voltage else 1.0, time_is_date=is_date, lines_end=False,
+                  quoted=True)  # fmt: skip
+
+
 _GENERIC = re.compile(r"^(time|current|voltage)_(s|ms|us|µs|a|ma|ua|µa|na|v|mv)$", re.I)
 
 
@@ -132,6 +179,7 @@ DETECTORS: dict[str, Callable[[str], Layout | None]] = {
     "ppk2": _ppk2,
     "joulescope": _joulescope,
     "usb-meter": _usb_meter,
+    "otii": _otii,
     "generic": _generic,
 }
 
@@ -165,7 +213,12 @@ def detect(path: Path, name: str | None = None) -> tuple[str, Layout]:
 
 
 def _date(text: str) -> datetime.datetime:
-    stamp = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        stamp = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"time {text!r} is not an ISO 8601 date-time (export relative time instead?)"
+        ) from None
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=datetime.UTC)
 
 
@@ -212,6 +265,8 @@ def read_blocks(path: Path, layout: Layout, block_rows: int = BLOCK_ROWS) -> Ite
                         "export? (this format's writer ends every line)"
                     )
                 fields = line.rstrip("\r\n").split(layout.delimiter)
+                if layout.quoted:
+                    fields = [f.strip().strip('"') for f in fields]
                 if len(fields) < width:
                     raise DataError(
                         f"{path}:{line_number}: {len(fields)} field(s), the header has at least "

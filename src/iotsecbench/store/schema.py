@@ -528,7 +528,7 @@ METER_TRACES = Table(
         _agent(),
         Column("file", "VARCHAR", "path", "the trace file as given to attach"),
         Column("sha256", "VARCHAR", "-", "SHA-256 of the trace file (names it in calibrations)"),
-        Column("format", "VARCHAR", "-", "meter format: jls, ppk2, joulescope, usb-meter, generic"),
+        Column("format", "VARCHAR", "-", "meter format (docs/meters.md), e.g. ppk2, jls, otii"),
         Column("samples", "BIGINT", "samples", "samples in the whole trace"),
         Column("rate_hz", "DOUBLE", "Hz", "the meter's sample rate (median interval)"),
         Column("trace_duration_s", "DOUBLE", "s", "first to last sample of the trace"),

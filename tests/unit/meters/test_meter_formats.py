@@ -72,6 +72,28 @@ def write_usb_meter(path: Path) -> Path:
     return path
 
 
+def write_otii(path: Path) -> Path:
+    """Wall-clock time and every field quoted, as in the one Otii export header we found."""
+    t, i, _ = synthetic()
+    start = datetime.datetime(2026, 11, 25, 9, 0, 0, tzinfo=datetime.UTC)
+    lines = ['"Wall-clock time (UTC)","Arc Main Current (A)","Arc Main Voltage (V)",'
+             '"Arc Main Energy (J)"']  # fmt: skip
+    for s, a in zip(t, i, strict=True):
+        stamp = (start + datetime.timedelta(seconds=float(s))).isoformat()
+        lines.append(f'"{stamp}","{a / 1e3:.7f}","3.3","0"')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_otii_relative(path: Path) -> Path:
+    """Relative time, current in mA, unquoted: units are whatever the header says."""
+    t, i, _ = synthetic()
+    lines = ["Time (ms),Arc Main Current (mA),Arc Main Voltage (mV)"]
+    lines += [f"{s * 1e3:.3f},{a:.6f},3300" for s, a in zip(t, i, strict=True)]
+    path.write_text("\n".join(lines))
+    return path
+
+
 def write_generic(path: Path) -> Path:
     t, i, _ = synthetic()
     lines = ["time_ms,current_ua,voltage_mv"]
@@ -85,6 +107,8 @@ WRITERS = {
     "joulescope": write_joulescope_waveform,
     "joulescope-statistics": write_joulescope_statistics,
     "usb-meter": write_usb_meter,
+    "otii": write_otii,
+    "otii-relative": write_otii_relative,
     "generic": write_generic,
 }
 
@@ -92,7 +116,7 @@ WRITERS = {
 @pytest.mark.parametrize("kind", list(WRITERS))
 def test_each_format_recovers_the_known_charge_and_levels(kind: str, tmp_path: Path) -> None:
     trace = read_trace(WRITERS[kind](tmp_path / f"{kind}.csv"))
-    assert trace.format == kind.removesuffix("-statistics")
+    assert trace.format == kind.removesuffix("-statistics").removesuffix("-relative")
     assert trace.samples == SECONDS * RATE
     assert trace.rate_hz == pytest.approx(RATE, rel=1e-3)
     assert trace.charge_mc == pytest.approx(EXPECTED_MC, rel=0.01)
@@ -147,6 +171,13 @@ BAD = {
     "unknown header": ("a,b,c\n1,2,3\n", ":1: header 'a,b,c' is no known meter format"),
     "header only": ("Timestamp(ms),Current(uA)\n", "no samples"),
     "bad digital": ("Timestamp(ms),Current(uA),D0-D7\n0,1,1234----\n", ":2: digital channels"),
+    "otii current without unit": ("Time (s),Arc Main Current\n0,1\n", "names no unit"),
+    "otii current in volts": ("Time (s),Arc Main Current (V)\n0,1\n", "is not a current"),
+    "otii time without unit": ("Time,Arc Main Current (A)\n0,1\n", "is not a time"),
+    "otii date not ISO": (
+        '"Wall-clock time (UTC)","Arc Main Current (A)"\n"25/11/2026 09:00","0.01"\n',
+        ":2: time '25/11/2026 09:00' is not an ISO 8601 date-time",
+    ),
 }
 
 
@@ -173,7 +204,7 @@ def test_a_missing_file_or_unknown_format_is_a_usage_error(tmp_path: Path) -> No
         read_trace(tmp_path / "absent.csv")
     path = write_generic(tmp_path / "generic.csv")
     with pytest.raises(SpecError, match="choose from jls, ppk2, joulescope"):
-        read_trace(path, format="otii")
+        read_trace(path, format="n6705")
     with pytest.raises(DataError, match="not a ppk2 header"):
         read_trace(path, format="ppk2")
 
@@ -247,7 +278,7 @@ def test_the_samples_in_the_docs_are_read_as_their_format(tmp_path: Path) -> Non
     text = (REPO / "docs" / "meters.md").read_text(encoding="utf-8")
     samples = text.split("Byte-exact", 1)[1].split("## What a trace becomes", 1)[0]
     blocks = [b.strip("\n") for b in samples.split("```")[1::2]]
-    expected = ["ppk2", "joulescope", "joulescope", "usb-meter", "generic"]
+    expected = ["ppk2", "joulescope", "joulescope", "usb-meter", "otii", "generic"]
     assert len(blocks) == len(expected)
     for k, (block, name) in enumerate(zip(blocks, expected, strict=True)):
         path = tmp_path / f"sample-{k}.csv"
