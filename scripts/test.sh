@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=25 "$@"
