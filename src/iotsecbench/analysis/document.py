@@ -23,6 +23,9 @@ FORMAT_NAME = "iotsecbench-analysis"
 #   version 1: first layout (comparisons, series, pareto, hypotheses, warnings, descriptive,
 #              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
 FORMAT_VERSION = 1
+# The document's file in a results directory, per device current analysed (``analyze
+# --current``): the modelled one, or the measured one of attached power-meter traces.
+FILENAMES = {"modelled": "analysis.json", "measured": "analysis-measured.json"}
 
 
 @dataclass(frozen=True)

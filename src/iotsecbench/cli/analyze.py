@@ -121,6 +121,7 @@ def register(app: typer.Typer) -> None:
             raise SpecError(f"--bootstrap {bootstrap!r}: use moving, circular or stationary")
         from iotsecbench.analysis.pipeline import AnalysisOptions
         from iotsecbench.runner.postprocess import run_analyze
+        from iotsecbench.store.read import CURRENT_SOURCES
 
         options = AnalysisOptions(
             baseline=baseline,
@@ -130,7 +131,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             constraints=tuple(require or ()),
         )
-        if current not in ("modelled", "measured"):
+        if current not in CURRENT_SOURCES:
             raise SpecError(f"--current {current!r}: use modelled or measured")
         if csv is not None and current != "modelled":
             raise SpecError("--current applies to a results directory, not to --csv")

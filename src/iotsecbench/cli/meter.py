@@ -17,7 +17,8 @@ def meter(
         typer.Argument(
             help="A meter recording: Joulescope .jls, Nordic PPK2 CSV, Joulescope waveform or "
             "statistics CSV, "
-            "UM25C/UM34C USB-meter log (pyummeter CSV), or a CSV with time_s and current_ma "
+            "UM25C/UM34C USB-meter log (pyummeter CSV), Qoitech Otii CSV, or a CSV with "
+            "time_s and current_ma "
             "(units in the column names) — docs/meters.md."
         ),
     ],

@@ -184,7 +184,7 @@ def calibrate(
         )
     x0 = np.array([candidates[name].value for name in learnable], dtype=float)
     upper = np.where(x0 > 0, x0 * UPPER_FACTOR, 1.0)
-    positive = {"cpu_clock", "tx_goodput", "rx_goodput"}  # they divide
+    positive = {"tx_goodput", "rx_goodput"}  # they divide
     lower = np.array(
         [1e-9 * u if n in positive else 0.0 for n, u in zip(learnable, upper, strict=True)]
     )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iotsecbench.analysis.document import AnalysisDocument, read_analysis
+from iotsecbench.analysis.document import FILENAMES, AnalysisDocument, read_analysis
 from iotsecbench.errors import SpecError
 from iotsecbench.report.readable import MODELLED
 from iotsecbench.report.summary import summary_frames
@@ -56,6 +56,11 @@ class ReportData:
     @property
     def has_store(self) -> bool:
         return self.runs is not None
+
+    @property
+    def current_measured(self) -> bool:
+        """The device current is a power meter's (``report --current measured``)."""
+        return self.current_kind != MODELLED
 
     @property
     def meters(self) -> str:
@@ -173,7 +178,7 @@ def _load_meter_data(data: ReportData, results_dir: Path) -> None:
     data.meter_traces = traces.assign(configuration=traces["run_id"].map(labels))
     data.meter_phases = read.table(results_dir, "meter_phases")
     data.measured = read.measured_against_modelled(results_dir)
-    measured_analysis = results_dir / "analysis-measured.json"
+    measured_analysis = results_dir / FILENAMES["measured"]
     if measured_analysis.exists():
         data.measured_analysis = read_analysis(measured_analysis)
 

@@ -30,7 +30,6 @@ from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_gener
 from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, has_property, pareto_analysis
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import (
-    MODELLED,
     change,
     configuration_name,
     effect_word,
@@ -250,9 +249,9 @@ def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> li
         column = f"{role}_{'current_ma' if metric_key == 'current_ma' else 'charge_mah'}"
         # The stored per-run values are the model's; a measured current's run means are
         # the analysis' own.
-        modelled = data.current_kind == MODELLED
-        runs_a = data.run_values(configuration, column) if modelled else np.array([])
-        runs_b = data.run_values(baseline, column) if modelled else np.array([])
+        measured = data.current_measured
+        runs_a = np.array([]) if measured else data.run_values(configuration, column)
+        runs_b = np.array([]) if measured else data.run_values(baseline, column)
         if not runs_a.size:
             runs_a = _cv_run_means(data, configuration, metric_key, role)
             runs_b = _cv_run_means(data, baseline, metric_key, role)

@@ -16,12 +16,12 @@ from html import escape
 from typing import Any
 
 from iotsecbench import __version__
+from iotsecbench.analysis.document import FILENAMES
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure
 from iotsecbench.report.findings import Findings
 from iotsecbench.report.interactive import inline_svg
 from iotsecbench.report.readable import (
-    MODELLED,
     configuration_name,
     decimals_for,
     effect_word,
@@ -370,7 +370,7 @@ def _hypotheses_section(data: ReportData) -> str:
 
 
 def _analyze_command(data: ReportData) -> str:
-    measured = " --current measured" if data.current_kind != MODELLED else ""
+    measured = " --current measured" if data.current_measured else ""
     return f"iotsecbench analyze {data.source}{measured}"
 
 
@@ -640,7 +640,7 @@ METHODS = (
 def _methods_section(data: ReportData) -> str:
     options = data.analysis.options if data.analysis is not None else {}
     methods = METHODS
-    if data.current_kind != MODELLED:
+    if data.current_measured:
         methods = (
             (
                 f"Device current ({data.current_kind})",
@@ -676,7 +676,7 @@ def _methods_section(data: ReportData) -> str:
 
 
 def _analysis_file(data: ReportData) -> str:
-    return "analysis.json" if data.current_kind == MODELLED else "analysis-measured.json"
+    return FILENAMES["measured" if data.current_measured else "modelled"]
 
 
 def _raw_data_section(data: ReportData) -> str:
@@ -712,7 +712,7 @@ def render(
         else "<p class='muted'>No results store: summary not available.</p>"
     )
     other_tables = "".join(_table_html(t) for t in tables if t.key != "summary")
-    measured = data.current_kind != MODELLED
+    measured = data.current_measured
     if measured:
         summary_html = (
             f"<p class='muted'>The findings, figures and statistics of this report show the "

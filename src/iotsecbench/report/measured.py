@@ -17,7 +17,7 @@ import pandas as pd
 
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure, _finish
-from iotsecbench.report.readable import MODELLED, decimals_for
+from iotsecbench.report.readable import decimals_for
 from iotsecbench.report.style import Palette, plt, styled
 from iotsecbench.report.tables import ReportTable, TableColumn
 
@@ -103,7 +103,7 @@ def tables(data: ReportData) -> list[ReportTable]:
             )
         )
     # A report of the measured current shows these in its inference table already.
-    analysis = data.measured_analysis if data.current_kind == MODELLED else None
+    analysis = None if data.current_measured else data.measured_analysis
     comparisons = analysis.comparisons_of("current_ma") if analysis is not None else []
     if comparisons:
         found.append(

@@ -24,7 +24,12 @@ from iotsecbench.errors import DataError, SpecError
 from iotsecbench.meters.align import Alignment, by_correlation, by_offset, by_sync
 from iotsecbench.store import read
 from iotsecbench.store.amend import replace_agent_rows
-from iotsecbench.store.duckdb_store import RECORD_FILENAME, RUNS_DIRNAME, utc_stamp
+from iotsecbench.store.duckdb_store import (
+    RECORD_FILENAME,
+    RUNS_DIRNAME,
+    database_path,
+    utc_stamp,
+)
 
 AGENTS = ("emitter", "receiver")
 HANDSHAKE_PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
@@ -73,7 +78,7 @@ def locate_run(path: Path, run_id: str | None) -> tuple[Path, str]:
 
 def results_directory(path: Path) -> Path:
     """``path`` when it holds a results database; SpecError otherwise."""
-    if not (Path(path) / "results.duckdb").is_file():
+    if not database_path(path).is_file():
         raise SpecError(
             f"{path} is neither a run directory (with {RECORD_FILENAME}) nor a results "
             "directory (with results.duckdb)"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotsecbench.analysis.document import FILENAMES
 from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult, analyze
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
 from iotsecbench.files import write_atomic
@@ -64,8 +65,7 @@ def run_analyze(
             )
         latency = read.latency_frame(results_dir)
         properties = read.security_properties(results_dir)
-        name = "analysis.json" if current_source == "modelled" else "analysis-measured.json"
-        target = out or results_dir / name
+        target = out or results_dir / FILENAMES[current_source]
     else:
         from iotsecbench.store.csv_input import read_current_csv, read_latency_csv
 

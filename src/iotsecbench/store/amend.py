@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from iotsecbench.errors import SpecError
 from iotsecbench.store import schema
 from iotsecbench.store.directory import DirectoryLock
-from iotsecbench.store.duckdb_store import RECORD_FILENAME, ResultsStore, to_arrow
+from iotsecbench.store.duckdb_store import RECORD_FILENAME, RUNS_DIRNAME, ResultsStore, to_arrow
 from iotsecbench.store.rebuild import read_record
 
 
@@ -31,7 +31,7 @@ def replace_agent_rows(
         table = schema.TABLES.get(name)
         if table is None or not table.per_run or "agent" not in table.column_names:
             raise ValueError(f"{name} is not a per-run table with an agent column")
-    record_path = Path(results_dir) / "runs" / run_id / RECORD_FILENAME
+    record_path = Path(results_dir) / RUNS_DIRNAME / run_id / RECORD_FILENAME
     if not record_path.is_file():
         raise SpecError(f"run {run_id} has no record file {record_path}")
     with DirectoryLock(results_dir), ResultsStore.open(results_dir) as store:
