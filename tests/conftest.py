@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # such a skip is a failure: a green suite must not hide an untested lab. Skips for limits of
 # the machine itself (no root, an unprivileged user, no TCP_INFO) stay skips.
 LAB_SKIP_REASONS = re.compile(
-    r"mosquitto|Chromium|playwright|openssl command|iproute2|C extension|network emulation"
+    r"mosquitto|Chromium|playwright|openssl command|iproute2|C extension|network emulation|native"
 )
 
 

@@ -23,6 +23,9 @@ class TlsClientFiles:
     client_key: str | None = None
     server_cert: str | None = None  # the tcp transport's receiver is the TLS server
     server_key: str | None = None
+    # The native agent's offer as IANA numbers (security.tls.stacks); empty: stack defaults.
+    suite_ids: tuple[int, ...] = ()
+    group_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class AgentConfig:
     transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
     method: str = "unidirectional"  # or "echo": the receiver returns every block (tcp)
     saturating: bool = False  # send as fast as possible for duration_s instead of at rate_hz
+    stack: str = "openssl"  # "openssl": the Python agents; "mbedtls"/"wolfssl": agents/native
 
     @property
     def message_count(self) -> int:
@@ -92,4 +96,12 @@ class AgentConfig:
     def from_file(cls, path: Path) -> AgentConfig:
         data = json.loads(path.read_text())
         tls = data.pop("tls", None)
-        return cls(**data, tls=TlsClientFiles(**tls) if tls else None)
+        if tls:
+            tls = TlsClientFiles(
+                **{
+                    **tls,
+                    "suite_ids": tuple(tls.get("suite_ids", ())),
+                    "group_ids": tuple(tls.get("group_ids", ())),
+                }
+            )
+        return cls(**data, tls=tls)

@@ -23,6 +23,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from iotsecbench.agents import wire
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.agents.handshake import TimedClient
 from iotsecbench.agents.records import RecordWriter
@@ -253,11 +254,8 @@ class AgentSession:
         return record_operations(self.negotiated, mqtt_bytes)
 
     def publish_packet_bytes(self, payload_bytes: int) -> int:
-        """Size of the MQTT PUBLISH carrying ``payload_bytes`` on our data topic (MQTT 3.1.1
-        §3.3: fixed header, topic length + topic, packet id at QoS > 0)."""
-        body = 2 + len(self.topic("data").encode()) + (2 if self.config.qos else 0) + payload_bytes
-        length_bytes = 1 if body < 128 else 2 if body < 16384 else 3 if body < 2097152 else 4
-        return 1 + length_bytes + body
+        """Size of the MQTT PUBLISH carrying ``payload_bytes`` on our data topic."""
+        return wire.publish_packet_bytes(self.topic("data"), self.config.qos, payload_bytes)
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         self._connack = (now_ns(), reason)

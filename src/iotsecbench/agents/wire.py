@@ -27,3 +27,11 @@ def decode(plaintext: bytes) -> tuple[int, int]:
     if len(plaintext) < HEADER.size:
         raise ValueError(f"plaintext of {len(plaintext)} B is shorter than the 16-byte header")
     return HEADER.unpack_from(plaintext)
+
+
+def publish_packet_bytes(topic: str, qos: int, payload_bytes: int) -> int:
+    """Size of the MQTT PUBLISH carrying ``payload_bytes`` on ``topic`` (MQTT 3.1.1 §3.3:
+    fixed header, topic length + topic, packet id at QoS > 0)."""
+    body = 2 + len(topic.encode()) + (2 if qos else 0) + payload_bytes
+    length_bytes = 1 if body < 128 else 2 if body < 16384 else 3 if body < 2097152 else 4
+    return 1 + length_bytes + body

@@ -142,6 +142,14 @@ def run(
             "block resealed; round trips recorded), comma-separated."
         ),
     ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            help="The client's TLS stack(s), comma-separated: openssl (the Python agents, "
+            "default), mbedtls (2.28, TLS 1.2) or wolfssl (5.5, TLS 1.2/1.3) — the native C "
+            "agent on a device stack, with its heap and footprint (docs/native-agents.md).",
+        ),
+    ] = None,
     saturating: Annotated[
         bool | None,
         typer.Option(
@@ -220,6 +228,7 @@ def run(
         "network": _words(network),
         "transport": _words(transport),
         "method": _words(method),
+        "stack": _words(stack),
         "saturating": saturating,
         "device": device,
         "seed": seed,
@@ -237,6 +246,12 @@ def run(
 
         executor = SimulatedExecutor()
     else:
+        native_stacks = [s for s in spec.stack if s != "openssl"]
+        if keylog is not None and native_stacks:
+            raise SpecError(
+                f"--keylog is not written by the native agent yet (stack {native_stacks[0]}): "
+                "drop --keylog or use stack openssl"
+            )
         executor = LocalExecutor(keylog=keylog)
     console = Console(stderr=True)
     try:

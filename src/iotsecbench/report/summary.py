@@ -29,6 +29,15 @@ PER_BYTE_KEYS = (
     "echo_rtt_p50_ms",
 )
 
+# The native agent's figures, from `runs` columns: summary key -> (column(s), scale).
+STACK_KEYS = {
+    "tls_heap_handshake_kib": (("tls_heap_handshake_peak_bytes",), 1 / 1024),
+    "tls_heap_steady_kib": (("tls_heap_steady_bytes",), 1 / 1024),
+    "flash_kib": (("footprint_text_bytes", "footprint_data_bytes"), 1 / 1024),
+    "static_ram_kib": (("footprint_data_bytes", "footprint_bss_bytes"), 1 / 1024),
+    "achieved_rate_hz": (("achieved_rate_hz",), 1.0),
+}
+
 
 @dataclass(frozen=True)
 class SummaryColumn:
@@ -62,6 +71,11 @@ COLUMNS = (
     SummaryColumn("energy_per_byte_receiver_uj", "energy/byte receiver", "µJ/B", "modelled", 3),
     SummaryColumn("echo_rtt_p50_ms", "echo RTT p50", "ms", "measured", 3),
     SummaryColumn("peak_rss_mib", "peak RSS", "MiB", "measured", 1),
+    SummaryColumn("tls_heap_handshake_kib", "TLS heap handshake", "KiB", "measured", 1),
+    SummaryColumn("tls_heap_steady_kib", "TLS heap steady", "KiB", "measured", 1),
+    SummaryColumn("flash_kib", "flash text+data", "KiB", "measured", 1),
+    SummaryColumn("static_ram_kib", "static RAM data+bss", "KiB", "measured", 1),
+    SummaryColumn("achieved_rate_hz", "rate achieved", "Hz", "measured", 1),
     SummaryColumn("lost", "lost", "", "measured", 0),
     SummaryColumn("rejected", "rejected", "", "measured", 0),
 )
@@ -94,6 +108,10 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     for key in PER_BYTE_KEYS:  # stored per run by the runner (runner.collect)
         value = run.get(key)
         values[key] = float(value) if value is not None and pd.notna(value) else np.nan
+    for key, (columns, scale) in STACK_KEYS.items():
+        parts = [run.get(column) for column in columns]
+        present = all(part is not None and pd.notna(part) for part in parts)
+        values[key] = float(sum(parts)) * scale if present else np.nan
     for phase in PHASES:
         wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
         values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")

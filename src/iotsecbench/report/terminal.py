@@ -50,6 +50,17 @@ GROUPS = (
         ),
     ),
     (
+        "The client's TLS stack (measured on this host with each row's stack: heap through "
+        "its allocator hooks, footprint = size of its x86-64 program; docs/native-agents.md)",
+        (
+            "tls_heap_handshake_kib",
+            "tls_heap_steady_kib",
+            "flash_kib",
+            "static_ram_kib",
+            "achieved_rate_hz",
+        ),
+    ),
+    (
         "Device energy (modelled; see docs/energy-model.md)",
         ("emitter_current_ma", "receiver_current_ma", "emitter_charge_mah", "receiver_charge_mah"),
     ),

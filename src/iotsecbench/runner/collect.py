@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import ssl
 from collections import defaultdict
 from typing import Any
 
@@ -291,6 +292,7 @@ def collect(
         "tls_cipher": negotiated.get("cipher"),
         "tls_group": negotiated.get("group"),
         "tls_signature": negotiated.get("signature_algorithm"),
+        **_stack_facts(grouped["emitter"], emitter_counts),
         "energy_model_version": model_version,
         "unmodelled_primitives": sorted(unmodelled),
         **per_byte_metrics(
@@ -301,6 +303,32 @@ def collect(
         ),
     }
     return facts, tables
+
+
+# Emitter counters stored as runs columns (the native agent's heap and footprint).
+_NATIVE_COUNTERS = (
+    "tls_heap_handshake_peak_bytes",
+    "tls_heap_steady_bytes",
+    "tls_heap_publishing_peak_bytes",
+    "footprint_text_bytes",
+    "footprint_data_bytes",
+    "footprint_bss_bytes",
+)
+
+
+def _stack_facts(emitter: dict[str, list[dict[str, Any]]], counts: dict[str, int]) -> dict:
+    """The emitter's TLS library (from its agent_start event; the Python agents run on this
+    interpreter's OpenSSL), its native counters and the rate it achieved."""
+    detail = next((e for e in emitter["event"] if e["kind"] == "agent_start"), {}).get("detail", {})
+    # A native agent names its stack (its plain build none: no version); a Python one does not.
+    version = detail.get("stack_version") or None if "stack" in detail else ssl.OPENSSL_VERSION
+    created = sorted(m["t_created_ns"] for m in emitter["message"] if "t_created_ns" in m)
+    span_s = (created[-1] - created[0]) / 1e9 if len(created) > 1 else 0.0
+    return {
+        "stack_version": version,
+        **{name: counts.get(name) for name in _NATIVE_COUNTERS},
+        "achieved_rate_hz": (len(created) - 1) / span_s if span_s > 0 else None,
+    }
 
 
 def utc_now() -> str:
@@ -347,6 +375,7 @@ def build_outcome(
         "network": run.cell.network,
         "message_transport": run.cell.transport,
         "method": run.cell.method,
+        "stack": run.cell.stack,
         "pacing": "saturating" if context.spec.saturating else "fixed-rate",
         "tcp_retransmissions": retransmissions,
         "duration_s": context.spec.duration_s,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import itertools
 import json
 import shutil
 from collections.abc import Callable
@@ -16,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from iotsecbench.agents import native
 from iotsecbench.energy.profile import load_profile
-from iotsecbench.errors import Interrupted, SpecError
+from iotsecbench.errors import EnvironmentProblem, Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
 from iotsecbench.lab.network import remove_recorded_namespaces
@@ -31,6 +33,7 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.security import resolve_configuration
+from iotsecbench.security.tls.stacks import NATIVE_STACKS, stack_problem
 from iotsecbench.spec.matrix import PlannedRun, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
@@ -87,8 +90,19 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix."""
     transports = {resolve_configuration(name).transport for name in spec.configurations}
     for name in spec.configurations:
+        configuration = resolve_configuration(name)
         # impossible TLS combinations (docs/reliability.md #4)
-        resolve_configuration(name).tls_profile_with(spec.tls.model_dump())
+        profile = configuration.tls_profile_with(spec.tls.model_dump())
+        for stack, transport in itertools.product(spec.stack, spec.transport):
+            why = stack_problem(
+                stack, profile, scheme=configuration.scheme.name, transport=transport
+            )
+            if why is not None:
+                raise SpecError(f"{name} on stack {stack}: {why}")
+            if stack in NATIVE_STACKS:
+                missing = native.problem(native.build_for(stack, profile is not None))
+                if missing is not None:
+                    raise EnvironmentProblem(missing)
     load_profile(spec.device)
     if broker_url is not None:
         url = urlparse(broker_url)

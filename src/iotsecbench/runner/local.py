@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from iotsecbench.agents import native
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
+from iotsecbench.agents.native import translate
 from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
 from iotsecbench.files import private_directory, write_secret
@@ -38,6 +40,7 @@ from iotsecbench.runner.outcome import (
 )
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.tls import TlsProfile
+from iotsecbench.security.tls.stacks import NATIVE_STACKS, group_ids, suite_ids
 from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.matrix import PlannedRun
 from iotsecbench.spec.network import resolve_profile
@@ -198,6 +201,18 @@ class LocalExecutor:
             agent: read_records(run_dir / f"{agent}.jsonl")
             for agent in ("emitter", "receiver", "attacker")
         }
+        if run.cell.stack in NATIVE_STACKS:
+            for role in ("emitter", "receiver"):
+                config_path = run_dir / f"{role}.config.json"
+                if not config_path.exists():
+                    continue
+                config = AgentConfig.from_file(config_path)
+                program = native.binary(native.build_for(run.cell.stack, config.tls is not None))
+                records[role], problem = translate.complete(
+                    records[role], config, native.footprint(program)
+                )
+                if problem is not None and status == "ok":
+                    status, error = "failed", f"{role}: {problem}"
         network = self._networks.pop(run.run_id, None)
         return build_outcome(
             run,
@@ -276,6 +291,8 @@ class LocalExecutor:
                     str(certs.client_key),
                     str(certs.server_cert) if tcp else None,
                     str(certs.server_key) if tcp else None,
+                    tuple(suite_ids(tls)),
+                    tuple(group_ids(tls)),
                 )
         if tcp:
             # No broker: the receiver listens (on loopback, or on its own host of the
@@ -369,6 +386,7 @@ class LocalExecutor:
             transport=run.cell.transport,
             method=run.cell.method,
             saturating=spec.saturating,
+            stack=run.cell.stack,
         )
         path = run_dir / f"{role}.config.json"
         path.unlink(missing_ok=True)
@@ -391,10 +409,14 @@ class LocalExecutor:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
         configs = {role: self._agent_config(role, plan) for role in plan.users}
 
+        program = self._native_program(plan)
+
         def argv(role: str) -> list[str]:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
             host = "emitter" if role == "attacker" else role
             inside = network.command(host, []) if network is not None else []
+            if program is not None and role != "attacker":
+                return [*inside, str(program), "--config", str(configs[role])]
             return [
                 *inside,
                 sys.executable,
@@ -462,6 +484,13 @@ class LocalExecutor:
             if receiver.poll() != 0:
                 raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
         on_progress(1.0)
+
+    @staticmethod
+    def _native_program(plan: RunPlan) -> Path | None:
+        """The native agent of the run's stack (None: the Python agents), built if needed."""
+        if plan.run.cell.stack not in NATIVE_STACKS:
+            return None
+        return native.binary(native.build_for(plan.run.cell.stack, plan.tls_files is not None))
 
     def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
         assert receiver.process is not None and receiver.process.stdout is not None

@@ -17,9 +17,18 @@ from iotsecbench.errors import SpecError
 from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.models import CellFilter, ExperimentSpec
 
-FACTORS = ("configuration", "payload_bytes", "rate_hz", "qos", "network", "transport", "method")
+FACTORS = (
+    "configuration",
+    "payload_bytes",
+    "rate_hz",
+    "qos",
+    "network",
+    "transport",
+    "method",
+    "stack",
+)
 # Factors an `include` entry may leave out when the spec has one level of them.
-SINGLE_LEVEL_DEFAULTS = ("network", "transport", "method")
+SINGLE_LEVEL_DEFAULTS = ("network", "transport", "method", "stack")
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,7 @@ class Cell:
     network: str = LOOPBACK  # network profile name
     transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
     method: str = "unidirectional"  # or "echo" (tcp only)
+    stack: str = "openssl"  # the client's TLS stack: "openssl", "mbedtls" or "wolfssl"
 
     @property
     def cell_id(self) -> str:
@@ -47,6 +57,8 @@ class Cell:
             raw += f"_{self.transport}"
         if self.method != "unidirectional":
             raw += f"_{self.method}"
+        if self.stack != "openssl":
+            raw += f"_{self.stack}"
         return re.sub(r"[^A-Za-z0-9_.+-]", "-", raw)
 
 
@@ -78,7 +90,7 @@ def _label(cell: Cell, varying: set[str]) -> str:
         parts.append(f"{cell.rate_hz:g} Hz")
     if "qos" in varying:
         parts.append(f"QoS{cell.qos}")
-    for factor in ("network", "transport", "method"):
+    for factor in ("network", "transport", "method", "stack"):
         if factor in varying:
             parts.append(getattr(cell, factor))
     return " · ".join(parts)
@@ -87,8 +99,10 @@ def _label(cell: Cell, varying: set[str]) -> str:
 def expand(spec: ExperimentSpec) -> list[Cell]:
     """All cells of the spec, in the order the factors are listed, with unique labels."""
     cells = [
-        Cell(c, payload, rate, qos, network=network, transport=transport, method=method)
-        for c, payload, rate, qos, network, transport, method in itertools.product(
+        Cell(
+            c, payload, rate, qos, network=network, transport=transport, method=method, stack=stack
+        )
+        for c, payload, rate, qos, network, transport, method, stack in itertools.product(
             spec.configurations,
             spec.payload_bytes,
             spec.rate_hz,
@@ -96,6 +110,7 @@ def expand(spec: ExperimentSpec) -> list[Cell]:
             spec.network,
             spec.transport,
             spec.method,
+            spec.stack,
         )
     ]
     cells = [cell for cell in cells if not any(_matches(cell, rule) for rule in spec.exclude)]

@@ -71,6 +71,7 @@ class CellFilter(StrictModel):
     network: str | None = None
     transport: Literal["mqtt", "tcp"] | None = None
     method: Literal["unidirectional", "echo"] | None = None
+    stack: Literal["openssl", "mbedtls", "wolfssl"] | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -105,6 +106,11 @@ class ExperimentSpec(StrictModel):
     transport: list[Literal["mqtt", "tcp"]] = Field(default_factory=lambda: ["mqtt"], min_length=1)
     method: list[Literal["unidirectional", "echo"]] = Field(
         default_factory=lambda: ["unidirectional"], min_length=1
+    )
+    # The client's TLS stack (a factor): `openssl` (the Python agents) or the native agent
+    # on a device stack, `mbedtls` or `wolfssl` (agents/native, docs/native-agents.md).
+    stack: list[Literal["openssl", "mbedtls", "wolfssl"]] = Field(
+        default_factory=lambda: ["openssl"], min_length=1
     )
     # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.
     saturating: bool = False
@@ -161,7 +167,11 @@ class ExperimentSpec(StrictModel):
 
     @model_validator(mode="after")
     def _transport_levels(self) -> ExperimentSpec:
-        for name, levels in (("transport", self.transport), ("method", self.method)):
+        for name, levels in (
+            ("transport", self.transport),
+            ("method", self.method),
+            ("stack", self.stack),
+        ):
             if len(set(levels)) != len(levels):
                 raise ValueError(f"{name} levels are listed twice: {levels}")
         if "tcp" in self.transport and max(self.payload_bytes) > TCP_MAX_BLOCK_BYTES:
@@ -198,7 +208,11 @@ class ExperimentSpec(StrictModel):
         if shaping["network"] == [LOOPBACK]:
             del shaping["network"]
         # Likewise the transport factors, added with the `block-sizes` study.
-        for key, default in (("transport", ["mqtt"]), ("method", ["unidirectional"])):
+        for key, default in (
+            ("transport", ["mqtt"]),
+            ("method", ["unidirectional"]),
+            ("stack", ["openssl"]),  # added with the native agents
+        ):
             if shaping[key] == default:
                 del shaping[key]
         if not shaping["saturating"]:
@@ -206,7 +220,7 @@ class ExperimentSpec(StrictModel):
         if not shaping["networks"]:
             del shaping["networks"]
         for rule in (*shaping["include"], *shaping["exclude"]):
-            for key in ("network", "transport", "method"):
+            for key in ("network", "transport", "method", "stack"):
                 if rule.get(key) is None:
                     rule.pop(key, None)
         canonical = json.dumps(shaping, sort_keys=True, separators=(",", ":"))

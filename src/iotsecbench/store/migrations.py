@@ -87,17 +87,26 @@ def migrate_to_5(connection: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def migrate_to_6(connection: duckdb.DuckDBPyConnection) -> None:
+    """Native device agents: the stack, its heap and footprint, the achieved rate (NULL for
+    every earlier run: a NULL stack means openssl, the only one there was)."""
+    for column in schema.NATIVE_COLUMNS:
+        connection.execute(f"ALTER TABLE runs ADD COLUMN {column.name} {column.sql_type}")
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: migrate_to_2,
     3: migrate_to_3,
     4: migrate_to_4,
     5: migrate_to_5,
+    6: migrate_to_6,
 }
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
-# (Version 3 set values in its new runs columns; version 5 only added tables.)
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4})
+# (Version 3 set values in its new runs columns; version 5 only added tables; version 6
+# only nullable runs columns.)
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5})
 
 
 def check_readable(version: int, where: str) -> None:

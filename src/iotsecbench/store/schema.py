@@ -23,6 +23,10 @@ version 5: measured energy — tables meter_traces (a power-meter trace attached
            agent and how it was aligned), meter_samples (the measured current over each of
            the agent's sample windows, beside the modelled one in samples) and meter_phases
            (measured charge per connection phase and per message) from `iotsecbench attach`.
+version 6: native device agents — runs.stack (the client's TLS stack; NULL for runs from
+           before the factor, which all ran on openssl), runs.stack_version, the emitter's TLS
+           heap (handshake peak, steady state, peak while publishing), its program's static
+           footprint (text, data, bss) and runs.achieved_rate_hz.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -252,6 +256,65 @@ BLOCK_COLUMNS = (
     Column("echo_rtt_p99_ms", "DOUBLE", "ms", "echo round trip, 99th percentile"),
 )
 
+# Version 6 columns of `runs` (migrations.migrate_to_6 adds them, in this order).
+NATIVE_COLUMNS = (
+    Column(
+        "stack",
+        "VARCHAR",
+        "-",
+        "the client's TLS stack: 'openssl' (Python agents) or 'mbedtls'/'wolfssl' (native "
+        "agent); NULL for runs made before the stack factor existed (they ran on openssl)",
+        allowed=("openssl", "mbedtls", "wolfssl"),
+    ),
+    Column("stack_version", "VARCHAR", "-", "version of the client's TLS library"),
+    Column(
+        "tls_heap_handshake_peak_bytes",
+        "BIGINT",
+        "bytes",
+        "measured on this host with the native agent's stack: most heap the emitter's TLS "
+        "stack held at once from creating its context to the end of the handshake "
+        "(allocator hooks; NULL on openssl and plain runs)",
+    ),
+    Column(
+        "tls_heap_steady_bytes",
+        "BIGINT",
+        "bytes",
+        "measured on this host with the native agent's stack: heap the emitter's TLS stack "
+        "held while publishing (at the end of the run, before closing)",
+    ),
+    Column(
+        "tls_heap_publishing_peak_bytes",
+        "BIGINT",
+        "bytes",
+        "measured on this host with the native agent's stack: most heap the emitter's TLS "
+        "stack held at once after the handshake",
+    ),
+    Column(
+        "footprint_text_bytes",
+        "BIGINT",
+        "bytes",
+        "static footprint of the native emitter's program (x86-64 `size`): code and constants",
+    ),
+    Column(
+        "footprint_data_bytes",
+        "BIGINT",
+        "bytes",
+        "static footprint of the native emitter's program: initialised data",
+    ),
+    Column(
+        "footprint_bss_bytes",
+        "BIGINT",
+        "bytes",
+        "static footprint of the native emitter's program: zero-initialised data",
+    ),
+    Column(
+        "achieved_rate_hz",
+        "DOUBLE",
+        "Hz",
+        "messages the emitter published per second: (messages - 1) / (last - first creation)",
+    ),
+)
+
 RUNS = Table(
     name="runs",
     description="One row per run (one cell × one repetition), written when the run ends.",
@@ -343,6 +406,8 @@ RUNS = Table(
         ),
         # Version 3: how messages travel, and the block-sizes study's per-byte metrics.
         *BLOCK_COLUMNS,
+        # Version 6: the client's TLS stack, its heap and footprint, the achieved rate.
+        *NATIVE_COLUMNS,
     ),
     primary_key="run_id",
     order_by=("run_order", "run_id"),

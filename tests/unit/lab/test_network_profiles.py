@@ -83,10 +83,11 @@ def test_bad_network_specs_are_one_line_errors(data: dict, message: str) -> None
 
 def hash_without_network(spec: ExperimentSpec) -> str:
     """config_hash as the code computed it before the network factor (commit 6ed46c1)."""
-    later = {"network", "networks", "transport", "method", "saturating"}  # factors added since
+    # factors added since
+    later = {"network", "networks", "transport", "method", "saturating", "stack"}
     shaping = spec.model_dump(mode="json", exclude={"repetitions", "name", "description", *later})
     for rule in (*shaping["include"], *shaping["exclude"]):
-        for key in ("network", "transport", "method"):
+        for key in ("network", "transport", "method", "stack"):
             rule.pop(key)
     canonical = json.dumps(shaping, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 5
+    assert schema.SCHEMA_VERSION == 6
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,10 +119,32 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_native_columns(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 6 added, gone again: the database as version 5 made it."""
+    for column in schema.NATIVE_COLUMNS:
+        connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
+
+
 def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
-    """What version 5 added, gone again: the database as version 4 made it."""
+    """What versions 5 and 6 added, gone again: the database as version 4 made it."""
+    drop_native_columns(connection)
     for name in ("meter_traces", "meter_samples", "meter_phases"):
         connection.execute(f"DROP TABLE {name}")
+
+
+def test_version_5_database_gains_the_stack_columns(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir) as store:
+        store.connection.execute(
+            "INSERT INTO runs (run_id, experiment_id, status) VALUES ('r1', 'e', 'ok')"
+        )
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    drop_native_columns(connection)
+    connection.close()
+    set_meta_version(results_dir, 5)
+    frame = read.runs_frame(results_dir)
+    assert runs_columns(results_dir) == schema.RUNS.column_names
+    # Runs from before the factor: no stack recorded (they all ran on openssl).
+    assert frame["stack"].isna().all() and frame["tls_heap_steady_bytes"].isna().all()
 
 
 def test_version_4_database_gains_the_meter_tables(results_dir: Path) -> None:

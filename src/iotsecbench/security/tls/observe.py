@@ -249,14 +249,7 @@ class HandshakeObserver:
         transcript.raw.append((direction, msg_type, bytes(data)))
 
     def _parse(self, transcript: _Transcript) -> None:
-        """Decode the kept handshake messages once, after the handshake."""
-        pending, transcript.raw = transcript.raw, []
-        for direction, msg_type, data in pending:
-            name = getattr(msg_type, "name", str(msg_type)).lower()
-            try:
-                self._record(transcript, direction, int(msg_type), name, data)
-            except Exception as error:  # a message we cannot parse leaves its field None
-                transcript.parse_errors.append(f"{name}: {type(error).__name__}")
+        _parse_transcript(transcript)
 
     @staticmethod
     def _record(
@@ -281,6 +274,64 @@ class HandshakeObserver:
             transcript.certificate_count = len(certificates)
             if certificates:
                 transcript.leaf_certificate_der = certificates[0]
+
+
+def _parse_transcript(transcript: _Transcript) -> None:
+    """Decode the kept handshake messages once, after the handshake."""
+    pending, transcript.raw = transcript.raw, []
+    for direction, msg_type, data in pending:
+        name = getattr(msg_type, "name", str(msg_type)).lower()
+        try:
+            HandshakeObserver._record(transcript, direction, int(msg_type), name, data)
+        except Exception as error:  # a message we cannot parse leaves its field None
+            transcript.parse_errors.append(f"{name}: {type(error).__name__}")
+
+
+# A handshake record a native agent saw only in its protected form (TLS 1.3 after the
+# ServerHello, TLS 1.2's Finished): its size is known, its content is not.
+PROTECTED_RECORD = 0
+
+
+def negotiated_on_the_wire(
+    version: str,
+    cipher: str,
+    cipher_bits: int,
+    resumed: bool,
+    messages: list[tuple[bool, int, bytes | int]],
+    peer_chain: list[bytes],
+) -> NegotiatedTls:
+    """What a connection made by another TLS stack negotiated (agents/native), read with the
+    same parser as OpenSSL's transcripts: ``messages`` are (written, handshake type, bytes)
+    as they crossed the wire, in order, a protected record being (written,
+    ``PROTECTED_RECORD``, its length); ``peer_chain`` the server's certificates as the stack
+    received them (DER, leaf first; empty when the Certificate message was in the clear)."""
+    transcript = _Transcript()
+    for written, msg_type, data in messages:
+        direction = "write" if written else "read"
+        if msg_type == PROTECTED_RECORD:
+            size = data if isinstance(data, int) else len(data)
+            transcript.order.append((direction, PROTECTED_RECORD))
+            (transcript.sent if written else transcript.received).append(("protected", size))
+        else:
+            assert isinstance(data, bytes)
+            transcript.raw = [(direction, _message_type(msg_type), data)]
+            _parse_transcript(transcript)
+    leaf = peer_chain[0] if peer_chain else transcript.leaf_certificate_der
+    return NegotiatedTls(
+        version=version,
+        cipher=cipher,
+        cipher_bits=cipher_bits,
+        group=transcript.group,
+        signature_algorithm=transcript.signature_algorithm,
+        resumed=resumed,
+        hello_retry=transcript.hello_retry,
+        client_certificate_sent=transcript.client_certificate_sent,
+        handshake_messages_sent=tuple(transcript.sent),
+        handshake_messages_received=tuple(transcript.received),
+        certificate=key_type_of_der(leaf) if leaf else None,
+        server_certificates_sent=len(peer_chain) if peer_chain else transcript.certificate_count,
+        round_trips=_round_trips(transcript.order),
+    )
 
 
 def _ssl_address(ssl_sock: ssl.SSLSocket | ssl.SSLObject) -> int:

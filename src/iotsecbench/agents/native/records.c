@@ -1,0 +1,92 @@
+#include "records.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static FILE *out;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+int records_open(const char *path)
+{
+    out = fopen(path, "w");
+    if (out == NULL)
+        return -1;
+    setvbuf(out, NULL, _IOFBF, 1 << 16);
+    return 0;
+}
+
+void record(const char *type, const char *members_fmt, ...)
+{
+    va_list args;
+    pthread_mutex_lock(&lock);
+    if (out != NULL) {
+        fprintf(out, "{\"type\":\"%s\"", type);
+        if (members_fmt[0] != '\0')
+            fputc(',', out);
+        va_start(args, members_fmt);
+        vfprintf(out, members_fmt, args);
+        va_end(args);
+        fputs("}\n", out);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void records_flush(void)
+{
+    pthread_mutex_lock(&lock);
+    if (out != NULL)
+        fflush(out);
+    pthread_mutex_unlock(&lock);
+}
+
+void records_close(void)
+{
+    pthread_mutex_lock(&lock);
+    if (out != NULL) {
+        fflush(out);
+        fsync(fileno(out));
+        fclose(out);
+        out = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+const char *json_quote(char *buf, size_t cap, const char *text)
+{
+    size_t at = 0;
+    if (cap < 3)
+        return "\"\"";
+    buf[at++] = '"';
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        char escaped[8];
+        size_t n;
+        if (*p == '"' || *p == '\\')
+            n = (size_t)snprintf(escaped, sizeof escaped, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f) /* control or non-ASCII: keep the line valid JSON */
+            n = (size_t)snprintf(escaped, sizeof escaped, "\\u%04x", *p);
+        else
+            escaped[0] = (char)*p, n = 1;
+        if (at + n + 2 > cap)
+            break;
+        memcpy(buf + at, escaped, n);
+        at += n;
+    }
+    buf[at++] = '"';
+    buf[at] = '\0';
+    return buf;
+}
+
+static int64_t clock_ns(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+int64_t thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+int64_t process_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }

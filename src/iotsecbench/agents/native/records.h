@@ -1,0 +1,24 @@
+/* The agent's output (agents/records.py's contract): one JSON object per line, written from
+ * the main thread and the sampler thread under one lock, flushed at every sample so a crashed
+ * agent leaves everything up to its last 100 ms on disk. Clocks as in measure/clock.py. */
+#ifndef IOTSB_RECORDS_H
+#define IOTSB_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int records_open(const char *path); /* 0 or -1 (errno set) */
+/* Appends one line: the JSON object whose members (without braces) follow "type". */
+void record(const char *type, const char *members_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void records_flush(void);
+void records_close(void); /* flush, fsync, close */
+
+/* A JSON string literal of text (quotes included) in out; truncated to fit, always valid. */
+const char *json_quote(char *out, size_t cap, const char *text);
+
+int64_t now_ns(void);         /* CLOCK_MONOTONIC: the clock every iotsecbench process reads */
+int64_t thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
+int64_t process_cpu_ns(void); /* CLOCK_PROCESS_CPUTIME_ID: user + system, all threads */
+
+#endif

@@ -1,0 +1,210 @@
+/* TLS on mbedTLS 2.28 (the ESP-IDF default stack; Debian's build speaks TLS 1.2 only). */
+#include "tls.h"
+
+#include "heap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecp.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
+
+struct tls {
+    int fd;
+    struct tls_transcript *transcript;
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_ssl_config config;
+    mbedtls_ssl_context ssl;
+    mbedtls_x509_crt ca, own;
+    mbedtls_pk_context key;
+    int suites[64];
+    mbedtls_ecp_group_id curves[5];
+};
+
+const char *tls_stack(void) { return "mbedtls"; }
+const char *tls_stack_version(void) { return MBEDTLS_VERSION_STRING; }
+
+static int send_cb(void *context, const unsigned char *data, size_t len)
+{
+    struct tls *tls = context;
+    ssize_t n = send(tls->fd, data, len, MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_WRITE
+                                                 : MBEDTLS_ERR_NET_SEND_FAILED;
+    transcript_feed(tls->transcript, true, data, (size_t)n);
+    return (int)n;
+}
+
+static int recv_cb(void *context, unsigned char *data, size_t len)
+{
+    struct tls *tls = context;
+    ssize_t n = recv(tls->fd, data, len, 0);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_READ
+                                                 : MBEDTLS_ERR_NET_RECV_FAILED;
+    if (n == 0)
+        return MBEDTLS_ERR_NET_CONN_RESET;
+    transcript_feed(tls->transcript, false, data, (size_t)n);
+    return (int)n;
+}
+
+static struct tls *fail(struct tls *tls, int code, const char *what, char *why, size_t cap)
+{
+    char text[160];
+    mbedtls_strerror(code, text, sizeof text);
+    snprintf(why, cap, "mbedtls: %s: %s (-0x%04x)", what, text, (unsigned)-code);
+    tls_close(tls);
+    return NULL;
+}
+
+struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcript *t, char *why,
+                        size_t why_cap)
+{
+    struct tls *tls = iotsb_tls_calloc(1, sizeof *tls); /* the contexts: RAM a device needs too */
+    if (tls == NULL) {
+        snprintf(why, why_cap, "out of memory");
+        return NULL;
+    }
+    tls->fd = fd;
+    tls->transcript = t;
+    mbedtls_entropy_init(&tls->entropy);
+    mbedtls_ctr_drbg_init(&tls->drbg);
+    mbedtls_ssl_config_init(&tls->config);
+    mbedtls_ssl_init(&tls->ssl);
+    mbedtls_x509_crt_init(&tls->ca);
+    mbedtls_x509_crt_init(&tls->own);
+    mbedtls_pk_init(&tls->key);
+    if (strcmp(o->version, "1.2") != 0) {
+        snprintf(why, why_cap, "mbedtls %s speaks TLS 1.2 only", MBEDTLS_VERSION_STRING);
+        tls_close(tls);
+        return NULL;
+    }
+    int code = mbedtls_ctr_drbg_seed(&tls->drbg, mbedtls_entropy_func, &tls->entropy,
+                                     (const unsigned char *)"iotsb", 5);
+    if (code != 0)
+        return fail(tls, code, "seeding the random generator", why, why_cap);
+    if ((code = mbedtls_x509_crt_parse_file(&tls->ca, o->ca_file)) != 0)
+        return fail(tls, code, o->ca_file, why, why_cap);
+    code = mbedtls_ssl_config_defaults(&tls->config, MBEDTLS_SSL_IS_CLIENT,
+                                       MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+    if (code != 0)
+        return fail(tls, code, "configuration defaults", why, why_cap);
+    mbedtls_ssl_conf_min_version(&tls->config, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_max_version(&tls->config, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_authmode(&tls->config, MBEDTLS_SSL_VERIFY_REQUIRED);
+    mbedtls_ssl_conf_ca_chain(&tls->config, &tls->ca, NULL);
+    mbedtls_ssl_conf_rng(&tls->config, mbedtls_ctr_drbg_random, &tls->drbg);
+    if (o->n_suites > 0) {
+        size_t n = o->n_suites < 63 ? o->n_suites : 63;
+        for (size_t i = 0; i < n; i++)
+            tls->suites[i] = o->suites[i];
+        tls->suites[n] = 0;
+        mbedtls_ssl_conf_ciphersuites(&tls->config, tls->suites);
+    }
+    for (size_t i = 0; i < o->n_groups && i < 4; i++) {
+        const mbedtls_ecp_curve_info *curve = mbedtls_ecp_curve_info_from_tls_id(o->groups[i]);
+        if (curve == NULL) {
+            snprintf(why, why_cap, "mbedtls %s has no group 0x%04x", MBEDTLS_VERSION_STRING,
+                     o->groups[i]);
+            tls_close(tls);
+            return NULL;
+        }
+        tls->curves[i] = curve->grp_id;
+        tls->curves[i + 1] = MBEDTLS_ECP_DP_NONE;
+    }
+    if (o->n_groups > 0)
+        mbedtls_ssl_conf_curves(&tls->config, tls->curves);
+    if (o->client_cert != NULL) {
+        if ((code = mbedtls_x509_crt_parse_file(&tls->own, o->client_cert)) != 0)
+            return fail(tls, code, o->client_cert, why, why_cap);
+        if ((code = mbedtls_pk_parse_keyfile(&tls->key, o->client_key, NULL)) != 0)
+            return fail(tls, code, o->client_key, why, why_cap);
+        if ((code = mbedtls_ssl_conf_own_cert(&tls->config, &tls->own, &tls->key)) != 0)
+            return fail(tls, code, "client certificate", why, why_cap);
+    }
+    if ((code = mbedtls_ssl_setup(&tls->ssl, &tls->config)) != 0)
+        return fail(tls, code, "setup", why, why_cap);
+    if ((code = mbedtls_ssl_set_hostname(&tls->ssl, o->server_name)) != 0)
+        return fail(tls, code, "server name", why, why_cap);
+    mbedtls_ssl_set_bio(&tls->ssl, tls, send_cb, recv_cb, NULL);
+    t->recording = true;
+    do
+        code = mbedtls_ssl_handshake(&tls->ssl);
+    while (code == MBEDTLS_ERR_SSL_WANT_READ || code == MBEDTLS_ERR_SSL_WANT_WRITE);
+    t->recording = false;
+    if (code != 0) {
+        uint32_t flags = mbedtls_ssl_get_verify_result(&tls->ssl);
+        if (code == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0) {
+            char text[200];
+            mbedtls_x509_crt_verify_info(text, sizeof text, "", flags);
+            text[strcspn(text, "\n")] = '\0';
+            snprintf(why, why_cap, "mbedtls: the server's certificate: %s", text);
+            tls_close(tls);
+            return NULL;
+        }
+        return fail(tls, code, "handshake", why, why_cap);
+    }
+    return tls;
+}
+
+void tls_describe(struct tls *tls, struct tls_result *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->version, sizeof out->version, "1.2");
+    const char *name = mbedtls_ssl_get_ciphersuite(&tls->ssl);
+    snprintf(out->suite_name, sizeof out->suite_name, "%s", name ? name : "");
+    out->suite = (uint16_t)(name ? mbedtls_ssl_get_ciphersuite_id(name) : 0);
+    const mbedtls_ssl_ciphersuite_t *info = mbedtls_ssl_ciphersuite_from_id(out->suite);
+    if (info != NULL) {
+        const mbedtls_cipher_info_t *cipher = mbedtls_cipher_info_from_type(info->cipher);
+        out->cipher_bits = cipher ? (int)cipher->key_bitlen : 0;
+    }
+    /* TLS 1.2's Certificate message is in the clear: the transcript has the chain. */
+}
+
+ssize_t tls_send(struct tls *tls, const void *data, size_t len)
+{
+    int n = mbedtls_ssl_write(&tls->ssl, data, len);
+    if (n == MBEDTLS_ERR_SSL_WANT_WRITE || n == MBEDTLS_ERR_SSL_WANT_READ)
+        return TLS_WANT;
+    return n > 0 ? n : -1;
+}
+
+ssize_t tls_recv(struct tls *tls, void *data, size_t cap)
+{
+    int n = mbedtls_ssl_read(&tls->ssl, data, cap);
+    if (n == MBEDTLS_ERR_SSL_WANT_READ || n == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return TLS_WANT;
+    if (n == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || n == 0)
+        return 0;
+    return n < 0 ? -1 : n;
+}
+
+size_t tls_pending(struct tls *tls) { return mbedtls_ssl_get_bytes_avail(&tls->ssl); }
+
+void tls_close(struct tls *tls)
+{
+    if (tls == NULL)
+        return;
+    mbedtls_ssl_close_notify(&tls->ssl);
+    mbedtls_ssl_free(&tls->ssl);
+    mbedtls_ssl_config_free(&tls->config);
+    mbedtls_x509_crt_free(&tls->ca);
+    mbedtls_x509_crt_free(&tls->own);
+    mbedtls_pk_free(&tls->key);
+    mbedtls_ctr_drbg_free(&tls->drbg);
+    mbedtls_entropy_free(&tls->entropy);
+    iotsb_tls_free(tls);
+}

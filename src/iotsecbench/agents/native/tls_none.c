@@ -1,0 +1,33 @@
+/* The plain build: no TLS stack linked, so its size is the MQTT client's alone. */
+#include "tls.h"
+
+#include <stdio.h>
+
+const char *tls_stack(void) { return "none"; }
+const char *tls_stack_version(void) { return ""; }
+
+struct tls *tls_connect(int fd, const struct tls_options *options, struct tls_transcript *t,
+                        char *why, size_t why_cap)
+{
+    (void)fd, (void)options, (void)t;
+    snprintf(why, why_cap, "this agent was built without a TLS stack (the plain build)");
+    return NULL;
+}
+
+void tls_describe(struct tls *tls, struct tls_result *out) { (void)tls, (void)out; }
+ssize_t tls_send(struct tls *tls, const void *data, size_t len)
+{
+    (void)tls, (void)data, (void)len;
+    return -1;
+}
+ssize_t tls_recv(struct tls *tls, void *data, size_t cap)
+{
+    (void)tls, (void)data, (void)cap;
+    return -1;
+}
+size_t tls_pending(struct tls *tls)
+{
+    (void)tls;
+    return 0;
+}
+void tls_close(struct tls *tls) { (void)tls; }

@@ -1,0 +1,98 @@
+"""The TLS stacks a client can run on (the ``stack`` factor): ``openssl`` (the Python agents,
+through Python's ``ssl``) and the device stacks of the native agent (agents/native):
+``mbedtls`` (Debian 12's 2.28, the ESP-IDF default family) and ``wolfssl`` (Debian 12's 5.5).
+
+What each device stack cannot do is refused before anything starts, naming the stack's limit
+(docs/native-agents.md); the offer a profile makes is handed to the native agent as IANA
+numbers (suites, groups), and what the connection negotiated is read back in OpenSSL's names
+so that ``verify_negotiated`` and the store treat every stack alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+
+from iotsecbench.security.tls.observe import GROUP_NAMES
+from iotsecbench.security.tls.profile import MODP_GROUPS, TlsProfile, expand_tls12_ciphers
+
+OPENSSL = "openssl"
+STACKS = (OPENSSL, "mbedtls", "wolfssl")
+NATIVE_STACKS = ("mbedtls", "wolfssl")
+
+# What Debian 12's builds speak (their config headers: mbedtls/config.h, wolfssl/options.h).
+_VERSIONS = {"mbedtls": ("1.2",), "wolfssl": ("1.2", "1.3")}
+_NO_CERTIFICATE = {"mbedtls": {"ed25519": "mbedTLS 2.28 has no Ed25519 in X.509 or TLS"}}
+# TLS 1.3 suites by IANA number (RFC 8446 §B.4): OpenSSL names them after the standard.
+TLS13_SUITE_IDS = {
+    "TLS_AES_128_GCM_SHA256": 0x1301,
+    "TLS_AES_256_GCM_SHA384": 0x1302,
+    "TLS_CHACHA20_POLY1305_SHA256": 0x1303,
+    "TLS_AES_128_CCM_SHA256": 0x1304,
+    "TLS_AES_128_CCM_8_SHA256": 0x1305,
+}
+_GROUP_IDS = {name: code for code, name in GROUP_NAMES.items()}
+
+
+def stack_problem(
+    stack: str, profile: TlsProfile | None, *, scheme: str = "none", transport: str = "mqtt"
+) -> str | None:
+    """Why ``stack`` cannot run a configuration (its TLS ``profile``, None for plain MQTT,
+    and its payload ``scheme``) — one line naming the stack's limit — or None when it can."""
+    if stack not in STACKS:
+        return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
+    if stack == OPENSSL:
+        return None
+    if transport != "mqtt":
+        return f"the native {stack} agent speaks MQTT only (transport {transport})"
+    if scheme != "none":
+        return (
+            f"the native {stack} agent carries no payload scheme yet ({scheme}): run it on "
+            "plain MQTT or TLS alone, or use stack openssl"
+        )
+    if profile is None:
+        return None
+    if profile.version not in _VERSIONS[stack]:
+        return f"{stack} (Debian 12) speaks TLS {' and '.join(_VERSIONS[stack])} only"
+    certificate_limit = _NO_CERTIFICATE.get(stack, {}).get(profile.certificate)
+    if certificate_limit is not None:
+        return f"{certificate_limit}: use ecdsa-p256 or an RSA certificate with {stack}"
+    if profile.resumption:
+        return f"the native {stack} agent does not resume sessions yet: drop resume"
+    return None
+
+
+@functools.cache
+def _openssl_suite_names() -> dict[int, str]:
+    """IANA number -> OpenSSL name of every suite this OpenSSL knows."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.set_ciphers("ALL:COMPLEMENTOFALL:@SECLEVEL=0")
+    names = {c["id"] & 0xFFFF: c["name"] for c in context.get_ciphers()}
+    names.update({code: name for name, code in TLS13_SUITE_IDS.items()})
+    return names
+
+
+def suite_name(code: int) -> str:
+    """OpenSSL's name of the suite with IANA number ``code`` (``suite-0xNNNN`` if unknown)."""
+    return _openssl_suite_names().get(code, f"suite-0x{code:04x}")
+
+
+def suite_ids(profile: TlsProfile) -> list[int]:
+    """The IANA numbers of the suites ``profile`` offers; empty = the stack's default list."""
+    if profile.ciphers is None:
+        return []
+    if profile.version == "1.3":
+        return [TLS13_SUITE_IDS[name] for name in profile.ciphers.split(":")]
+    return [c["id"] & 0xFFFF for c in expand_tls12_ciphers(profile.ciphers)]
+
+
+def group_ids(profile: TlsProfile) -> list[int]:
+    """The IANA numbers of the groups the client offers, as ``client_groups`` offers them to
+    OpenSSL: the group alone in TLS 1.3; in TLS 1.2 P-256 after it when the server's
+    certificate is ECDSA P-256 (RFC 8422 §5.1); nothing for DHE (the server's parameters)."""
+    if profile.group is None or profile.group in MODP_GROUPS:
+        return []
+    groups = [_GROUP_IDS[profile.group]]
+    if profile.version == "1.2" and profile.certificate == "ecdsa-p256":
+        groups += [] if profile.group == "secp256r1" else [_GROUP_IDS["secp256r1"]]
+    return groups

@@ -1,0 +1,120 @@
+"""The stack factor's pure parts: what each device stack refuses, the offer in IANA numbers,
+and the negotiated parameters read back from handshakes the native agent recorded on the wire
+(tests/data/native: an mbedTLS TLS 1.2 and a wolfSSL TLS 1.3 connection to mosquitto)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iotsecbench.agents.config import AgentConfig, TlsClientFiles
+from iotsecbench.agents.native import Footprint, translate
+from iotsecbench.agents.records import read_records
+from iotsecbench.security.tls import parse_profile, verify_negotiated
+from iotsecbench.security.tls.stacks import group_ids, stack_problem, suite_ids, suite_name
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "native"
+
+
+@pytest.mark.parametrize(
+    ("stack", "profile", "scheme", "expected"),
+    [
+        ("openssl", "tls1.3/x25519/ed25519", "none", None),
+        ("wolfssl", "tls1.3/x25519/ed25519", "none", None),
+        ("mbedtls", "tls1.2/x25519/ecdsa-p256", "none", None),
+        ("mbedtls", "tls1.3/x25519/ecdsa-p256", "none", "speaks TLS 1.2 only"),
+        ("mbedtls", "tls1.2/ed25519", "none", "no Ed25519"),
+        ("wolfssl", "tls1.2/rsa2048/resume", "none", "does not resume"),
+        ("wolfssl", None, "ecdh-p256-aes128-gcm", "no payload scheme yet"),
+        ("mbedtls", None, "none", None),
+        ("boringssl", None, "none", "unknown TLS stack"),
+    ],
+)
+def test_each_stack_refuses_what_it_cannot_do(
+    stack: str, profile: str | None, scheme: str, expected: str | None
+) -> None:
+    parsed = parse_profile(profile) if profile else None
+    problem = stack_problem(stack, parsed, scheme=scheme)
+    assert (problem is None) if expected is None else (expected in str(problem)), problem
+
+
+def test_the_native_transport_is_mqtt_only() -> None:
+    assert "MQTT only" in str(stack_problem("wolfssl", None, transport="tcp"))
+
+
+def test_the_offer_in_iana_numbers() -> None:
+    tls12 = parse_profile("tls1.2/ECDHE-ECDSA-AES128-GCM-SHA256/x25519/ecdsa-p256")
+    assert suite_ids(tls12) == [0xC02B]
+    # RFC 8422 §5.1: an ECDSA P-256 server needs P-256 among the client's curves in TLS 1.2.
+    assert group_ids(tls12) == [29, 23]
+    tls13 = parse_profile("tls1.3/TLS_AES_128_GCM_SHA256+TLS_CHACHA20_POLY1305_SHA256/P-256")
+    assert suite_ids(tls13) == [0x1301, 0x1303] and group_ids(tls13) == [23]
+    assert suite_ids(parse_profile("tls1.2/rsa2048")) == []  # the stack's own default list
+    assert group_ids(parse_profile("tls1.2/modp2048/rsa2048/DHE-RSA-AES256-GCM-SHA384")) == []
+
+
+def test_suite_names_are_openssls() -> None:
+    assert suite_name(0xC02B) == "ECDHE-ECDSA-AES128-GCM-SHA256"
+    assert suite_name(0x1303) == "TLS_CHACHA20_POLY1305_SHA256"
+    assert suite_name(0xFFFE) == "suite-0xfffe"
+
+
+def test_an_mbedtls_tls12_handshake_read_from_the_wire() -> None:
+    negotiated = translate.negotiated(read_records(DATA / "mbedtls-tls12-ecdsa-p256.jsonl"))
+    assert negotiated is not None
+    assert (negotiated.version, negotiated.cipher, negotiated.group) == (
+        "1.2",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "x25519",
+    )
+    # The ServerKeyExchange's signature and the Certificate message, both in the clear.
+    assert negotiated.signature_algorithm == "ecdsa_secp256r1_sha256"
+    assert negotiated.certificate == "ecdsa-p256" and negotiated.server_certificates_sent == 2
+    assert negotiated.round_trips == 2 and not negotiated.hello_retry
+    verify_negotiated(parse_profile("tls1.2/x25519/ecdsa-p256"), negotiated)
+
+
+def test_a_wolfssl_tls13_handshake_read_from_the_wire() -> None:
+    negotiated = translate.negotiated(read_records(DATA / "wolfssl-tls13-ecdsa-p256.jsonl"))
+    assert negotiated is not None
+    assert (negotiated.version, negotiated.cipher, negotiated.group) == (
+        "1.3",
+        "TLS_AES_256_GCM_SHA384",
+        "x25519",
+    )
+    # Offered no group, wolfSSL's default key share was not the server's choice: the
+    # server asked again (HelloRetryRequest), one more round trip.
+    assert negotiated.hello_retry and negotiated.round_trips == 2
+    # After the ServerHello everything is protected: the chain comes from the stack, the
+    # CertificateVerify's algorithm stays unknown.
+    assert negotiated.certificate == "ecdsa-p256" and negotiated.server_certificates_sent == 2
+    assert negotiated.signature_algorithm is None
+    assert ("protected", 897) in negotiated.handshake_messages_received
+    verify_negotiated(parse_profile("tls1.3/x25519/ecdsa-p256"), negotiated)
+
+
+def test_completed_records_carry_what_the_python_agents_log() -> None:
+    records = read_records(DATA / "mbedtls-tls12-ecdsa-p256.jsonl")
+    records += [
+        {"type": "handshake", "phase": "mqtt_connect", "t_start_ns": 10, "t_end_ns": 20},
+        {"type": "message", "seq": 0, "wire_bytes": 256, "t_sealed_ns": 30},
+    ]
+    profile = parse_profile("tls1.2/x25519/ecdsa-p256")
+    config = AgentConfig(
+        role="emitter", run_id="r", configuration="tls1.2", host="h", port=1, username="u",
+        password="p", topic_prefix="iotsb/0123456789ab", qos=1,
+        tls=TlsClientFiles(profile.to_dict(), "ca.pem"),
+    )  # fmt: skip
+    completed, problem = translate.complete(records, config, Footprint(1000, 20, 30))
+    assert problem is None
+    kinds = [r for r in completed if r["type"] in ("negotiated", "operation", "counters")]
+    primitives = {(r.get("primitive"), r.get("amount")) for r in kinds if r["type"] == "operation"}
+    assert ("mqtt-packet", 2) in primitives  # CONNECT + CONNACK; PUBLISH + PUBACK
+    assert ("x25519-keygen", 1) in primitives and ("ecdsa-p256-verify", 1) in primitives
+    assert any(p == "aes-gcm" for p, _ in primitives)  # the record protecting the PUBLISH
+    counters = {r["name"]: r["value"] for r in kinds if r["type"] == "counters"}
+    assert counters["footprint_text_bytes"] == 1000
+    # The profile asks for P-256: the check fails the run, naming the difference.
+    wrong = AgentConfig(**{**config.__dict__, "fault": "expect-group=secp256r1"})
+    assert "secp256r1" in str(translate.complete(records, wrong, Footprint(1, 1, 1))[1])
