@@ -13,6 +13,9 @@ packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables
 # To build the C extension that seals AES-GCM/CCM and ChaCha20-Poly1305 through OpenSSL's EVP
 # (setup.py; without these the install goes on and those schemes run through pyca).
 packages+=(gcc libc6-dev python3-dev libssl-dev)
+# The native device agent (src/iotsecbench/agents/native): the MQTT client in C on Debian's
+# device TLS stacks, built below; `size` and `objcopy` come with binutils.
+packages+=(binutils libcjson-dev libmbedtls-dev libwolfssl-dev)
 # The report's browser test drives Debian's Chromium (never a downloaded browser).
 [ -n "$extras" ] && packages+=(chromium fonts-dejavu-core)
 missing=()
@@ -37,4 +40,5 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
 .venv/bin/python -c "from iotsecbench.security.schemes import evp; evp.AVAILABLE or print('setup: warning:', evp.MISSING_REASON)"
+.venv/bin/python -m iotsecbench.agents.native || echo "setup: warning: --stack mbedtls/wolfssl will be refused"
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"

@@ -170,9 +170,11 @@ def _interoperate(tmp_path: Path, emitter_native: bool, profile_name: str | None
     with broker:
         assert broker.listener is not None
 
+        configuration = f"tls{profile.version}" if profile else "plain"
+
         def command(role: str) -> list[str]:
             config = AgentConfig(
-                role=role, run_id="interop", configuration=f"tls{profile.version}" if profile else "plain",
+                role=role, run_id="interop", configuration=configuration,
                 host=broker.listener.host, port=broker.listener.port,
                 username=users[role].name, password=users[role].password,
                 client_id=f"iotsb-{role}", topic_prefix=prefix, payload_bytes=100,
@@ -226,3 +228,47 @@ def test_the_agent_config_round_trips_the_native_offer(tmp_path: Path) -> None:
     ).to_json())}))  # fmt: skip
     config = AgentConfig.from_file(path)
     assert config.tls == files and config.stack == "mbedtls"
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "reply",
+    [b"\x20\x03\x00\x00\x00", b"\x30\x02\x00\x05", b"\x20\xff\xff\xff\xff\x7f"],
+    ids=["connack-too-long", "publish-topic-past-end", "length-of-five-bytes"],
+)
+def test_a_malformed_packet_from_the_broker_ends_the_agent_with_its_reason(
+    tmp_path: Path, reply: bytes
+) -> None:
+    """Not a broker: a socket that answers CONNECT with bytes no broker may send (mosquitto
+    never would), to see the agent close with a recorded reason instead of crashing."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(4096)  # the CONNECT
+            connection.sendall(reply)
+            connection.recv(4096)  # until the agent closes
+
+    threading.Thread(target=answer, daemon=True).start()
+    config = AgentConfig(
+        role="emitter", run_id="r", configuration="plain", host="127.0.0.1", port=port,
+        username="u", password="p", topic_prefix="iotsb/0123456789ab", connect_timeout_s=3,
+        output=str(tmp_path / "emitter.jsonl"),
+    )  # fmt: skip
+    path = tmp_path / "emitter.json"
+    path.write_text(config.to_json())
+    result = subprocess.run(
+        [str(native.binary("plain")), "--config", str(path)],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    server.close()
+    assert result.returncode == 1, result.stderr
+    errors = [
+        r["message"] for r in read_records(tmp_path / "emitter.jsonl") if r["type"] == "error"
+    ]
+    assert errors and errors[0].startswith("malformed packet from the broker"), errors

@@ -56,7 +56,7 @@ def doctor(
             typer.echo(f"removed network namespace {name}")
         typer.echo(f"cleanup: {len(removed)} leftover namespace(s) removed")
         return
-    checks = all_checks()
+    checks = [*all_checks(), *_native_agent_checks()]
     if as_json:
         typer.echo(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
     else:
@@ -66,6 +66,22 @@ def doctor(
             typer.echo(f"{status} {check.name}: {check.detail}{tail}")
     if any(c.required and not c.ok for c in checks):
         raise typer.Exit(3)
+
+
+def _native_agent_checks() -> list:
+    """One line per native agent build (the stack factor's mbedtls and wolfssl)."""
+    from iotsecbench.agents import native
+    from iotsecbench.lab.capabilities import Check
+
+    checks = []
+    for build in native.BUILDS:
+        problem = native.problem(build)
+        name = f"native agent ({build} build)"
+        if problem is None:
+            checks.append(Check(name, True, "gcc and the Debian libraries are there"))
+        else:
+            checks.append(Check(name, False, problem, f"--stack {build} is refused (exit 3)"))
+    return checks
 
 
 def _stop_leftovers_of(results_dir: Path) -> list[str]:

@@ -116,7 +116,12 @@ def run(
         str | None, typer.Option(help="Payload size(s) in bytes, comma-separated (≥16).")
     ] = None,
     rate: Annotated[
-        str | None, typer.Option(help="Message rate(s) in Hz, comma-separated.")
+        str | None,
+        typer.Option(
+            help="Message rate(s) in Hz, comma-separated (up to 10 kHz on the Python agents, "
+            "1 MHz on a native --stack), or max: as fast as the broker takes them "
+            "(--saturating; the achieved rate is stored per run)."
+        ),
     ] = None,
     qos: Annotated[str | None, typer.Option(help="MQTT QoS level(s) 0,1,2.")] = None,
     network: Annotated[
@@ -223,13 +228,13 @@ def run(
         "duration_s": duration,
         "repetitions": reps,
         "payload_bytes": _int_list(payload, "--payload"),
-        "rate_hz": _float_list(rate, "--rate"),
+        "rate_hz": None if rate == "max" else _float_list(rate, "--rate"),
         "qos": _int_list(qos, "--qos"),
         "network": _words(network),
         "transport": _words(transport),
         "method": _words(method),
         "stack": _words(stack),
-        "saturating": saturating,
+        "saturating": True if rate == "max" else saturating,
         "device": device,
         "seed": seed,
     }

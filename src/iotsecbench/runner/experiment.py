@@ -99,6 +99,8 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
             )
             if why is not None:
                 raise SpecError(f"{name} on stack {stack}: {why}")
+            if stack in NATIVE_STACKS and max(spec.qos) > 1:
+                raise SpecError(f"stack {stack}: the native agent publishes at QoS 0 and 1 only")
             if stack in NATIVE_STACKS:
                 missing = native.problem(native.build_for(stack, profile is not None))
                 if missing is not None:

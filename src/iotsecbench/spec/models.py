@@ -61,6 +61,10 @@ class TlsSettings(StrictModel):
     security_level: int = Field(2, ge=0, le=5)  # OpenSSL security level, both ends
 
 
+PYTHON_MAX_RATE_HZ = 10_000
+NATIVE_MAX_RATE_HZ = 1_000_000
+
+
 class CellFilter(StrictModel):
     """A partial cell used by ``include``/``exclude``: unset fields match anything."""
 
@@ -145,9 +149,21 @@ class ExperimentSpec(StrictModel):
     @classmethod
     def _rates(cls, rates: list[float]) -> list[float]:
         for rate in rates:
-            if not 0 < rate <= 10_000:
-                raise ValueError(f"message rate {rate} Hz must be in (0, 10000]")
+            if not 0 < rate <= NATIVE_MAX_RATE_HZ:
+                raise ValueError(f"message rate {rate} Hz must be in (0, {NATIVE_MAX_RATE_HZ}]")
         return rates
+
+    @model_validator(mode="after")
+    def _rate_the_agents_keep(self) -> ExperimentSpec:
+        # The Python agents' schedule holds up to 10 kHz; the native agent's far more.
+        fast = [rate for rate in self.rate_hz if rate > PYTHON_MAX_RATE_HZ]
+        if fast and "openssl" in self.stack:
+            raise ValueError(
+                f"message rate {fast[0]:g} Hz is above what the Python agents keep "
+                f"({PYTHON_MAX_RATE_HZ} Hz): use stack mbedtls or wolfssl (the native agent), "
+                "or --rate max (--saturating) to send as fast as the link allows"
+            )
+        return self
 
     @field_validator("qos")
     @classmethod

@@ -32,6 +32,8 @@ from iotsecbench.errors import EnvironmentProblem
 SOURCE_DIR = Path(__file__).resolve().parent
 COMMON_SOURCES = (
     "agent.c",
+    "connection.c",
+    "roles.c",
     "records.c",
     "sampler.c",
     "heap.c",
@@ -120,6 +122,7 @@ def _cache_root() -> Path:
 
 
 def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
+    """What builds ``build`` into ``out``: for mbedTLS the renamed archives first."""
     sources = [str(SOURCE_DIR / name) for name in (*COMMON_SOURCES, f"tls_{build}.c")]
     if build == "plain":
         sources[-1] = str(SOURCE_DIR / "tls_none.c")
@@ -205,7 +208,3 @@ def main() -> int:
         size = footprint(program)
         print(f"setup: native agent {build}: {program} (text {size.text_bytes} B)")
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,62 @@
+/* What the parts of the native agent share (agent.c: configuration, failure, main;
+ * connection.c: the broker connection and its phases; roles.c: the emitter and receiver). */
+#ifndef IOTSB_AGENT_H
+#define IOTSB_AGENT_H
+
+#include "mqtt.h"
+#include "tls.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KEEP_ALIVE_S 60
+#define MAX_INFLIGHT 20          /* QoS 1 messages awaiting PUBACK: paho's default */
+#define MAX_PACKET (16u << 20)   /* larger packets from the broker are refused as malformed */
+#define SERVER_NAME "localhost"  /* the name the lab's server certificate carries */
+
+struct config {
+    const char *role, *configuration, *host, *username, *password, *client_id, *topic_prefix, *output, *fault;
+    int port, qos;
+    long payload_bytes;
+    double rate_hz, duration_s, connect_timeout_s, drain_s;
+    uint64_t seed;
+    bool tcp_nodelay, saturating, tls;
+    struct tls_options tls_options;
+    uint16_t suites[64], groups[4];
+};
+
+struct connection {
+    int fd;
+    struct tls *tls;
+    struct tls_transcript transcript;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    int64_t last_sent_ns;
+    uint16_t next_id;
+};
+
+extern struct config cfg;
+extern struct connection conn;
+extern volatile sig_atomic_t terminated; /* the signal that asked us to stop, or 0 */
+
+/* agent.c */
+void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
+void event(const char *kind, const char *detail_fmt, ...) __attribute__((format(printf, 2, 3)));
+void counter(const char *name, long long value);
+
+/* connection.c */
+void connect_broker(void);     /* TCP connect, TLS handshake, CONNECT -> CONNACK: the phases */
+void send_all(const uint8_t *bytes, size_t len);
+int next_packet(struct mqtt_packet *p, int timeout_ms); /* 1 with *p, 0 on timeout */
+void packet_done(const struct mqtt_packet *p);
+uint16_t next_packet_id(void);
+void keep_alive(void);         /* PINGREQ after half the keep-alive without sending */
+void finish(int status);       /* DISCONNECT (on success), last sample, counters, close */
+
+/* roles.c */
+void emit(void);
+void receive_messages(void);
+
+#endif

@@ -1,0 +1,312 @@
+/* The broker connection: TCP, the TLS handshake on the build's stack, MQTT CONNECT, each a
+ * handshake phase; non-blocking sends and receives after the handshake; the goodbye. */
+#define _GNU_SOURCE
+#include "agent.h"
+#include "heap.h"
+#include "records.h"
+#include "sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/tcp.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Waits until the socket is readable (POLLIN) or writable (POLLOUT): false on timeout. */
+static bool wait_socket(short events, int timeout_ms)
+{
+    if (terminated)
+        die("terminated by signal %d", (int)terminated);
+    struct pollfd waiting = {conn.fd, events, 0};
+    return poll(&waiting, 1, timeout_ms) > 0;
+}
+
+void send_all(const uint8_t *bytes, size_t len)
+{
+    int64_t deadline = now_ns() + llround(cfg.connect_timeout_s * 1e9);
+    for (size_t at = 0; at < len;) {
+        ssize_t n = conn.tls ? tls_send(conn.tls, bytes + at, len - at)
+                             : send(conn.fd, bytes + at, len - at, MSG_NOSIGNAL);
+        if (n > 0) {
+            at += (size_t)n;
+            continue;
+        }
+        bool again = conn.tls ? n == TLS_WANT : n < 0 && (errno == EAGAIN || errno == EINTR);
+        if (!again)
+            die("lost the broker connection while sending");
+        if (now_ns() > deadline)
+            die("the broker took nothing for %g s (send timeout)", cfg.connect_timeout_s);
+        wait_socket(POLLOUT | POLLIN, 100);
+    }
+    conn.last_sent_ns = now_ns();
+}
+
+/* Reads what has arrived within timeout_ms: 1 when bytes came, 0 if none did. */
+static int receive(int timeout_ms)
+{
+    if (terminated)
+        die("terminated by signal %d", (int)terminated);
+    if ((conn.tls == NULL || tls_pending(conn.tls) == 0) && !wait_socket(POLLIN, timeout_ms))
+        return 0;
+    if (conn.in_cap - conn.in_len < 65536) {
+        size_t cap = conn.in_cap ? 2 * conn.in_cap : 1 << 17;
+        if (cap > 2 * MAX_PACKET)
+            die("malformed packet from the broker: larger than %u bytes", MAX_PACKET);
+        uint8_t *grown = realloc(conn.in, cap);
+        if (grown == NULL)
+            die("out of memory");
+        conn.in = grown;
+        conn.in_cap = cap;
+    }
+    ssize_t n = conn.tls ? tls_recv(conn.tls, conn.in + conn.in_len, conn.in_cap - conn.in_len)
+                         : recv(conn.fd, conn.in + conn.in_len, conn.in_cap - conn.in_len, 0);
+    bool again = conn.tls ? n == TLS_WANT : n < 0 && (errno == EAGAIN || errno == EINTR);
+    if (again) /* e.g. a TLS 1.3 session ticket: bytes came, none for us */
+        return 0;
+    if (n <= 0)
+        die("lost the broker connection (%s)", n == 0 ? "closed by the broker" : "read error");
+    conn.in_len += (size_t)n;
+    return 1;
+}
+
+/* The next whole packet, waiting up to timeout_ms: 1 with *p set (consume it with
+ * packet_done), 0 when none came in time. A malformed packet ends the agent. */
+int next_packet(struct mqtt_packet *p, int timeout_ms)
+{
+    int64_t deadline = now_ns() + (int64_t)timeout_ms * 1000000;
+    for (;;) {
+        const char *why = NULL;
+        int status = mqtt_frame(conn.in, conn.in_len, p, &why);
+        if (status == MQTT_MALFORMED)
+            die("malformed packet from the broker: %s", why);
+        if (status == MQTT_OK)
+            return 1;
+        int64_t left_ms = (deadline - now_ns()) / 1000000;
+        if (left_ms < 0 || !receive((int)left_ms))
+            if (now_ns() >= deadline)
+                return 0;
+    }
+}
+
+void packet_done(const struct mqtt_packet *p)
+{
+    memmove(conn.in, conn.in + p->size, conn.in_len - p->size);
+    conn.in_len -= p->size;
+}
+
+uint16_t next_packet_id(void)
+{
+    conn.next_id = (uint16_t)(conn.next_id % 65535 + 1);
+    return conn.next_id;
+}
+
+void keep_alive(void)
+{
+    if (now_ns() - conn.last_sent_ns > (int64_t)KEEP_ALIVE_S * 500000000) {
+        uint8_t ping[2];
+        send_all(ping, mqtt_pingreq(ping, sizeof ping));
+    }
+}
+
+static void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail)
+{
+    record("handshake",
+           "\"phase\":\"%s\",\"t_start_ns\":%" PRId64 ",\"t_end_ns\":%" PRId64
+           ",\"wall_ns\":%" PRId64 ",\"cpu_ns\":%" PRId64 ",\"detail\":{%s}",
+           name, start, end, end - start, cpu, detail);
+}
+
+static struct tcp_info tcp_counters(void)
+{
+    struct tcp_info info;
+    socklen_t size = sizeof info;
+    memset(&info, 0, sizeof info);
+    getsockopt(conn.fd, IPPROTO_TCP, TCP_INFO, &info, &size);
+    return info;
+}
+
+static void write_transcript(void)
+{
+    struct tls_result r;
+    tls_describe(conn.tls, &r);
+    char name[200];
+    record("tls_transcript", "\"t_ns\":%" PRId64 ",\"stack\":\"%s\",\"stack_version\":\"%s\","
+           "\"version\":\"%s\",\"suite\":%u,\"suite_name\":%s,\"cipher_bits\":%d,\"resumed\":%s",
+           now_ns(), tls_stack(), tls_stack_version(),
+           r.version, r.suite, json_quote(name, sizeof name, r.suite_name), r.cipher_bits,
+           r.resumed ? "true" : "false");
+    /* The messages and the chain are long: one line each, hex, after the summary line. */
+    for (size_t i = 0; i < conn.transcript.count; i++) {
+        const struct tls_message *m = &conn.transcript.messages[i];
+        char *hex = malloc(2 * m->len + 1);
+        if (hex == NULL)
+            break;
+        for (size_t k = 0; k < m->len; k++)
+            sprintf(hex + 2 * k, "%02x", m->bytes[k]);
+        hex[2 * m->len] = '\0';
+        record("tls_message", "\"written\":%s,\"message_type\":%u,\"bytes\":%zu,\"hex\":\"%s\"",
+               m->written ? "true" : "false", m->type, m->len, m->type ? hex : "");
+        free(hex);
+    }
+    for (size_t i = 0; i < r.chain_count; i++) {
+        char *hex = malloc(2 * r.chain_len[i] + 1);
+        if (hex != NULL) {
+            for (size_t k = 0; k < r.chain_len[i]; k++)
+                sprintf(hex + 2 * k, "%02x", r.chain[i][k]);
+            hex[2 * r.chain_len[i]] = '\0';
+            record("tls_peer_certificate", "\"position\":%zu,\"der_hex\":\"%s\"", i, hex);
+            free(hex);
+        }
+        free(r.chain[i]);
+    }
+    free(r.chain);
+    free(r.chain_len);
+    transcript_free(&conn.transcript);
+}
+
+/* TCP connect, TLS handshake, MQTT CONNECT → CONNACK, each a handshake phase. */
+void connect_broker(void)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", cfg.port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *address;
+    int code = getaddrinfo(cfg.host, port, &hints, &address);
+    if (code != 0)
+        die("cannot resolve %s: %s", cfg.host, gai_strerror(code));
+    int64_t process_start = process_cpu_ns();
+    conn.fd = socket(address->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (conn.fd < 0)
+        die("socket: %s", strerror(errno));
+    int on = 1;
+    if (cfg.tcp_nodelay)
+        setsockopt(conn.fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    struct timeval timeout = {(time_t)cfg.connect_timeout_s, 0};
+    setsockopt(conn.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    setsockopt(conn.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    int64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
+    if (connect(conn.fd, address->ai_addr, address->ai_addrlen) != 0)
+        die("cannot connect to %s:%d: %s", cfg.host, cfg.port, strerror(errno));
+    phase("tcp_connect", t0, now_ns(), thread_cpu_ns() - cpu0, "");
+    freeaddrinfo(address);
+    sampler_set_socket(conn.fd);
+    int64_t ready = now_ns();
+    if (cfg.tls) {
+        char why[400];
+        struct tcp_info before = tcp_counters();
+        int64_t process0 = process_cpu_ns();
+        heap_mark();
+        t0 = now_ns(), cpu0 = thread_cpu_ns();
+        conn.tls = tls_connect(conn.fd, &cfg.tls_options, &conn.transcript, why, sizeof why);
+        int64_t t1 = now_ns(), cpu1 = thread_cpu_ns();
+        if (conn.tls == NULL)
+            die("cannot connect to %s:%d: TLS: %s", cfg.host, cfg.port, why);
+        struct tcp_info after = tcp_counters();
+        struct heap_use heap = heap_use();
+        char detail[600];
+        snprintf(detail, sizeof detail,
+                 "\"process_cpu_ns\":%" PRId64 ",\"tcp_bytes_sent\":%" PRIu64
+                 ",\"tcp_bytes_received\":%" PRIu64 ",\"tcp_segments_out\":%u"
+                 ",\"tcp_segments_in\":%u,\"tcp_retransmissions\":%u,"
+                 "\"cpu_scope\":\"thread (the handshake runs in the connecting thread)\","
+                 "\"session_offered\":false,\"stack\":\"%s\",\"tls_heap_peak_bytes\":%zu",
+                 process_cpu_ns() - process0,
+                 (uint64_t)(after.tcpi_bytes_sent - before.tcpi_bytes_sent),
+                 (uint64_t)(after.tcpi_bytes_received - before.tcpi_bytes_received),
+                 after.tcpi_segs_out - before.tcpi_segs_out,
+                 after.tcpi_segs_in - before.tcpi_segs_in,
+                 after.tcpi_total_retrans - before.tcpi_total_retrans, tls_stack(), heap.peak);
+        phase("tls_handshake", t0, t1, cpu1 - cpu0, detail);
+        counter("tls_heap_handshake_peak_bytes", (long long)heap.peak);
+        ready = now_ns();
+    }
+    fcntl(conn.fd, F_SETFL, fcntl(conn.fd, F_GETFL) | O_NONBLOCK);
+    uint8_t packet[1024];
+    size_t n = mqtt_connect(packet, sizeof packet, cfg.client_id, cfg.username, cfg.password,
+                            KEEP_ALIVE_S, true);
+    if (n == 0)
+        die("client id, username or password too long for MQTT");
+    send_all(packet, n);
+    struct mqtt_packet p;
+    if (!next_packet(&p, (int)(cfg.connect_timeout_s * 1000)))
+        die("no CONNACK within %g s", cfg.connect_timeout_s);
+    int64_t t_connack = now_ns();
+    bool present;
+    int rc;
+    const char *why = NULL;
+    if (p.type != MQTT_CONNACK || mqtt_parse_connack(&p, &present, &rc, &why) != MQTT_OK)
+        die("malformed packet from the broker: %s", why ? why : "expected CONNACK");
+    packet_done(&p);
+    if (rc != 0)
+        die("broker refused the connection: CONNACK return code %d", rc);
+    phase("mqtt_connect", ready, t_connack, process_cpu_ns() - process_start,
+          "\"cpu_scope\":\"process, whole connect() to CONNACK\"");
+    if (conn.tls != NULL) {
+        write_transcript();
+        heap_mark(); /* from here: what publishing needs */
+    }
+}
+
+static void disconnect_broker(void)
+{
+    if (conn.fd < 0)
+        return;
+    uint8_t packet[2];
+    size_t n = mqtt_disconnect(packet, sizeof packet);
+    if (conn.tls != NULL)
+        tls_send(conn.tls, packet, n); /* best effort: the run's data is already recorded */
+    else
+        send(conn.fd, packet, n, MSG_NOSIGNAL);
+    sampler_set_socket(-1);
+    if (conn.tls != NULL) {
+        struct heap_use heap = heap_use();
+        counter("tls_heap_steady_bytes", (long long)heap.current);
+        counter("tls_heap_publishing_peak_bytes", (long long)heap.peak);
+        counter("tls_heap_allocations", (long long)heap.allocations);
+        tls_close(conn.tls);
+        conn.tls = NULL;
+    }
+    close(conn.fd);
+    conn.fd = -1;
+}
+
+/* VmHWM, not getrusage's ru_maxrss: that one keeps the peak of the process before execve
+ * (the Python runner that forked us). */
+static long long peak_rss_bytes(void)
+{
+    long long kib = 0;
+    char line[256];
+    FILE *status = fopen("/proc/self/status", "r");
+    while (status != NULL && fgets(line, sizeof line, status) != NULL)
+        if (sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+            break;
+    if (status != NULL)
+        fclose(status);
+    return kib * 1024;
+}
+
+void finish(int status)
+{
+    static bool finishing;
+    if (finishing)
+        return;
+    finishing = true;
+    if (status != 0 && conn.fd >= 0) { /* no goodbye on failure: just close */
+        sampler_set_socket(-1);
+        close(conn.fd);
+        conn.fd = -1;
+    }
+    disconnect_broker();
+    sampler_stop();
+    counter("peak_rss_bytes", peak_rss_bytes());
+    event("agent_end", "");
+    records_close();
+}
