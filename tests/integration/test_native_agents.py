@@ -272,3 +272,27 @@ def test_a_malformed_packet_from_the_broker_ends_the_agent_with_its_reason(
         r["message"] for r in read_records(tmp_path / "emitter.jsonl") if r["type"] == "error"
     ]
     assert errors and errors[0].startswith("malformed packet from the broker"), errors
+
+
+@needs_native
+def test_the_handshake_benchmark_runs_on_a_device_stack(mosquitto: str, tmp_path: Path) -> None:
+    out, document = tmp_path / "bench", tmp_path / "bench.json"
+    profiles = "tls1.2/x25519/ecdsa-p256,tls1.2/ECDHE-RSA-AES128-GCM-SHA256/rsa2048"
+    result = run_cli(
+        "bench", "handshake", "--profiles", profiles, "--stack", "mbedtls", "--reps", "3",
+        "--out", str(out), "--json", str(document), "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    bench = json.loads(document.read_text())
+    assert bench["settings"]["stack"] == "mbedtls"
+    ecdsa, rsa = bench["profiles"]
+    assert ecdsa["samples"][0]["negotiated"]["group"] == "x25519"
+    assert rsa["samples"][0]["negotiated"]["cipher"] == "ECDHE-RSA-AES128-GCM-SHA256"
+    for entry in (ecdsa, rsa):
+        assert len(entry["samples"]) == 3
+        assert all(s["tls"]["thread_cpu_ns"] > 0 for s in entry["samples"])
+    refused = run_cli(
+        "bench", "handshake", "--profiles", "tls1.2/rsa2048", "--stack", "wolfssl", "--trace",
+        "--out", str(tmp_path / "no"),
+    )  # fmt: skip
+    assert refused.returncode == 2 and "drop --trace" in refused.stderr

@@ -49,6 +49,7 @@ from iotsecbench.bench.iotst import (
     scheduler_slice,
     traced,
 )
+from iotsecbench.bench.native import NativeClient, check_stack, measured_connection
 from iotsecbench.errors import SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, mosquitto_version
 from iotsecbench.lab.cpu import CpuPlacement, CpuQuotas, cpus_kept_awake
@@ -66,6 +67,7 @@ from iotsecbench.security.tls import (
     parse_profile,
     verify_negotiated,
 )
+from iotsecbench.security.tls.stacks import OPENSSL
 
 FORMAT_VERSION = 1  # version 1: first format (one record per profile, raw samples included)
 CONFIDENCE = 0.95
@@ -289,6 +291,7 @@ class _Lab:
     user: BrokerUser
     session: ssl.SSLSession | None = None
     connections: int = 0
+    native: NativeClient | None = None  # --stack mbedtls|wolfssl: the native agent connects
 
 
 def _connect_once(
@@ -297,6 +300,8 @@ def _connect_once(
     """One connect → CONNACK → disconnect; returns the measurement (None for a warm-up).
     ``mark`` writes the trace markers of ``--trace`` (the last one, ``end``, at CONNACK)."""
     assert lab.broker.listener is not None
+    if lab.native is not None:
+        return _connect_native(lab, repetition)
     profile = lab.profile
     offer = lab.session if profile.resumption else None
     client = TimedClient(
@@ -356,6 +361,30 @@ def _connect_once(
     )
 
 
+def _connect_native(lab: _Lab, repetition: int) -> HandshakeSample:
+    """The same connection made by the native agent (bench/native.py)."""
+    assert lab.native is not None
+    try:
+        negotiated, phases, tls = measured_connection(lab.native.connect(), lab.profile)
+    except ValueError as error:
+        raise HandshakeMismatch(f"{lab.profile.name}: {error}") from None
+    tcp, mqtt_phase = phases["tcp_connect"], phases["mqtt_connect"]
+    mqtt_cpu = int(mqtt_phase["detail"]["thread_cpu_ns"])
+    return HandshakeSample(
+        repetition=repetition,
+        order=0,
+        t_start_ns=tcp["t_start_ns"],
+        tcp_connect_ns=tcp["wall_ns"],
+        tcp_connect_cpu_ns=tcp["cpu_ns"],
+        tls=tls,
+        t_ready_ns=mqtt_phase["t_start_ns"],
+        t_connack_ns=mqtt_phase["t_end_ns"],
+        mqtt_connect_cpu_ns=mqtt_cpu,
+        total_cpu_ns=tcp["cpu_ns"] + tls.thread_cpu_ns + mqtt_cpu,
+        negotiated=negotiated,
+    )
+
+
 ProgressCallback = Callable[[ProfileResult, int, int], None]  # result, done, planned
 
 
@@ -388,6 +417,7 @@ def run_handshake_benchmark(
     placements: Sequence[CpuPlacement] = (CpuPlacement(),),
     trace: TraceSettings | None = None,
     network: str = "loopback",
+    stack: str = OPENSSL,
     on_progress: ProgressCallback | None = None,
     on_profile_done: Callable[[ProfileResult], None] | None = None,
 ) -> HandshakeBenchmark:
@@ -406,10 +436,14 @@ def run_handshake_benchmark(
     )
     if planned < 2 or max_repetitions < 2:
         raise SpecError("at least 2 repetitions are needed for a confidence interval")
+    check_stack(
+        stack, profiles, traced=trace is not None, placed=list(placements) != [CpuPlacement()]
+    )
     work_dir = Path(work_dir)
     rng = random.Random(seed)
     version = mosquitto_version()
     device = _device_profile(trace)
+    client_stack = stack
     with contextlib.ExitStack() as stack:
         lab_network = _network_lab(network, work_dir, stack)
         tracer = stack.enter_context(SchedTracer()) if trace is not None else None
@@ -417,7 +451,7 @@ def run_handshake_benchmark(
         quotas = stack.enter_context(CpuQuotas())
         configurations: list[_Configuration] = []
         for index, profile in enumerate(profiles):
-            lab = _start_lab(profile, index, work_dir, stack, lab_network)
+            lab = _start_lab(profile, index, work_dir, stack, lab_network, client_stack)
             for placement in placements:
                 result = ProfileResult(profile, broker_version=version, placement=placement)
                 if tracer is not None:
@@ -474,6 +508,7 @@ def run_handshake_benchmark(
         "seed": seed,
         "confidence": CONFIDENCE,
         "network": network,
+        "stack": client_stack,
         "placements": [
             {"cores": p.cores, "cpu_share": str(p.share), "label": p.label} for p in placements
         ],
@@ -519,6 +554,7 @@ def _start_lab(
     work_dir: Path,
     stack: contextlib.ExitStack,
     network: Any,
+    client_stack: str = OPENSSL,
 ) -> _Lab:
     certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
     user = BrokerUser.random("bench", read=[], write=[])
@@ -536,7 +572,19 @@ def _start_lab(
     )
     observer = HandshakeObserver()
     observer.install(context)
-    return _Lab(profile, broker, context, observer, user)
+    client = None
+    if client_stack != OPENSSL:
+        client = NativeClient(
+            client_stack,
+            profile,
+            broker,
+            user,
+            certs.ca_file,
+            work_dir / "native" / f"{index:02d}",
+            (certs.client_cert, certs.client_key) if profile.mutual else None,
+        )
+        stack.callback(client.close)
+    return _Lab(profile, broker, context, observer, user, native=client)
 
 
 def _repetition(

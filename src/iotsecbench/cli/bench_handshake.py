@@ -119,6 +119,13 @@ def handshake(
             "docs/network.md): shows the traced cost does not depend on it."
         ),
     ] = "loopback",
+    stack: Annotated[
+        str,
+        typer.Option(
+            help="The client's TLS stack: openssl (paho on Python's ssl, default), mbedtls or "
+            "wolfssl (the native C agent; docs/native-agents.md)."
+        ),
+    ] = "openssl",
     keep_retransmissions: Annotated[
         bool,
         typer.Option(help="Keep traced repetitions with TCP retransmissions (default: drop)."),
@@ -210,6 +217,7 @@ def handshake(
                 placements=placements,
                 trace=settings,
                 network=network,
+                stack=stack,
                 on_progress=on_progress,
             )
     except HandshakeMismatch as error:

@@ -32,6 +32,7 @@ from iotsecbench.errors import EnvironmentProblem
 SOURCE_DIR = Path(__file__).resolve().parent
 COMMON_SOURCES = (
     "agent.c",
+    "state.c",
     "connection.c",
     "roles.c",
     "records.c",

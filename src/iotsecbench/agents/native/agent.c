@@ -24,41 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct config cfg;
-struct connection conn = {.fd = -1};
-volatile sig_atomic_t terminated;
-
-/* -- failure ------------------------------------------------------------------------------- */
-
-void die(const char *fmt, ...)
-{
-    char message[512], quoted[1100];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(message, sizeof message, fmt, args);
-    va_end(args);
-    fprintf(stderr, "%s: %s\n", cfg.role ? cfg.role : "agent", message);
-    record("error", "\"t_ns\":%" PRId64 ",\"message\":%s", now_ns(),
-           json_quote(quoted, sizeof quoted, message));
-    finish(1);
-    exit(1);
-}
-
-void event(const char *kind, const char *detail_fmt, ...)
-{
-    char detail[512];
-    va_list args;
-    va_start(args, detail_fmt);
-    vsnprintf(detail, sizeof detail, detail_fmt, args);
-    va_end(args);
-    record("event", "\"t_ns\":%" PRId64 ",\"kind\":\"%s\",\"detail\":{%s}", now_ns(), kind, detail);
-}
-
-void counter(const char *name, long long value)
-{
-    record("counters", "\"name\":\"%s\",\"value\":%lld", name, value);
-}
-
 /* -- configuration -------------------------------------------------------------------------- */
 
 static cJSON *member(const cJSON *object, const char *name, bool required)
@@ -121,8 +86,9 @@ static void read_config(const char *path)
         exit(1);
     }
     cfg.role = text(root, "role", true);
-    if (strcmp(cfg.role, "emitter") != 0 && strcmp(cfg.role, "receiver") != 0)
-        die("role must be emitter or receiver, got %s", cfg.role);
+    if (strcmp(cfg.role, "emitter") != 0 && strcmp(cfg.role, "receiver") != 0 &&
+        strcmp(cfg.role, "connect") != 0)
+        die("role must be emitter, receiver or connect, got %s", cfg.role);
     if (strcmp(text(root, "transport", true), "mqtt") != 0)
         die("the native agent speaks the mqtt transport only");
     /* The runner admits only scheme "none" here: plain MQTT or TLS alone. */
@@ -188,6 +154,7 @@ int main(int argc, char **argv)
     struct sigaction action = {.sa_handler = on_signal}; /* no SA_RESTART: waits see EINTR */
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
+    on_failure = finish;
     read_config(argv[2]);
     char configuration[300];
     event("agent_start", "\"role\":\"%s\",\"configuration\":%s,\"stack\":\"%s\","
@@ -197,8 +164,10 @@ int main(int argc, char **argv)
     sampler_start();
     if (strcmp(cfg.role, "emitter") == 0)
         emit();
-    else
+    else if (strcmp(cfg.role, "receiver") == 0)
         receive_messages();
+    else
+        connect_repeatedly();
     finish(0);
     return 0;
 }

@@ -1,5 +1,6 @@
-/* What the parts of the native agent share (agent.c: configuration, failure, main;
- * connection.c: the broker connection and its phases; roles.c: the emitter and receiver). */
+/* What the parts of the native agent share (state.c: configuration and connection state,
+ * failure; connection.c: the broker connection and its phases; roles.c: the emitter and
+ * receiver; agent.c: reading the configuration, main). */
 #ifndef IOTSB_AGENT_H
 #define IOTSB_AGENT_H
 
@@ -40,8 +41,9 @@ struct connection {
 extern struct config cfg;
 extern struct connection conn;
 extern volatile sig_atomic_t terminated; /* the signal that asked us to stop, or 0 */
+extern void (*on_failure)(int status);   /* what die() calls before exit(1): main's finish */
 
-/* agent.c */
+/* state.c */
 void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
 void event(const char *kind, const char *detail_fmt, ...) __attribute__((format(printf, 2, 3)));
 void counter(const char *name, long long value);
@@ -52,11 +54,13 @@ void send_all(const uint8_t *bytes, size_t len);
 int next_packet(struct mqtt_packet *p, int timeout_ms); /* 1 with *p, 0 on timeout */
 void packet_done(const struct mqtt_packet *p);
 uint16_t next_packet_id(void);
-void keep_alive(void);         /* PINGREQ after half the keep-alive without sending */
+void keep_alive(void);
+void disconnect_broker(void);  /* DISCONNECT, heap counters, close */         /* PINGREQ after half the keep-alive without sending */
 void finish(int status);       /* DISCONNECT (on success), last sample, counters, close */
 
 /* roles.c */
 void emit(void);
 void receive_messages(void);
+void connect_repeatedly(void); /* role "connect": one connection per line on stdin */
 
 #endif

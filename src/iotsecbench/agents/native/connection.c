@@ -170,7 +170,7 @@ static void write_transcript(void)
     }
     free(r.chain);
     free(r.chain_len);
-    transcript_free(&conn.transcript);
+    tls_transcript_free(&conn.transcript);
 }
 
 /* TCP connect, TLS handshake, MQTT CONNECT → CONNACK, each a handshake phase. */
@@ -229,6 +229,7 @@ void connect_broker(void)
         ready = now_ns();
     }
     fcntl(conn.fd, F_SETFL, fcntl(conn.fd, F_GETFL) | O_NONBLOCK);
+    int64_t thread_ready = thread_cpu_ns();
     uint8_t packet[1024];
     size_t n = mqtt_connect(packet, sizeof packet, cfg.client_id, cfg.username, cfg.password,
                             KEEP_ALIVE_S, true);
@@ -247,15 +248,18 @@ void connect_broker(void)
     packet_done(&p);
     if (rc != 0)
         die("broker refused the connection: CONNACK return code %d", rc);
-    phase("mqtt_connect", ready, t_connack, process_cpu_ns() - process_start,
-          "\"cpu_scope\":\"process, whole connect() to CONNACK\"");
+    char detail[160];
+    snprintf(detail, sizeof detail,
+             "\"cpu_scope\":\"process, whole connect() to CONNACK\",\"thread_cpu_ns\":%" PRId64,
+             thread_cpu_ns() - thread_ready);
+    phase("mqtt_connect", ready, t_connack, process_cpu_ns() - process_start, detail);
     if (conn.tls != NULL) {
         write_transcript();
         heap_mark(); /* from here: what publishing needs */
     }
 }
 
-static void disconnect_broker(void)
+void disconnect_broker(void)
 {
     if (conn.fd < 0)
         return;
@@ -276,6 +280,7 @@ static void disconnect_broker(void)
     }
     close(conn.fd);
     conn.fd = -1;
+    conn.in_len = 0; /* a connection's unread bytes are not the next one's */
 }
 
 /* VmHWM, not getrusage's ru_maxrss: that one keeps the peak of the process before execve

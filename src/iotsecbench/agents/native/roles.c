@@ -283,3 +283,22 @@ void receive_messages(void)
     for (int i = 0; i < 6; i++)
         counter(names[i], counts[i]);
 }
+
+/* -- connections only (bench handshake --stack) ------------------------------------------- */
+
+/* One whole connection — TCP, TLS, CONNECT -> CONNACK, DISCONNECT — per line on stdin, its
+ * records flushed before "DONE" answers; so a benchmark interleaves a warm, long-lived client
+ * with others, as it does the Python one. */
+void connect_repeatedly(void)
+{
+    char line[64];
+    printf("READY\n");
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin) != NULL) {
+        connect_broker();
+        disconnect_broker();
+        records_flush();
+        printf("DONE\n");
+        fflush(stdout);
+    }
+}

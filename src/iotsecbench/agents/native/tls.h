@@ -72,9 +72,9 @@ size_t tls_pending(struct tls *tls); /* decrypted bytes waiting (poll does not s
 void tls_close(struct tls *tls);     /* close_notify, then free everything */
 
 /* transcript.c: records and messages as they cross the wire */
-void transcript_feed(struct tls_transcript *t, bool written, const uint8_t *bytes, size_t len);
-void transcript_add(struct tls_transcript *t, bool written, uint8_t type, const uint8_t *bytes,
+void tls_transcript_feed(struct tls_transcript *t, bool written, const uint8_t *bytes, size_t len);
+void tls_transcript_add(struct tls_transcript *t, bool written, uint8_t type, const uint8_t *bytes,
                     size_t len);
-void transcript_free(struct tls_transcript *t);
+void tls_transcript_free(struct tls_transcript *t);
 
 #endif

@@ -41,7 +41,7 @@ static int send_cb(void *context, const unsigned char *data, size_t len)
     if (n < 0)
         return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_WRITE
                                                  : MBEDTLS_ERR_NET_SEND_FAILED;
-    transcript_feed(tls->transcript, true, data, (size_t)n);
+    tls_transcript_feed(tls->transcript, true, data, (size_t)n);
     return (int)n;
 }
 
@@ -54,7 +54,7 @@ static int recv_cb(void *context, unsigned char *data, size_t len)
                                                  : MBEDTLS_ERR_NET_RECV_FAILED;
     if (n == 0)
         return MBEDTLS_ERR_NET_CONN_RESET;
-    transcript_feed(tls->transcript, false, data, (size_t)n);
+    tls_transcript_feed(tls->transcript, false, data, (size_t)n);
     return (int)n;
 }
 

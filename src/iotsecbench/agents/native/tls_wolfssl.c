@@ -32,7 +32,7 @@ static int send_cb(WOLFSSL *ssl, char *data, int len, void *context)
     if (n < 0)
         return errno == EAGAIN ? WOLFSSL_CBIO_ERR_WANT_WRITE
                : errno == EINTR ? WOLFSSL_CBIO_ERR_ISR : WOLFSSL_CBIO_ERR_CONN_CLOSE;
-    transcript_feed(tls->transcript, true, (const uint8_t *)data, (size_t)n);
+    tls_transcript_feed(tls->transcript, true, (const uint8_t *)data, (size_t)n);
     return (int)n;
 }
 
@@ -46,7 +46,7 @@ static int recv_cb(WOLFSSL *ssl, char *data, int len, void *context)
                : errno == EINTR ? WOLFSSL_CBIO_ERR_ISR : WOLFSSL_CBIO_ERR_CONN_RST;
     if (n == 0)
         return WOLFSSL_CBIO_ERR_CONN_CLOSE;
-    transcript_feed(tls->transcript, false, (const uint8_t *)data, (size_t)n);
+    tls_transcript_feed(tls->transcript, false, (const uint8_t *)data, (size_t)n);
     return (int)n;
 }
 

@@ -8,7 +8,7 @@
 
 enum { CHANGE_CIPHER_SPEC = 20, HANDSHAKE = 22, APPLICATION_DATA = 23 };
 
-void transcript_add(struct tls_transcript *t, bool written, uint8_t type, const uint8_t *bytes,
+void tls_transcript_add(struct tls_transcript *t, bool written, uint8_t type, const uint8_t *bytes,
                     size_t len)
 {
     if (t->count == t->cap) {
@@ -52,12 +52,12 @@ static void handshake_bytes(struct tls_transcript *t, int d, const uint8_t *byte
         size_t size = 4 + ((size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3]);
         if (t->handshake_len[d] < size)
             return;
-        transcript_add(t, d == 1, h[0], h, size);
+        tls_transcript_add(t, d == 1, h[0], h, size);
         consume(t->handshake[d], &t->handshake_len[d], size);
     }
 }
 
-void transcript_feed(struct tls_transcript *t, bool written, const uint8_t *bytes, size_t len)
+void tls_transcript_feed(struct tls_transcript *t, bool written, const uint8_t *bytes, size_t len)
 {
     int d = written ? 1 : 0;
     if (!t->recording || !append(&t->pending[d], &t->pending_len[d], bytes, len))
@@ -72,12 +72,12 @@ void transcript_feed(struct tls_transcript *t, bool written, const uint8_t *byte
         else if (r[0] == HANDSHAKE && !t->encrypted[d])
             handshake_bytes(t, d, r + 5, size - 5);
         else if (r[0] == HANDSHAKE || r[0] == APPLICATION_DATA)
-            transcript_add(t, written, 0, r + 5, size - 5); /* protected: its size only */
+            tls_transcript_add(t, written, 0, r + 5, size - 5); /* protected: its size only */
         consume(t->pending[d], &t->pending_len[d], size);
     }
 }
 
-void transcript_free(struct tls_transcript *t)
+void tls_transcript_free(struct tls_transcript *t)
 {
     for (size_t i = 0; i < t->count; i++)
         free(t->messages[i].bytes);
