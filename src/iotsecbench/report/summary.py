@@ -20,22 +20,25 @@ from iotsecbench.store import read
 PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
 # Summary columns over every message of a configuration, not means of per-run values.
 POOLED = ("runs", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms")
-# The block-sizes study's per-run columns of `runs` the summary averages over runs.
-PER_BYTE_KEYS = (
-    "throughput_kib_s",
-    "cpu_per_byte_emitter_us",
-    "energy_per_byte_emitter_uj",
-    "energy_per_byte_receiver_uj",
-    "echo_rtt_p50_ms",
-)
-
-# The native agent's figures, from `runs` columns: summary key -> (column(s), scale).
-STACK_KEYS = {
+# Summary values the runner stored per run in `runs` (runner.collect), averaged over runs:
+# summary key -> (the column(s) summed, scale). The block-sizes study's per-byte figures,
+# the achieved rate, the native agent's heap and footprint.
+RUN_COLUMNS: dict[str, tuple[tuple[str, ...], float]] = {
+    **{
+        key: ((key,), 1.0)
+        for key in (
+            "throughput_kib_s",
+            "cpu_per_byte_emitter_us",
+            "energy_per_byte_emitter_uj",
+            "energy_per_byte_receiver_uj",
+            "echo_rtt_p50_ms",
+            "achieved_rate_hz",
+        )
+    },
     "tls_heap_handshake_kib": (("tls_heap_handshake_peak_bytes",), 1 / 1024),
     "tls_heap_steady_kib": (("tls_heap_steady_bytes",), 1 / 1024),
     "flash_kib": (("footprint_text_bytes", "footprint_data_bytes"), 1 / 1024),
     "static_ram_kib": (("footprint_data_bytes", "footprint_bss_bytes"), 1 / 1024),
-    "achieved_rate_hz": (("achieved_rate_hz",), 1.0),
 }
 
 
@@ -71,11 +74,11 @@ COLUMNS = (
     SummaryColumn("energy_per_byte_receiver_uj", "energy/byte receiver", "µJ/B", "modelled", 3),
     SummaryColumn("echo_rtt_p50_ms", "echo RTT p50", "ms", "measured", 3),
     SummaryColumn("peak_rss_mib", "peak RSS", "MiB", "measured", 1),
+    SummaryColumn("achieved_rate_hz", "rate achieved", "Hz", "measured", 1),
     SummaryColumn("tls_heap_handshake_kib", "TLS heap handshake", "KiB", "measured", 1),
     SummaryColumn("tls_heap_steady_kib", "TLS heap steady", "KiB", "measured", 1),
     SummaryColumn("flash_kib", "flash text+data", "KiB", "measured", 1),
     SummaryColumn("static_ram_kib", "static RAM data+bss", "KiB", "measured", 1),
-    SummaryColumn("achieved_rate_hz", "rate achieved", "Hz", "measured", 1),
     SummaryColumn("lost", "lost", "", "measured", 0),
     SummaryColumn("rejected", "rejected", "", "measured", 0),
 )
@@ -105,10 +108,7 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     handshakes = tables["handshakes"][tables["handshakes"]["run_id"] == run_id]
     values: dict[str, float] = {}
     emitter_handshakes = handshakes[handshakes["agent"] == "emitter"]
-    for key in PER_BYTE_KEYS:  # stored per run by the runner (runner.collect)
-        value = run.get(key)
-        values[key] = float(value) if value is not None and pd.notna(value) else np.nan
-    for key, (columns, scale) in STACK_KEYS.items():
+    for key, (columns, scale) in RUN_COLUMNS.items():
         parts = [run.get(column) for column in columns]
         present = all(part is not None and pd.notna(part) for part in parts)
         values[key] = float(sum(parts)) * scale if present else np.nan

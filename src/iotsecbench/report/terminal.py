@@ -35,6 +35,7 @@ GROUPS = (
             "wire_bytes_per_message",
             "expansion_bytes",
             "peak_rss_mib",
+            "achieved_rate_hz",
             "lost",
             "rejected",
         ),
@@ -57,7 +58,6 @@ GROUPS = (
             "tls_heap_steady_kib",
             "flash_kib",
             "static_ram_kib",
-            "achieved_rate_hz",
         ),
     ),
     (

@@ -95,12 +95,14 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
         profile = configuration.tls_profile_with(spec.tls.model_dump())
         for stack, transport in itertools.product(spec.stack, spec.transport):
             why = stack_problem(
-                stack, profile, scheme=configuration.scheme.name, transport=transport
+                stack,
+                profile,
+                scheme=configuration.scheme.name,
+                transport=transport,
+                qos=max(spec.qos),
             )
             if why is not None:
                 raise SpecError(f"{name} on stack {stack}: {why}")
-            if stack in NATIVE_STACKS and max(spec.qos) > 1:
-                raise SpecError(f"stack {stack}: the native agent publishes at QoS 0 and 1 only")
             if stack in NATIVE_STACKS:
                 missing = native.problem(native.build_for(stack, profile is not None))
                 if missing is not None:

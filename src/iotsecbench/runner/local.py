@@ -207,7 +207,8 @@ class LocalExecutor:
                 if not config_path.exists():
                     continue
                 config = AgentConfig.from_file(config_path)
-                program = native.binary(native.build_for(run.cell.stack, config.tls is not None))
+                program = self._native_program(run.cell.stack, config.tls is not None)
+                assert program is not None
                 records[role], problem = translate.complete(
                     records[role], config, native.footprint(program)
                 )
@@ -409,7 +410,7 @@ class LocalExecutor:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
         configs = {role: self._agent_config(role, plan) for role in plan.users}
 
-        program = self._native_program(plan)
+        program = self._native_program(plan.run.cell.stack, plan.tls_files is not None)
 
         def argv(role: str) -> list[str]:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
@@ -486,11 +487,12 @@ class LocalExecutor:
         on_progress(1.0)
 
     @staticmethod
-    def _native_program(plan: RunPlan) -> Path | None:
-        """The native agent of the run's stack (None: the Python agents), built if needed."""
-        if plan.run.cell.stack not in NATIVE_STACKS:
+    def _native_program(stack: str, tls: bool) -> Path | None:
+        """The native agent of a run on ``stack`` (None: the Python agents), built if needed:
+        the one that runs the agents, and whose footprint the run records."""
+        if stack not in NATIVE_STACKS:
             return None
-        return native.binary(native.build_for(plan.run.cell.stack, plan.tls_files is not None))
+        return native.binary(native.build_for(stack, tls))
 
     def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
         assert receiver.process is not None and receiver.process.stdout is not None

@@ -41,6 +41,8 @@ def test_each_stack_refuses_what_it_cannot_do(
 
 def test_the_native_transport_is_mqtt_only() -> None:
     assert "MQTT only" in str(stack_problem("wolfssl", None, transport="tcp"))
+    assert "QoS 0 and 1 only" in str(stack_problem("mbedtls", None, qos=2))
+    assert stack_problem("openssl", None, qos=2) is None
 
 
 def test_the_offer_in_iana_numbers() -> None:

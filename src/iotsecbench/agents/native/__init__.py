@@ -149,6 +149,7 @@ def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
     return commands
 
 
+@functools.cache  # a process runs one checkout: its sources and libraries stay as they were
 def _fingerprint(build: str) -> str:
     digest = hashlib.sha256(build.encode())
     for path in sorted(SOURCE_DIR.glob("*.[ch]")):

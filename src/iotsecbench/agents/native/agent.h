@@ -54,8 +54,9 @@ void send_all(const uint8_t *bytes, size_t len);
 int next_packet(struct mqtt_packet *p, int timeout_ms); /* 1 with *p, 0 on timeout */
 void packet_done(const struct mqtt_packet *p);
 uint16_t next_packet_id(void);
-void keep_alive(void);
-void disconnect_broker(void);  /* DISCONNECT, heap counters, close */         /* PINGREQ after half the keep-alive without sending */
+void keep_alive(void);         /* PINGREQ after half the keep-alive without sending */
+void take_pingresp(const struct mqtt_packet *p); /* its answer; any other packet: die */
+void disconnect_broker(void);  /* DISCONNECT, heap counters, close */
 void finish(int status);       /* DISCONNECT (on success), last sample, counters, close */
 
 /* roles.c */

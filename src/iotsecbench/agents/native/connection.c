@@ -109,6 +109,15 @@ uint16_t next_packet_id(void)
     return conn.next_id;
 }
 
+void take_pingresp(const struct mqtt_packet *p)
+{
+    const char *why = NULL;
+    if (p->type != MQTT_PINGRESP)
+        die("malformed packet from the broker: unexpected packet type %d", p->type);
+    if (mqtt_parse_pingresp(p, &why) != MQTT_OK)
+        die("malformed packet from the broker: %s", why);
+}
+
 void keep_alive(void)
 {
     if (now_ns() - conn.last_sent_ns > (int64_t)KEEP_ALIVE_S * 500000000) {

@@ -35,16 +35,24 @@ _GROUP_IDS = {name: code for code, name in GROUP_NAMES.items()}
 
 
 def stack_problem(
-    stack: str, profile: TlsProfile | None, *, scheme: str = "none", transport: str = "mqtt"
+    stack: str,
+    profile: TlsProfile | None,
+    *,
+    scheme: str = "none",
+    transport: str = "mqtt",
+    qos: int = 0,
 ) -> str | None:
     """Why ``stack`` cannot run a configuration (its TLS ``profile``, None for plain MQTT,
-    and its payload ``scheme``) — one line naming the stack's limit — or None when it can."""
+    its payload ``scheme``, its ``transport`` and the highest ``qos`` it publishes at) — one
+    line naming the stack's limit — or None when it can."""
     if stack not in STACKS:
         return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
     if stack == OPENSSL:
         return None
     if transport != "mqtt":
         return f"the native {stack} agent speaks MQTT only (transport {transport})"
+    if qos > 1:
+        return f"the native {stack} agent publishes at QoS 0 and 1 only"
     if scheme != "none":
         return (
             f"the native {stack} agent carries no payload scheme yet ({scheme}): run it on "
