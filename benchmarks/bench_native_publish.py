@@ -57,7 +57,7 @@ def native_rate(work: Path, stack: str, broker: MosquittoBroker, user: BrokerUse
     )  # fmt: skip
     path = work / "emitter.json"
     path.write_text(config.to_json())
-    program = native.binary(native.build_for(stack, tls is not None))
+    program = native.binary(native.build_for(stack, tls=tls is not None, scheme=False))
     subprocess.run(["taskset", "-c", "1", str(program), "--config", str(path)], check=True)
     messages = [r for r in read_records(work / "emitter.jsonl") if r["type"] == "message"]
     span = (messages[-1]["t_published_ns"] - messages[0]["t_created_ns"]) / 1e9

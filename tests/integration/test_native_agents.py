@@ -6,67 +6,43 @@ no process, and the native and Python agents reading each other's messages."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from iotsecbench.agents import native
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
-from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
-from iotsecbench.lab.pki import create_certificates
 from iotsecbench.security.tls import parse_profile
-from iotsecbench.security.tls.stacks import group_ids, suite_ids
 from tests.conftest import run_cli
 from tests.interrupts import processes_mentioning
+from tests.native_agents import interoperate, needs_native, stored_runs
 
 pytestmark = pytest.mark.integration
-
-_MISSING = next(filter(None, (native.problem(build) for build in native.BUILDS)), None)
-needs_native = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
-
-
-def _runs(out: Path, columns: str) -> dict[str, tuple]:
-    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
-        rows = db.execute(f"select run_id, {columns} from runs").fetchall()
-    return {row[0]: row[1:] for row in rows}
 
 
 @needs_native
 def test_every_stack_delivers_every_message_with_heap_and_footprint(
     mosquitto: str, tmp_path: Path
 ) -> None:
+    """The issue's matrix (plain, TLS 1.2, a payload scheme × the three stacks), shorter."""
     out = tmp_path / "stacks"
+    scheme = "ecdh-p256-aes128-gcm"
     result = run_cli(
-        "run", "--configs", "plain,tls1.2", "--stack", "mbedtls,wolfssl,openssl",
+        "run", "--configs", f"plain,tls1.2,{scheme}", "--stack", "mbedtls,wolfssl,openssl",
         "--duration", "1.5", "--reps", "1", "--out", str(out), "--quiet", "--no-report",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     assert "TLS heap handshake" in result.stdout and "flash text+data" in result.stdout
-    rows = _runs(
+    rows = stored_runs(
         out,
-        "status, messages_sent, messages_delivered, stack, tls_version, tls_group, "
+        "status, messages_sent, messages_delivered, stack, tls_version, "
         "tls_heap_handshake_peak_bytes, tls_heap_steady_bytes, footprint_text_bytes, "
-        "footprint_bss_bytes, achieved_rate_hz",
+        "achieved_rate_hz",
     )
-    assert len(rows) == 6
-    for run_id, (
-        status,
-        sent,
-        delivered,
-        stack,
-        version,
-        _,
-        peak,
-        steady,
-        text,
-        _,
-        rate,
-    ) in rows.items():
+    assert len(rows) == 9
+    for run_id, (status, sent, delivered, stack, version, peak, steady, text, rate) in rows.items():
         assert status == "ok" and sent == delivered == 15, run_id
         assert 9.0 < rate < 11.0, (run_id, rate)
         if stack == "openssl":
@@ -77,11 +53,17 @@ def test_every_stack_delivers_every_message_with_heap_and_footprint(
             assert version == "1.2", run_id
             # The handshake's peak holds at least the record buffers, and is the maximum.
             assert peak >= steady > 16_384, (run_id, peak, steady)
+        elif run_id.startswith(scheme):
+            # The session's two cipher contexts and what the stack keeps after its ECDH.
+            assert version is None and peak is None and steady > 512, (run_id, steady)
         else:
-            assert version is None and peak is None, run_id
-    # A plain build links no TLS library: its program is a fraction of a TLS build's.
-    plain = rows["plain_256B_10Hz_q1_mbedtls_r1"][8]
-    assert plain * 5 < rows["tls1.2_256B_10Hz_q1_mbedtls_r1"][8]
+            assert version is None and peak is None and steady is None, run_id
+    # Each build links what its configuration needs: the MQTT client alone, then the
+    # payload scheme on mbedTLS's crypto, then its whole TLS client.
+    plain, tls, sealed = (
+        rows[f"{name}_256B_10Hz_q1_mbedtls_r1"][7] for name in ("plain", "tls1.2", scheme)
+    )
+    assert plain * 5 < sealed < tls
 
 
 @needs_native
@@ -97,7 +79,7 @@ def test_wolfssl_negotiates_each_tls13_profile_it_is_asked_for(
     out = tmp_path / "tls13"
     result = run_cli("run", str(spec), "--out", str(out), "--quiet", "--no-report")
     assert result.returncode == 0, result.stderr + result.stdout
-    (row,) = _runs(out, "status, tls_version, tls_cipher, tls_group").values()
+    (row,) = stored_runs(out, "status, tls_version, tls_cipher, tls_group").values()
     assert row == ("ok", "1.3", "TLS_CHACHA20_POLY1305_SHA256", "secp256r1")
 
 
@@ -110,9 +92,9 @@ def test_a_stack_limit_is_refused_before_anything_starts(tmp_path: Path) -> None
     assert result.returncode == 2
     assert "mbedtls (Debian 12) speaks TLS 1.2 only" in result.stderr
     scheme = run_cli(
-        "run", "--configs", "ecdh-p256-aes128-gcm", "--stack", "wolfssl", "--out", str(out),
+        "run", "--configs", "rsa-oaep-ascon128v12", "--stack", "wolfssl", "--out", str(out),
     )  # fmt: skip
-    assert scheme.returncode == 2 and "carries no payload scheme yet" in scheme.stderr
+    assert scheme.returncode == 2 and "not rsa-oaep-ascon128v12" in scheme.stderr
     assert not (out / "results.duckdb").exists()
 
 
@@ -127,7 +109,7 @@ def test_a_crashing_native_agent_fails_its_run_and_leaves_no_process(
         env={"IOTSB_TEST_FAULT": "emitter:crash-after=5@mbedtls"},
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
-    ((status, error),) = _runs(out, "status, error").values()
+    ((status, error),) = stored_runs(out, "status, error").values()
     assert status == "failed" and "emitter failed (exit code 17)" in error
     assert processes_mentioning(str(out)) == []
 
@@ -141,62 +123,9 @@ def test_a_negotiation_other_than_requested_fails_the_run(mosquitto: str, tmp_pa
         env={"IOTSB_TEST_FAULT": "emitter:expect-group=secp384r1@wolfssl"},
     )  # fmt: skip
     assert result.returncode == 1
-    ((status, error),) = _runs(out, "status, error").values()
+    ((status, error),) = stored_runs(out, "status, error").values()
     assert status == "failed"
     assert "TLS negotiated something else than requested" in error and "secp384r1" in error
-
-
-def _interoperate(tmp_path: Path, emitter_native: bool, profile_name: str | None) -> dict:
-    """One broker, one emitter and one receiver, one of them native and the other Python."""
-    prefix = "iotsb/0123456789ab"
-    users = {
-        "emitter": BrokerUser.random("emitter", [], [f"{prefix}/data", f"{prefix}/ctl/end"]),
-        "receiver": BrokerUser.random("receiver", [f"{prefix}/data", f"{prefix}/ctl/end"], []),
-    }
-    profile = parse_profile(profile_name) if profile_name else None
-    certs = create_certificates(tmp_path / "pki", profile.certificate) if profile else None
-    tls = (
-        TlsClientFiles(
-            profile.to_dict(),
-            str(certs.ca_file),
-            suite_ids=tuple(suite_ids(profile)),
-            group_ids=tuple(group_ids(profile)),
-        )
-        if profile and certs
-        else None
-    )
-    build = native.build_for("wolfssl", tls is not None)
-    broker = MosquittoBroker.with_tls(tmp_path / "broker", list(users.values()), profile, certs)
-    with broker:
-        assert broker.listener is not None
-
-        configuration = f"tls{profile.version}" if profile else "plain"
-
-        def command(role: str) -> list[str]:
-            config = AgentConfig(
-                role=role, run_id="interop", configuration=configuration,
-                host=broker.listener.host, port=broker.listener.port,
-                username=users[role].name, password=users[role].password,
-                client_id=f"iotsb-{role}", topic_prefix=prefix, payload_bytes=100,
-                rate_hz=20, duration_s=1.0, qos=1, seed=7,
-                output=str(tmp_path / f"{role}.jsonl"), tls=tls,
-            )  # fmt: skip
-            path = tmp_path / f"{role}.json"
-            path.write_text(config.to_json())
-            os.chmod(path, 0o600)
-            if (role == "emitter") == emitter_native:
-                return [str(native.binary(build)), "--config", str(path)]
-            return [sys.executable, "-m", f"iotsecbench.agents.{role}", "--config", str(path)]
-
-        receiver = subprocess.Popen(command("receiver"), stdout=subprocess.PIPE)
-        try:
-            assert receiver.stdout is not None and receiver.stdout.readline() == b"READY\n"
-            emitter = subprocess.run(command("emitter"), timeout=60, check=False)
-            assert emitter.returncode == 0
-            assert receiver.wait(30) == 0
-        finally:
-            receiver.kill()
-    return {role: read_records(tmp_path / f"{role}.jsonl") for role in ("emitter", "receiver")}
 
 
 @needs_native
@@ -206,7 +135,7 @@ def _interoperate(tmp_path: Path, emitter_native: bool, profile_name: str | None
 def test_native_and_python_agents_read_each_other(
     mosquitto: str, tmp_path: Path, emitter_native: bool
 ) -> None:
-    records = _interoperate(tmp_path, emitter_native, "tls1.2/x25519/ecdsa-p256")
+    records = interoperate(tmp_path, emitter_native, "tls1.2/x25519/ecdsa-p256")
     sent = [r for r in records["emitter"] if r["type"] == "message"]
     got = [r for r in records["receiver"] if r["type"] == "message"]
     assert len(sent) == len(got) == 20

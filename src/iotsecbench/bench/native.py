@@ -72,7 +72,7 @@ class NativeClient:
         self._config_path = work_dir / "connect.config.json"
         self._config_path.write_text(config.to_json())
         self._config_path.chmod(0o600)
-        self._program = native.binary(stack)
+        self._program = native.binary(native.build_for(stack, tls=True, scheme=False))
         self._process: subprocess.Popen[bytes] | None = None
         self._seen = 0  # records already handed out
 
@@ -135,7 +135,7 @@ def check_stack(stack: str, profiles: Sequence[TlsProfile], *, traced: bool, pla
             f"--stack {stack} measures plain handshakes only so far: drop --trace, --cores "
             "and --clock (the native agent is not traced or placed yet)"
         )
-    missing = native.problem(stack)
+    missing = native.problem(native.build_for(stack, tls=True, scheme=False))
     if missing is not None:
         raise EnvironmentProblem(missing)
 

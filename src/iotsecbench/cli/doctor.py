@@ -69,7 +69,8 @@ def doctor(
 
 
 def _native_agent_checks() -> list:
-    """One line per native agent build (the stack factor's mbedtls and wolfssl)."""
+    """One line per native agent build (the stack factor's mbedtls and wolfssl, each with TLS,
+    the payload schemes or both; plain for MQTT alone)."""
     from iotsecbench.agents import native
     from iotsecbench.lab.capabilities import Check
 
@@ -80,7 +81,9 @@ def _native_agent_checks() -> list:
         if problem is None:
             checks.append(Check(name, True, "gcc and the Debian libraries are there"))
         else:
-            checks.append(Check(name, False, problem, f"--stack {build} is refused (exit 3)"))
+            stack = native.Build.named(build).stack
+            consequence = f"--stack {stack} runs that need it are refused (exit 3)"
+            checks.append(Check(name, False, problem, consequence))
     return checks
 
 

@@ -42,7 +42,7 @@ from iotsecbench.security import resolve_configuration
 from iotsecbench.security.tls import TlsProfile
 from iotsecbench.security.tls.stacks import NATIVE_STACKS, group_ids, suite_ids
 from iotsecbench.spec.hosts import LOOPBACK
-from iotsecbench.spec.matrix import PlannedRun
+from iotsecbench.spec.matrix import Cell, PlannedRun
 from iotsecbench.spec.network import resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
@@ -207,7 +207,7 @@ class LocalExecutor:
                 if not config_path.exists():
                     continue
                 config = AgentConfig.from_file(config_path)
-                program = self._native_program(run.cell.stack, config.tls is not None)
+                program = self._native_program(run.cell)
                 assert program is not None
                 records[role], problem = translate.complete(
                     records[role], config, native.footprint(program)
@@ -410,7 +410,7 @@ class LocalExecutor:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
         configs = {role: self._agent_config(role, plan) for role in plan.users}
 
-        program = self._native_program(plan.run.cell.stack, plan.tls_files is not None)
+        program = self._native_program(plan.run.cell)
 
         def argv(role: str) -> list[str]:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
@@ -487,12 +487,19 @@ class LocalExecutor:
         on_progress(1.0)
 
     @staticmethod
-    def _native_program(stack: str, tls: bool) -> Path | None:
-        """The native agent of a run on ``stack`` (None: the Python agents), built if needed:
+    def _native_program(cell: Cell) -> Path | None:
+        """The native agent of a run of ``cell`` (None: the Python agents), built if needed:
         the one that runs the agents, and whose footprint the run records."""
-        if stack not in NATIVE_STACKS:
+        if cell.stack not in NATIVE_STACKS:
             return None
-        return native.binary(native.build_for(stack, tls))
+        configuration = resolve_configuration(cell.configuration)
+        return native.binary(
+            native.build_for(
+                cell.stack,
+                tls=configuration.transport != "plain",
+                scheme=configuration.scheme.name != "none",
+            )
+        )
 
     def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
         assert receiver.process is not None and receiver.process.stdout is not None

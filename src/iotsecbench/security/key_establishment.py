@@ -35,6 +35,7 @@ Secrets (private keys, Z, derived keys, the PSK) never appear in ``repr``, ``str
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac as stdlib_hmac
 import os
@@ -621,3 +622,17 @@ class EmitterKeyExchange(_KeyExchange):
         self._pending = None
         self._state = "done"
         return keys
+
+
+@functools.cache
+def exchange_operations(scheme_name: str) -> dict[str, Operations]:
+    """The energy-model operations each side of one key exchange of ``scheme_name`` performs
+    (``{"emitter": …, "receiver": …}``), as the state machines above log them: one exchange run
+    in memory (psk-* with a throw-away key). For agents that do the exchange elsewhere (the
+    native agent) and log only its timing: the protocol fixes the operations."""
+    psk = bytes(PSK_MIN_BYTES * 2)
+    receiver = ReceiverKeyExchange(scheme_name, psk)
+    emitter = EmitterKeyExchange(scheme_name, psk)
+    ready, _ = receiver.on_emitter_message(emitter.on_receiver_hello(receiver.hello()))
+    emitter.on_ready(ready)
+    return {"emitter": emitter.operations(), "receiver": receiver.operations()}

@@ -11,6 +11,8 @@ import pytest
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.native import Footprint, translate
 from iotsecbench.agents.records import read_records
+from iotsecbench.security.key_establishment import EmitterKeyExchange, ReceiverKeyExchange
+from iotsecbench.security.schemes import get_scheme
 from iotsecbench.security.tls import parse_profile, verify_negotiated
 from iotsecbench.security.tls.stacks import group_ids, stack_problem, suite_ids, suite_name
 
@@ -26,7 +28,12 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "native"
         ("mbedtls", "tls1.3/x25519/ecdsa-p256", "none", "speaks TLS 1.2 only"),
         ("mbedtls", "tls1.2/ed25519", "none", "no Ed25519"),
         ("wolfssl", "tls1.2/rsa2048/resume", "none", "does not resume"),
-        ("wolfssl", None, "ecdh-p256-aes128-gcm", "no payload scheme yet"),
+        ("wolfssl", None, "ecdh-p256-aes128-gcm", None),
+        ("mbedtls", "tls1.2/x25519/ecdsa-p256", "psk-chacha20-poly1305", None),
+        ("mbedtls", None, "x25519-aes128-cbc", None),
+        ("wolfssl", None, "rsa-oaep-aes128-gcm", "not rsa-oaep-aes128-gcm"),
+        ("mbedtls", None, "x25519-ascon128v12", "not x25519-ascon128v12"),
+        ("mbedtls", None, "ecdh-p256", "not ecdh-p256"),
         ("mbedtls", None, "none", None),
         ("boringssl", None, "none", "unknown TLS stack"),
     ],
@@ -120,3 +127,31 @@ def test_completed_records_carry_what_the_python_agents_log() -> None:
     # The profile asks for P-256: the check fails the run, naming the difference.
     wrong = AgentConfig(**{**config.__dict__, "fault": "expect-group=secp256r1"})
     assert "secp256r1" in str(translate.complete(records, wrong, Footprint(1, 1, 1))[1])
+
+
+def test_a_native_schemes_operations_are_the_python_agents() -> None:
+    """The native agent times its key exchange and seals; the operations the energy model
+    prices are the protocol's, the very lists the Python agents log."""
+    scheme = "x25519-aes128-gcm"
+    config = AgentConfig(
+        role="emitter", run_id="r", configuration=scheme, host="h", port=1, username="u",
+        password="p", topic_prefix="iotsb/r", payload_bytes=256, qos=1, stack="mbedtls",
+    )  # fmt: skip
+    records = [
+        {"type": "handshake", "phase": "key_exchange", "t_start_ns": 5, "t_end_ns": 9},
+        {"type": "message", "seq": 0, "payload_bytes": 256, "wire_bytes": 282,
+         "t_created_ns": 10, "t_sealed_ns": 11, "t_published_ns": 12},
+    ]  # fmt: skip
+    completed, problem = translate.complete(records, config, Footprint(1, 2, 3))
+    operations = [(r["t_ns"], r["primitive"], r["amount"]) for r in completed[2:]
+                  if r["type"] == "operation"]  # fmt: skip
+    exchange, receiver = EmitterKeyExchange(scheme, None), ReceiverKeyExchange(scheme, None)
+    ready, _ = receiver.on_emitter_message(exchange.on_receiver_hello(receiver.hello()))
+    exchange.on_ready(ready)
+    assert problem is None
+    assert [(5, p, a) for p, a in exchange.operations()] == [
+        o for o in operations if o[0] == 5 and o[1] != "mqtt-packet"
+    ]
+    assert [(10, p, a) for p, a in get_scheme(scheme).seal_operations(256)] == [
+        o for o in operations if o[0] == 10
+    ]

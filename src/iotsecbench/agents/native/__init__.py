@@ -1,16 +1,23 @@
 """The native device agent (agent.c and its parts): built from the sources beside this file
-with Debian's gcc against Debian's mbedTLS 2.28 and wolfSSL 5.5, one program per *build*:
+with Debian's gcc against Debian's mbedTLS 2.28 and wolfSSL 5.5, one program per *build* — a
+stack and the parts a configuration needs, so each program's size is that configuration's
+static footprint:
 
-* ``plain``   — no TLS library linked: the MQTT client alone (plain configurations);
-* ``mbedtls`` — mbedTLS's static archives, with their ``calloc``/``free`` renamed to the
-  counting allocator of heap.c (Debian builds mbedTLS without ``MBEDTLS_PLATFORM_MEMORY``, so
-  its ``mbedtls_platform_set_calloc_free`` hook does not exist; the renaming is that hook,
-  applied at link time, and counts only the stack's own allocations);
-* ``wolfssl`` — wolfSSL's static archive; its heap is counted through ``wolfSSL_SetAllocators``.
+* ``plain`` — no cryptographic library linked: the MQTT client alone (plain configurations);
+* ``<stack>-tls`` — the TLS client (tls_<stack>.c) on ``mbedtls`` or ``wolfssl``;
+* ``<stack>-scheme`` — the payload schemes (scheme.c, exchange.c) on the stack's own crypto
+  (crypto_<stack>.c), over plain MQTT;
+* ``<stack>-tls-scheme`` — both.
+
+mbedTLS is linked from its static archives with their ``calloc``/``free`` renamed to the
+counting allocator of heap.c (Debian builds mbedTLS without ``MBEDTLS_PLATFORM_MEMORY``, so its
+``mbedtls_platform_set_calloc_free`` hook does not exist; the renaming is that hook, applied at
+link time, and counts only the stack's own allocations); wolfSSL from its static archive, its
+heap counted through ``wolfSSL_SetAllocators``.
 
 Programs are cached under ``$XDG_CACHE_HOME/iotsecbench/native/<hash>/`` (``~/.cache``), the
 hash covering the sources, the commands and the libraries' versions, so an edit or an upgrade
-rebuilds and a checkout never runs a stale agent. ``scripts/setup.sh`` builds all three
+rebuilds and a checkout never runs a stale agent. ``scripts/setup.sh`` builds them all
 (``python -m iotsecbench.agents.native``); a run builds what is missing. A missing compiler or
 library is one line and exit 3 (``EnvironmentProblem``).
 """
@@ -42,6 +49,7 @@ COMMON_SOURCES = (
     "filler.c",
     "transcript.c",
 )
+SCHEME_SOURCES = ("scheme.c", "exchange.c")
 CFLAGS = (
     "-O2",
     "-std=gnu11",
@@ -51,23 +59,50 @@ CFLAGS = (
     "-Wno-format-zero-length",
 )
 LIBRARY_DIR = Path("/usr/lib/x86_64-linux-gnu")
-BUILDS = ("plain", "mbedtls", "wolfssl")
-# What each build needs from Debian (the one line a missing piece prints).
+PLAIN = "plain"
+_PARTS = ("tls", "scheme", "tls-scheme")
+BUILDS = (PLAIN, *(f"{stack}-{parts}" for stack in ("mbedtls", "wolfssl") for parts in _PARTS))
+# What each stack needs from Debian (the one line a missing piece prints).
 PACKAGES = {
-    "plain": ("gcc", "libcjson-dev"),
+    "none": ("gcc", "libcjson-dev"),
     "mbedtls": ("gcc", "libcjson-dev", "libmbedtls-dev", "binutils"),
     "wolfssl": ("gcc", "libcjson-dev", "libwolfssl-dev"),
 }
 _HEADERS = {
-    "plain": ("cjson/cJSON.h",),
+    "none": ("cjson/cJSON.h",),
     "mbedtls": ("cjson/cJSON.h", "mbedtls/ssl.h"),
     "wolfssl": ("cjson/cJSON.h", "wolfssl/ssl.h"),
 }
+# The payload schemes need mbedTLS's crypto archive alone; TLS all three.
 _ARCHIVES = {
-    "plain": (),
+    "none": (),
     "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
     "wolfssl": ("libwolfssl.a",),
 }
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one program links: a stack ("none" for plain) and the parts it carries."""
+
+    stack: str
+    tls: bool
+    scheme: bool
+
+    @classmethod
+    def named(cls, name: str) -> Build:
+        if name not in BUILDS:
+            raise ValueError(f"unknown native build {name!r}")
+        if name == PLAIN:
+            return cls("none", False, False)
+        stack, _, parts = name.partition("-")
+        return cls(stack, "tls" in parts.split("-"), "scheme" in parts.split("-"))
+
+    @property
+    def archives(self) -> tuple[str, ...]:
+        if self.stack == "mbedtls" and not self.tls:
+            return ("libmbedcrypto.a",)
+        return _ARCHIVES[self.stack]
 
 
 @dataclass(frozen=True)
@@ -89,31 +124,35 @@ class Footprint:
         return self.data_bytes + self.bss_bytes
 
 
-def build_for(stack: str, tls: bool) -> str:
+def build_for(stack: str, *, tls: bool, scheme: bool) -> str:
     """The build a run needs: a plain configuration runs the plain build whatever the stack
-    (its footprint is the MQTT client alone), a TLS one the stack's."""
-    return stack if tls else "plain"
+    (its footprint is the MQTT client alone), others the stack's build with TLS, the payload
+    scheme or both."""
+    if not (tls or scheme):
+        return PLAIN
+    return f"{stack}-{'-'.join(part for part, on in (('tls', tls), ('scheme', scheme)) if on)}"
 
 
 def problem(build: str) -> str | None:
     """Why ``build`` cannot be made on this machine (one line naming the Debian packages), or
     None when it can."""
+    parts = Build.named(build)
     missing = []
     if shutil.which("gcc") is None:
         missing.append("gcc")
-    if build == "mbedtls" and shutil.which("objcopy") is None:
+    if parts.stack == "mbedtls" and shutil.which("objcopy") is None:
         missing.append("objcopy")
-    for header in _HEADERS[build]:
+    for header in _HEADERS[parts.stack]:
         if not Path("/usr/include", header).exists():
             missing.append(header)
-    for archive in _ARCHIVES[build]:
+    for archive in parts.archives:
         if not (LIBRARY_DIR / archive).exists():
             missing.append(archive)
     if not missing:
         return None
     return (
         f"the native {build} agent cannot be built: {', '.join(missing)} missing "
-        f"(apt-get install {' '.join(PACKAGES[build])}, or run scripts/setup.sh)"
+        f"(apt-get install {' '.join(PACKAGES[parts.stack])}, or run scripts/setup.sh)"
     )
 
 
@@ -124,13 +163,18 @@ def _cache_root() -> Path:
 
 def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
     """What builds ``build`` into ``out``: for mbedTLS the renamed archives first."""
-    sources = [str(SOURCE_DIR / name) for name in (*COMMON_SOURCES, f"tls_{build}.c")]
-    if build == "plain":
-        sources[-1] = str(SOURCE_DIR / "tls_none.c")
+    parts = Build.named(build)
+    names = [
+        *COMMON_SOURCES,
+        f"stack_{parts.stack}.c",
+        f"tls_{parts.stack if parts.tls else 'none'}.c",
+        *((*SCHEME_SOURCES, f"crypto_{parts.stack}.c") if parts.scheme else ("scheme_none.c",)),
+    ]
+    sources = [str(SOURCE_DIR / name) for name in names]
     libraries: list[str] = []
     commands: list[list[str]] = []
-    if build == "mbedtls":
-        for archive in _ARCHIVES["mbedtls"]:
+    if parts.stack == "mbedtls":
+        for archive in parts.archives:
             commands.append(
                 [
                     "objcopy",
@@ -140,8 +184,8 @@ def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
                     str(archives / archive),
                 ]
             )
-        libraries = [f"-L{archives}", "-lmbedtls", "-lmbedx509", "-lmbedcrypto"]
-    elif build == "wolfssl":
+        libraries = [f"-L{archives}", *(f"-l{a[3:-2]}" for a in parts.archives)]
+    elif parts.stack == "wolfssl":
         libraries = [str(LIBRARY_DIR / "libwolfssl.a")]
     commands.append(
         ["gcc", *CFLAGS, *sources, *libraries, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
@@ -154,7 +198,7 @@ def _fingerprint(build: str) -> str:
     digest = hashlib.sha256(build.encode())
     for path in sorted(SOURCE_DIR.glob("*.[ch]")):
         digest.update(path.name.encode() + path.read_bytes())
-    for archive in _ARCHIVES[build]:
+    for archive in Build.named(build).archives:
         stat = (LIBRARY_DIR / archive).stat()  # a library upgrade rebuilds
         digest.update(f"{archive}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     digest.update(repr(_commands(build, Path("out"), Path("lib"))).encode())
@@ -163,8 +207,6 @@ def _fingerprint(build: str) -> str:
 
 def binary(build: str) -> Path:
     """The agent program of ``build``, built now if this checkout has not built it yet."""
-    if build not in BUILDS:
-        raise ValueError(f"unknown native build {build!r}")
     why = problem(build)
     if why is not None:
         raise EnvironmentProblem(why)

@@ -7,14 +7,17 @@
  * contract): JSON-lines records of the same types on the same CLOCK_MONOTONIC, 10 Hz samples,
  * handshake phases tcp_connect / tls_handshake / mqtt_connect, "READY" on stdout when the
  * receiver has subscribed, exit 0 on success and 1 with an error record on failure. The
- * payload is the plaintext of docs/wire-format.md (scheme "none"): seq | t_created | filler.
+ * payload is the plaintext of docs/wire-format.md — seq | t_created | filler — sealed by the
+ * configuration's payload scheme when it has one (scheme.c, exchange.c).
  * What the Python agents log for the energy model (operations) and the negotiated TLS
  * parameters are derived from these records by the runner (agents/native/__init__.py), with
  * the same code as for OpenSSL. */
 #define _GNU_SOURCE
 #include "agent.h"
 #include "records.h"
+#include "stack.h"
 #include "sampler.h"
+#include "scheme.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -91,8 +94,17 @@ static void read_config(const char *path)
         die("role must be emitter, receiver or connect, got %s", cfg.role);
     if (strcmp(text(root, "transport", true), "mqtt") != 0)
         die("the native agent speaks the mqtt transport only");
-    /* The runner admits only scheme "none" here: plain MQTT or TLS alone. */
     cfg.configuration = text(root, "configuration", true);
+    cfg.scheme = scheme_select(cfg.configuration); /* dies on a scheme this build lacks */
+    const char *psk_file = text(root, "psk_file", false);
+    if (psk_file != NULL) {
+        FILE *key = fopen(psk_file, "rb");
+        cfg.psk_len = key ? fread(cfg.psk, 1, sizeof cfg.psk, key) : 0;
+        if (key != NULL)
+            fclose(key);
+        if (cfg.psk_len < 16)
+            die("cannot read a pre-shared key of at least 16 bytes from %s", psk_file);
+    }
     cfg.host = text(root, "host", true);
     cfg.port = (int)number(root, "port");
     cfg.username = text(root, "username", true);
@@ -155,12 +167,13 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
     on_failure = finish;
+    stack_init(); /* before anything allocates: wolfSSL counts its heap from here */
     read_config(argv[2]);
     char configuration[300];
     event("agent_start", "\"role\":\"%s\",\"configuration\":%s,\"stack\":\"%s\","
-          "\"stack_version\":\"%s\"", cfg.role,
-          json_quote(configuration, sizeof configuration, cfg.configuration), tls_stack(),
-          tls_stack_version());
+          "\"stack_version\":\"%s\",\"scheme\":\"%s\"", cfg.role,
+          json_quote(configuration, sizeof configuration, cfg.configuration), stack_name(),
+          stack_version(), cfg.scheme ? scheme_name() : "none");
     sampler_start();
     if (strcmp(cfg.role, "emitter") == 0)
         emit();

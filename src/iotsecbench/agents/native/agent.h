@@ -1,6 +1,7 @@
 /* What the parts of the native agent share (state.c: configuration and connection state,
- * failure; connection.c: the broker connection and its phases; roles.c: the emitter and
- * receiver; agent.c: reading the configuration, main). */
+ * failure; connection.c: the broker connection and its phases; exchange.c: the payload
+ * scheme's key exchange; roles.c: the emitter and receiver; agent.c: reading the
+ * configuration, main). */
 #ifndef IOTSB_AGENT_H
 #define IOTSB_AGENT_H
 
@@ -24,6 +25,9 @@ struct config {
     double rate_hz, duration_s, connect_timeout_s, drain_s;
     uint64_t seed;
     bool tcp_nodelay, saturating, tls;
+    bool scheme;             /* a payload scheme (scheme.c) protects the messages */
+    uint8_t psk[64];         /* psk-* schemes: the run's pre-shared key (psk_file) */
+    size_t psk_len;
     struct tls_options tls_options;
     uint16_t suites[64], groups[4];
 };
@@ -47,6 +51,9 @@ extern void (*on_failure)(int status);   /* what die() calls before exit(1): mai
 void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
 void event(const char *kind, const char *detail_fmt, ...) __attribute__((format(printf, 2, 3)));
 void counter(const char *name, long long value);
+/* The payload scheme a configuration name carries ("tls1.2+x25519-aes128-gcm" ->
+ * "x25519-aes128-gcm"), or NULL for a transport alone (security/configuration.py's grammar). */
+const char *configuration_scheme(const char *configuration);
 
 /* connection.c */
 void connect_broker(void);     /* TCP connect, TLS handshake, CONNECT -> CONNACK: the phases */
@@ -55,9 +62,22 @@ int next_packet(struct mqtt_packet *p, int timeout_ms); /* 1 with *p, 0 on timeo
 void packet_done(const struct mqtt_packet *p);
 uint16_t next_packet_id(void);
 void keep_alive(void);         /* PINGREQ after half the keep-alive without sending */
-void take_pingresp(const struct mqtt_packet *p); /* its answer; any other packet: die */
+/* A packet the caller does not consume: PINGRESP, a PUBACK nobody waits for, a PUBLISH on a
+ * topic the role does not read (acknowledged, dropped); anything else ends the agent. */
+void take_other(const struct mqtt_packet *p);
+bool topic_is(const struct mqtt_publish_in *m, const char *suffix); /* <topic_prefix>/suffix */
+size_t topic_publish(uint8_t *out, size_t cap, const char *suffix, const uint8_t *payload,
+                     size_t len, int qos, uint16_t id, bool retain);
+void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail);
 void disconnect_broker(void);  /* DISCONNECT, heap counters, close */
 void finish(int status);       /* DISCONNECT (on success), last sample, counters, close */
+
+/* exchange.c: the payload scheme's key exchange over MQTT */
+struct direction;
+struct direction *emitter_key_exchange(void);  /* the e2r keys, confirmed */
+void receiver_key_exchange_start(void);        /* hello, retained */
+struct direction *receiver_key_exchange(const struct mqtt_publish_in *m); /* NULL: refused */
+void receiver_key_exchange_end(void);          /* clear the retained hello */
 
 /* roles.c */
 void emit(void);

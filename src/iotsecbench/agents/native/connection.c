@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "heap.h"
 #include "records.h"
+#include "stack.h"
 #include "sampler.h"
 
 #include <errno.h>
@@ -109,13 +110,46 @@ uint16_t next_packet_id(void)
     return conn.next_id;
 }
 
-void take_pingresp(const struct mqtt_packet *p)
+void take_other(const struct mqtt_packet *p)
 {
     const char *why = NULL;
-    if (p->type != MQTT_PINGRESP)
+    struct mqtt_publish_in m;
+    uint16_t id;
+    int status;
+    switch (p->type) {
+    case MQTT_PINGRESP:
+        status = mqtt_parse_pingresp(p, &why);
+        break;
+    case MQTT_PUBACK: /* of a publish nobody waits for (the receiver's key-exchange messages) */
+        status = mqtt_parse_puback(p, &id, &why);
+        break;
+    case MQTT_PUBLISH: /* e.g. the cleared hello reaching an emitter still subscribed to it */
+        status = mqtt_parse_publish(p, &m, &why);
+        if (status == MQTT_OK && m.qos == 1) {
+            uint8_t ack[4];
+            send_all(ack, mqtt_puback(ack, sizeof ack, m.packet_id));
+        }
+        break;
+    default:
         die("malformed packet from the broker: unexpected packet type %d", p->type);
-    if (mqtt_parse_pingresp(p, &why) != MQTT_OK)
+    }
+    if (status != MQTT_OK)
         die("malformed packet from the broker: %s", why);
+}
+
+bool topic_is(const struct mqtt_publish_in *m, const char *suffix)
+{
+    size_t prefix = strlen(cfg.topic_prefix), n = strlen(suffix);
+    return m->topic_len == prefix + 1 + n && memcmp(m->topic, cfg.topic_prefix, prefix) == 0 &&
+           m->topic[prefix] == '/' && memcmp(m->topic + prefix + 1, suffix, n) == 0;
+}
+
+size_t topic_publish(uint8_t *out, size_t cap, const char *suffix, const uint8_t *payload,
+                     size_t len, int qos, uint16_t id, bool retain)
+{
+    char topic[300];
+    snprintf(topic, sizeof topic, "%s/%s", cfg.topic_prefix, suffix);
+    return mqtt_publish(out, cap, topic, payload, len, qos, id, retain);
 }
 
 void keep_alive(void)
@@ -126,7 +160,7 @@ void keep_alive(void)
     }
 }
 
-static void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail)
+void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail)
 {
     record("handshake",
            "\"phase\":\"%s\",\"t_start_ns\":%" PRId64 ",\"t_end_ns\":%" PRId64
@@ -150,7 +184,7 @@ static void write_transcript(void)
     char name[200];
     record("tls_transcript", "\"t_ns\":%" PRId64 ",\"stack\":\"%s\",\"stack_version\":\"%s\","
            "\"version\":\"%s\",\"suite\":%u,\"suite_name\":%s,\"cipher_bits\":%d,\"resumed\":%s",
-           now_ns(), tls_stack(), tls_stack_version(),
+           now_ns(), stack_name(), stack_version(),
            r.version, r.suite, json_quote(name, sizeof name, r.suite_name), r.cipher_bits,
            r.resumed ? "true" : "false");
     /* The messages and the chain are long: one line each, hex, after the summary line. */
@@ -232,7 +266,7 @@ void connect_broker(void)
                  (uint64_t)(after.tcpi_bytes_received - before.tcpi_bytes_received),
                  after.tcpi_segs_out - before.tcpi_segs_out,
                  after.tcpi_segs_in - before.tcpi_segs_in,
-                 after.tcpi_total_retrans - before.tcpi_total_retrans, tls_stack(), heap.peak);
+                 after.tcpi_total_retrans - before.tcpi_total_retrans, stack_name(), heap.peak);
         phase("tls_handshake", t0, t1, cpu1 - cpu0, detail);
         counter("tls_heap_handshake_peak_bytes", (long long)heap.peak);
         ready = now_ns();
@@ -279,11 +313,13 @@ void disconnect_broker(void)
     else
         send(conn.fd, packet, n, MSG_NOSIGNAL);
     sampler_set_socket(-1);
-    if (conn.tls != NULL) {
+    if (conn.tls != NULL || cfg.scheme) {
         struct heap_use heap = heap_use();
         counter("tls_heap_steady_bytes", (long long)heap.current);
         counter("tls_heap_publishing_peak_bytes", (long long)heap.peak);
         counter("tls_heap_allocations", (long long)heap.allocations);
+    }
+    if (conn.tls != NULL) {
         tls_close(conn.tls);
         conn.tls = NULL;
     }

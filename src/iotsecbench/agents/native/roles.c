@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "filler.h"
 #include "records.h"
+#include "scheme.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -12,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static size_t topic_publish(uint8_t *out, size_t cap, const char *suffix, const uint8_t *payload,
-                            size_t len, int qos, uint16_t id)
-{
-    char topic[300];
-    snprintf(topic, sizeof topic, "%s/%s", cfg.topic_prefix, suffix);
-    return mqtt_publish(out, cap, topic, payload, len, qos, id, false);
-}
 
 static uint16_t awaiting[MAX_INFLIGHT + 1]; /* QoS 1 packet ids not yet acknowledged; 0 = free */
 static long unacknowledged;
@@ -62,7 +55,7 @@ static void take_acks(int timeout_ms)
                 die("malformed packet from the broker: %s", why);
             acknowledge(id);
         } else {
-            take_pingresp(&p);
+            take_other(&p);
         }
         packet_done(&p);
         timeout_ms = 0;
@@ -87,12 +80,15 @@ static void fault_at(long seq)
 void emit(void)
 {
     connect_broker();
+    struct direction *e2r = cfg.scheme ? emitter_key_exchange() : NULL;
     long planned = cfg.saturating ? -1 : lround(cfg.duration_s * cfg.rate_hz);
     if (planned == 0)
         planned = 1;
     size_t plaintext_len = (size_t)cfg.payload_bytes;
-    uint8_t *plaintext = malloc(plaintext_len), *packet = malloc(plaintext_len + 512);
-    if (plaintext == NULL || packet == NULL)
+    size_t packet_cap = plaintext_len + SCHEME_MAX_OVERHEAD + 512;
+    uint8_t *plaintext = malloc(plaintext_len), *packet = malloc(packet_cap);
+    uint8_t *sealed = cfg.scheme ? malloc(plaintext_len + SCHEME_MAX_OVERHEAD) : plaintext;
+    if (plaintext == NULL || packet == NULL || sealed == NULL)
         die("out of memory");
     iotsb_filler(cfg.seed, plaintext + 16, plaintext_len - 16);
     int64_t period = llround(1e9 / cfg.rate_hz), start = now_ns();
@@ -114,10 +110,14 @@ void emit(void)
             plaintext[i] = (uint8_t)((uint64_t)seq >> (56 - 8 * i));
             plaintext[8 + i] = (uint8_t)((uint64_t)t_created >> (56 - 8 * i));
         }
+        size_t wire_bytes = e2r ? scheme_seal(e2r, plaintext, plaintext_len, sealed)
+                                : plaintext_len;
+        if (wire_bytes == 0)
+            die("sealing message %ld failed", seq);
         int64_t seal_cpu = thread_cpu_ns() - cpu0, t_sealed = now_ns();
         uint16_t id = cfg.qos ? next_packet_id() : 0;
-        size_t n = topic_publish(packet, plaintext_len + 512, "data", plaintext, plaintext_len,
-                                 cfg.qos, id);
+        size_t n = topic_publish(packet, packet_cap, "data", sealed, wire_bytes, cfg.qos, id,
+                                 false);
         if (n == 0)
             die("topic too long for MQTT");
         if (cfg.qos)
@@ -127,7 +127,7 @@ void emit(void)
         record("message",
                "\"seq\":%ld,\"payload_bytes\":%ld,\"wire_bytes\":%zu,\"t_created_ns\":%" PRId64
                ",\"t_sealed_ns\":%" PRId64 ",\"t_published_ns\":%" PRId64 ",\"seal_cpu_ns\":%" PRId64,
-               seq, cfg.payload_bytes, plaintext_len, t_created, t_sealed, t_published, seal_cpu);
+               seq, cfg.payload_bytes, wire_bytes, t_created, t_sealed, t_published, seal_cpu);
         sent++;
         if (cfg.saturating)
             take_acks(0);
@@ -143,12 +143,14 @@ void emit(void)
     unacknowledged = 0;
     uint16_t id = next_packet_id();
     await_ack(id);
-    send_all(packet, topic_publish(packet, plaintext_len + 512, "ctl/end", (uint8_t *)end,
-                                   (size_t)len, 1, id));
+    send_all(packet, topic_publish(packet, packet_cap, "ctl/end", (uint8_t *)end, (size_t)len, 1,
+                                   id, false));
     int64_t end_deadline = now_ns() + llround(cfg.connect_timeout_s * 1e9);
     while (awaited(id) && now_ns() < end_deadline)
         take_acks(100);
     counter("messages_sent", sent);
+    if (sealed != plaintext)
+        free(sealed);
     free(plaintext);
     free(packet);
 }
@@ -180,23 +182,56 @@ static bool mark_delivered(uint64_t seq)
     return seen;
 }
 
+static struct direction *e2r; /* the session's keys, once the exchange is done */
+static uint8_t *opened;        /* the plaintext of the message being opened */
+static size_t opened_cap;
+
+static void reject(int counter_index, const char *reason, int64_t t_arrived, size_t bytes)
+{
+    counts[counter_index]++;
+    event("rejected", "\"reason\":\"%s\",\"t_arrived_ns\":%" PRId64 ",\"bytes\":%zu", reason,
+          t_arrived, bytes);
+}
+
 static void on_data(const struct mqtt_publish_in *m, int64_t t_arrived)
 {
     counts[RECEIVED]++;
     int64_t cpu0 = thread_cpu_ns();
-    if (m->payload_len < 16) {
-        counts[MALFORMED]++;
-        event("rejected", "\"reason\":\"malformed\",\"t_arrived_ns\":%" PRId64 ",\"bytes\":%zu",
-              t_arrived, m->payload_len);
-        return;
+    const uint8_t *plaintext = m->payload;
+    size_t plaintext_len = m->payload_len;
+    if (cfg.scheme) {
+        if (e2r == NULL)
+            return reject(MALFORMED, "no session key yet", t_arrived, m->payload_len);
+        if (opened_cap < m->payload_len) {
+            free(opened);
+            opened_cap = m->payload_len;
+            if ((opened = malloc(opened_cap)) == NULL)
+                die("out of memory");
+        }
+        switch (scheme_open(e2r, m->payload, m->payload_len, opened, &plaintext_len)) {
+        case OPEN_OK:
+            plaintext = opened;
+            break;
+        case OPEN_AUTH:
+            return reject(AUTH_FAILURES, "auth_failures", t_arrived, m->payload_len);
+        case OPEN_MALFORMED:
+            return reject(MALFORMED, "malformed", t_arrived, m->payload_len);
+        default: /* a sequence number seen or too old: QoS 1 redelivery, or an attack */
+            return m->dup ? reject(DUPLICATES, "duplicates", t_arrived, m->payload_len)
+                          : reject(REPLAYS, "replays_rejected", t_arrived, m->payload_len);
+        }
     }
+    if (plaintext_len < 16)
+        return reject(MALFORMED, "malformed", t_arrived, m->payload_len);
     uint64_t seq = 0, created = 0;
     for (int i = 0; i < 8; i++) {
-        seq = seq << 8 | m->payload[i];
-        created = created << 8 | m->payload[8 + i];
+        seq = seq << 8 | plaintext[i];
+        created = created << 8 | plaintext[8 + i];
     }
     int64_t open_cpu = thread_cpu_ns() - cpu0, t_delivered = now_ns();
     if (mark_delivered(seq)) {
+        /* Schemes without replay protection pass repeats through; the application still
+         * must not deliver a message twice. */
         counts[DUPLICATES]++;
         return;
     }
@@ -209,24 +244,19 @@ static void on_data(const struct mqtt_publish_in *m, int64_t t_arrived)
            m->dup ? "true" : "false");
 }
 
-static bool topic_is(const struct mqtt_publish_in *m, const char *suffix)
-{
-    size_t prefix = strlen(cfg.topic_prefix), n = strlen(suffix);
-    return m->topic_len == prefix + 1 + n && memcmp(m->topic, cfg.topic_prefix, prefix) == 0 &&
-           m->topic[prefix] == '/' && memcmp(m->topic + prefix + 1, suffix, n) == 0;
-}
-
 void receive_messages(void)
 {
     connect_broker();
-    char data[300], end[300];
+    char data[300], end[300], key[300];
     snprintf(data, sizeof data, "%s/data", cfg.topic_prefix);
     snprintf(end, sizeof end, "%s/ctl/end", cfg.topic_prefix);
-    const char *topics[2] = {data, end};
-    int qos[2] = {cfg.qos, 1}, granted[2];
+    snprintf(key, sizeof key, "%s/kx/emitter", cfg.topic_prefix);
+    const char *topics[3] = {data, end, key};
+    int qos[3] = {cfg.qos, 1, 1}, granted[3];
+    size_t n_topics = cfg.scheme ? 3 : 2;
     uint8_t packet[1024];
     uint16_t id = next_packet_id();
-    send_all(packet, mqtt_subscribe(packet, sizeof packet, id, topics, qos, 2));
+    send_all(packet, mqtt_subscribe(packet, sizeof packet, id, topics, qos, n_topics));
     struct mqtt_packet p;
     if (!next_packet(&p, (int)(cfg.connect_timeout_s * 1000)))
         die("no SUBACK from the broker");
@@ -234,11 +264,16 @@ void receive_messages(void)
     size_t n_granted;
     const char *why = NULL;
     if (p.type != MQTT_SUBACK ||
-        mqtt_parse_suback(&p, &acked, granted, 2, &n_granted, &why) != MQTT_OK)
+        mqtt_parse_suback(&p, &acked, granted, 3, &n_granted, &why) != MQTT_OK)
         die("malformed packet from the broker: %s", why ? why : "expected SUBACK");
     packet_done(&p);
-    if (acked != id || n_granted != 2 || granted[0] == 0x80 || granted[1] == 0x80)
+    bool refused = acked != id || n_granted != n_topics;
+    for (size_t i = 0; i < n_granted; i++)
+        refused |= granted[i] == 0x80;
+    if (refused)
         die("subscribe failed: the broker refused a topic");
+    if (cfg.scheme)
+        receiver_key_exchange_start();
     printf("READY\n");
     fflush(stdout);
     long expected = -1;
@@ -256,6 +291,9 @@ void receive_messages(void)
                 die("malformed packet from the broker: %s", why);
             if (topic_is(&m, "data")) {
                 on_data(&m, t_arrived);
+            } else if (cfg.scheme && topic_is(&m, "kx/emitter")) {
+                struct direction *keys = receiver_key_exchange(&m);
+                e2r = keys ? keys : e2r;
             } else if (topic_is(&m, "ctl/end")) {
                 char body[64] = {0};
                 memcpy(body, m.payload, m.payload_len < 63 ? m.payload_len : 63);
@@ -272,10 +310,12 @@ void receive_messages(void)
                 send_all(ack, mqtt_puback(ack, sizeof ack, m.packet_id));
             }
         } else {
-            take_pingresp(&p);
+            take_other(&p);
         }
         packet_done(&p);
     }
+    if (cfg.scheme)
+        receiver_key_exchange_end();
     static const char *names[6] = {"messages_received", "messages_delivered", "duplicates",
                                    "auth_failures", "malformed", "replays_rejected"};
     for (int i = 0; i < 6; i++)

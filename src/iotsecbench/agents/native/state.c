@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct config cfg;
 struct connection conn = {.fd = -1};
@@ -46,3 +47,14 @@ void counter(const char *name, long long value)
     record("counters", "\"name\":\"%s\",\"value\":%lld", name, value);
 }
 
+
+const char *configuration_scheme(const char *configuration)
+{
+    const char *plus = strchr(configuration, '+');
+    const char *name = plus ? plus + 1 : configuration;
+    static const char *const transports[] = {"plain", "tls1.2", "tls1.3", "none"};
+    for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++)
+        if (strcmp(name, transports[i]) == 0)
+            return NULL;
+    return name;
+}

@@ -56,8 +56,6 @@ struct tls_result {
 
 struct tls;
 
-const char *tls_stack(void);         /* "mbedtls", "wolfssl" or "none" */
-const char *tls_stack_version(void);
 /* Handshakes over the connected socket fd; NULL with why set on failure. */
 struct tls *tls_connect(int fd, const struct tls_options *options, struct tls_transcript *t,
                         char *why, size_t why_cap);

@@ -31,9 +31,6 @@ struct tls {
     mbedtls_ecp_group_id curves[5];
 };
 
-const char *tls_stack(void) { return "mbedtls"; }
-const char *tls_stack_version(void) { return MBEDTLS_VERSION_STRING; }
-
 static int send_cb(void *context, const unsigned char *data, size_t len)
 {
     struct tls *tls = context;

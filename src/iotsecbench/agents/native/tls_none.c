@@ -1,16 +1,13 @@
-/* The plain build: no TLS stack linked, so its size is the MQTT client's alone. */
+/* Builds without TLS (plain, and the payload-scheme-only builds): no TLS client linked. */
 #include "tls.h"
 
 #include <stdio.h>
-
-const char *tls_stack(void) { return "none"; }
-const char *tls_stack_version(void) { return ""; }
 
 struct tls *tls_connect(int fd, const struct tls_options *options, struct tls_transcript *t,
                         char *why, size_t why_cap)
 {
     (void)fd, (void)options, (void)t;
-    snprintf(why, why_cap, "this agent was built without a TLS stack (the plain build)");
+    snprintf(why, why_cap, "this agent was built without TLS");
     return NULL;
 }
 

@@ -11,7 +11,6 @@
 
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
-#include <wolfssl/version.h>
 #include <wolfssl/wolfio.h>
 
 struct tls {
@@ -20,9 +19,6 @@ struct tls {
     WOLFSSL_CTX *ctx;
     WOLFSSL *ssl;
 };
-
-const char *tls_stack(void) { return "wolfssl"; }
-const char *tls_stack_version(void) { return LIBWOLFSSL_VERSION_STRING; }
 
 static int send_cb(WOLFSSL *ssl, char *data, int len, void *context)
 {
@@ -50,16 +46,6 @@ static int recv_cb(WOLFSSL *ssl, char *data, int len, void *context)
     return (int)n;
 }
 
-static void init_once(void)
-{
-    static int done;
-    if (!done) {
-        wolfSSL_SetAllocators(iotsb_tls_malloc, iotsb_tls_free, iotsb_tls_realloc);
-        wolfSSL_Init();
-        done = 1;
-    }
-}
-
 static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap)
 {
     int code = tls->ssl ? wolfSSL_get_error(tls->ssl, 0) : 0;
@@ -73,7 +59,6 @@ static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap
 struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcript *t, char *why,
                         size_t why_cap)
 {
-    init_once();
     struct tls *tls = iotsb_tls_calloc(1, sizeof *tls);
     if (tls == NULL) {
         snprintf(why, why_cap, "out of memory");

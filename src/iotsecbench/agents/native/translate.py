@@ -8,7 +8,9 @@ kinds of run reach the store in one vocabulary.
   mismatch fails the run, as a Python agent's check does.
 * ``operation`` — the energy model's inputs: MQTT packets per connection and message, the
   TLS handshake's public-key operations and each record's protection
-  (``handshake_operations``, ``record_operations``), at the instants the records give.
+  (``handshake_operations``, ``record_operations``), the payload scheme's key exchange
+  (``exchange_operations``) and each message's sealing or opening (``seal_operations``,
+  ``open_operations``), at the instants the records give.
 * ``counters`` — the program's static footprint (``size``), which only the runner knows.
 """
 
@@ -19,6 +21,8 @@ from typing import Any
 from iotsecbench.agents import wire
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.agents.native import Footprint
+from iotsecbench.security import resolve_configuration
+from iotsecbench.security.key_establishment import exchange_operations
 from iotsecbench.security.tls import (
     TlsProfile,
     handshake_operations,
@@ -102,9 +106,26 @@ def complete(
         subscribed = phases.get("mqtt_connect", {}).get("t_end_ns")
         if subscribed is not None:
             added.append(_operation(subscribed, "mqtt-packet", 2))  # SUBSCRIBE + SUBACK
+    scheme = resolve_configuration(config.configuration).scheme
+    if "key_exchange" in phases and scheme.key_establishment:
+        t_start = phases["key_exchange"]["t_start_ns"]
+        role = "emitter" if config.role == "emitter" else "receiver"
+        added += [_operation(t_start, p, a) for p, a in exchange_operations(scheme.name)[role]]
+        # hello, answer, confirmation and their PUBACKs; the emitter's own SUBSCRIBE + SUBACK
+        added.append(_operation(t_start, "mqtt-packet", 6 if role == "emitter" else 4))
     for message in (r for r in records if r.get("type") == "message"):
-        t_ns = message.get("t_sealed_ns", message.get("t_arrived_ns", 0))
+        sealed = "t_sealed_ns" in message
+        t_ns = message["t_sealed_ns"] if sealed else message.get("t_arrived_ns", 0)
         added.append(_operation(t_ns, "mqtt-packet", per_message))
+        crypto = (
+            scheme.seal_operations(config.payload_bytes)
+            if sealed
+            else scheme.open_operations(config.payload_bytes)
+        )
+        added += [
+            _operation(message.get("t_created_ns", t_ns) if sealed else t_ns, p, a)
+            for p, a in crypto
+        ]
         if tls is not None:
             packet = wire.publish_packet_bytes(data_topic, config.qos, int(message["wire_bytes"]))
             added += [_operation(t_ns, p, a) for p, a in record_operations(tls, packet)]

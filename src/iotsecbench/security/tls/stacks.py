@@ -32,6 +32,38 @@ TLS13_SUITE_IDS = {
     "TLS_AES_128_CCM_8_SHA256": 0x1305,
 }
 _GROUP_IDS = {name: code for code, name in GROUP_NAMES.items()}
+# The payload schemes the native agent implements on a stack's own crypto (agents/native/
+# scheme.c, its CIPHERS and AGREEMENTS): every combination of these key establishments and
+# ciphers, byte for byte as docs/wire-format.md.
+NATIVE_KEY_ESTABLISHMENTS = ("psk", "ecdh-p256", "x25519")
+NATIVE_CIPHERS = (
+    "aes128-cbc",
+    "aes128-gcm",
+    "aes256-gcm",
+    "aes128-ccm8",
+    "aes256-ccm8",
+    "aes128-ctr-hmac",
+    "aes256-ctr-hmac",
+    "aes128-cbc-hmac",
+    "aes256-cbc-hmac",
+    "chacha20-poly1305",
+)
+
+
+def _native_scheme_problem(stack: str, scheme: str) -> str | None:
+    """Why the native agent cannot carry payload scheme ``scheme`` (None: it can)."""
+    if scheme == "none":
+        return None
+    for establishment in NATIVE_KEY_ESTABLISHMENTS:
+        if scheme.startswith(f"{establishment}-"):
+            if scheme.removeprefix(f"{establishment}-") in NATIVE_CIPHERS:
+                return None
+            break
+    return (
+        f"the native {stack} agent carries the payload schemes "
+        f"{{{','.join(NATIVE_KEY_ESTABLISHMENTS)}}}-{{{','.join(NATIVE_CIPHERS)}}} only, "
+        f"not {scheme}: use one of those, or stack openssl"
+    )
 
 
 def stack_problem(
@@ -53,11 +85,9 @@ def stack_problem(
         return f"the native {stack} agent speaks MQTT only (transport {transport})"
     if qos > 1:
         return f"the native {stack} agent publishes at QoS 0 and 1 only"
-    if scheme != "none":
-        return (
-            f"the native {stack} agent carries no payload scheme yet ({scheme}): run it on "
-            "plain MQTT or TLS alone, or use stack openssl"
-        )
+    scheme_limit = _native_scheme_problem(stack, scheme)
+    if scheme_limit is not None:
+        return scheme_limit
     if profile is None:
         return None
     if profile.version not in _VERSIONS[stack]:

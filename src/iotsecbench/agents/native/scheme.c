@@ -1,0 +1,467 @@
+/* Payload schemes in C: see scheme.h. The layouts, labels and rejection rules are those of
+ * docs/wire-format.md; the tests open what this seals with the Python schemes and the other
+ * way round (tests/integration/test_native_schemes.py). */
+#include "scheme.h"
+
+#include "agent.h"
+#include "crypto.h"
+#include "stack.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WIRE_VERSION 1
+#define SEQ_BYTES 8
+#define SESSION_ID_BYTES 8
+#define SESSION_NONCE_BYTES 16
+#define CONFIRM_BYTES 32
+#define PSK_NONCE_BYTES 16
+#define PSK_MIN_BYTES 16
+#define WINDOW 64 /* RFC 4303 §3.4.3 */
+
+enum layout { AEAD, CTR_HMAC, CBC_HMAC, CBC_NO_MAC };
+
+struct cipher {
+    const char *name;
+    uint8_t id;             /* scheme_id on the wire */
+    enum layout layout;
+    enum cipher_kind kind;
+    size_t key_bytes, prefix_bytes, tag_bytes;
+};
+
+/* The ciphers of docs/wire-format.md a device stack provides (security/tls/stacks.py lists
+ * the same names for the runner's refusals). */
+static const struct cipher CIPHERS[] = {
+    {"aes128-cbc", 1, CBC_NO_MAC, CIPHER_CBC, 16, 4, 0},
+    {"aes128-gcm", 2, AEAD, CIPHER_GCM, 16, 4, 16},
+    {"aes256-gcm", 3, AEAD, CIPHER_GCM, 32, 4, 16},
+    {"aes128-ccm8", 4, AEAD, CIPHER_CCM, 16, 3, 8},
+    {"aes256-ccm8", 5, AEAD, CIPHER_CCM, 32, 3, 8},
+    {"aes128-ctr-hmac", 8, CTR_HMAC, CIPHER_CTR, 16, 4, 32},
+    {"aes256-ctr-hmac", 9, CTR_HMAC, CIPHER_CTR, 32, 4, 32},
+    {"aes128-cbc-hmac", 10, CBC_HMAC, CIPHER_CBC, 16, 4, 32},
+    {"aes256-cbc-hmac", 11, CBC_HMAC, CIPHER_CBC, 32, 4, 32},
+    {"chacha20-poly1305", 13, AEAD, CIPHER_CHACHAPOLY, 32, 4, 16},
+};
+
+enum kx { KX_PSK, KX_P256, KX_X25519 };
+static const struct {
+    const char *name;
+    enum kx kx;
+    size_t public_bytes; /* R and E */
+} AGREEMENTS[] = {
+    {"psk", KX_PSK, PSK_NONCE_BYTES},
+    {"ecdh-p256", KX_P256, 65},
+    {"x25519", KX_X25519, 32},
+};
+
+struct direction {
+    const char *label; /* "e2r", "r2e" */
+    struct crypto_key *key;
+    uint8_t mac_key[32], prefix[4], session_id[SESSION_ID_BYTES];
+    uint64_t next_seq;
+    bool sequence_spent; /* 2^64 messages sealed */
+    bool seen_any;       /* replay window: highest and the bitmap below it */
+    uint64_t highest, bitmap;
+};
+
+static struct {
+    char name[128];
+    const struct cipher *cipher;
+    size_t agreement; /* index into AGREEMENTS */
+    struct direction directions[2]; /* e2r, r2e */
+    /* the exchange in progress */
+    const uint8_t *psk;
+    size_t psk_len;
+    struct crypto_dh *dh;
+    uint8_t hello[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE], confirm_key[32];
+    size_t hello_len, reply_len;
+} s;
+
+bool scheme_select(const char *configuration)
+{
+    const char *name = configuration_scheme(configuration);
+    if (name == NULL)
+        return false;
+    for (size_t a = 0; a < sizeof AGREEMENTS / sizeof AGREEMENTS[0]; a++) {
+        size_t n = strlen(AGREEMENTS[a].name);
+        if (strncmp(name, AGREEMENTS[a].name, n) != 0 || name[n] != '-')
+            continue;
+        for (size_t c = 0; c < sizeof CIPHERS / sizeof CIPHERS[0]; c++)
+            if (strcmp(name + n + 1, CIPHERS[c].name) == 0 && strlen(name) < sizeof s.name) {
+                strcpy(s.name, name);
+                s.cipher = &CIPHERS[c];
+                s.agreement = a;
+                return true;
+            }
+    }
+    die("the native agent does not implement the payload scheme %s", name);
+}
+
+const char *scheme_name(void) { return s.name; }
+const char *scheme_agreement(void) { return AGREEMENTS[s.agreement].name; }
+
+/* -- key schedule ------------------------------------------------------------------------ */
+
+/* RFC 5869 HKDF-SHA256, extract then expand, length <= 255 * 32. */
+static int hkdf(const uint8_t *secret, size_t secret_len, const uint8_t *salt, size_t salt_len,
+                const char *info, uint8_t *out, size_t length)
+{
+    uint8_t prk[32], block[32];
+    struct crypto_part extract = {secret, secret_len};
+    if (crypto_hmac_sha256(salt, salt_len, &extract, 1, prk) != 0)
+        return -1;
+    size_t done = 0;
+    for (uint8_t i = 1; done < length; i++) {
+        struct crypto_part parts[3] = {
+            {block, i == 1 ? 0 : 32}, {(const uint8_t *)info, strlen(info)}, {&i, 1}};
+        if (crypto_hmac_sha256(prk, 32, parts, 3, block) != 0)
+            return -1;
+        size_t n = length - done < 32 ? length - done : 32;
+        memcpy(out + done, block, n);
+        done += n;
+    }
+    memset(prk, 0, sizeof prk);
+    memset(block, 0, sizeof block);
+    return 0;
+}
+
+/* Every key of the session from Z (docs/wire-format.md, "Key establishment"): the session id,
+ * per direction the cipher key, MAC key and nonce prefix, and the confirmation key. */
+static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter_public,
+                          const uint8_t *receiver_public, const uint8_t *session_nonce)
+{
+    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
+    uint8_t salt[2 * 65 + SESSION_NONCE_BYTES], key[32];
+    memcpy(salt, emitter_public, public_bytes);
+    memcpy(salt + public_bytes, receiver_public, public_bytes);
+    memcpy(salt + 2 * public_bytes, session_nonce, SESSION_NONCE_BYTES);
+    size_t salt_len = 2 * public_bytes + SESSION_NONCE_BYTES;
+    char info[200];
+#define DERIVE(direction, purpose, out, length)                                                \
+    (snprintf(info, sizeof info, "iotsb/v1/%s/%s/%s", s.name, direction, purpose),             \
+     hkdf(z, z_len, salt, salt_len, info, out, length))
+    uint8_t session_id[SESSION_ID_BYTES];
+    if (DERIVE("session", "id", session_id, sizeof session_id))
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        struct direction *d = &s.directions[i];
+        crypto_key_free(d->key);
+        memset(d, 0, sizeof *d);
+        d->label = i == 0 ? "e2r" : "r2e";
+        memcpy(d->session_id, session_id, sizeof session_id);
+        if (DERIVE(d->label, "enc", key, s.cipher->key_bytes) ||
+            DERIVE(d->label, "mac", d->mac_key, sizeof d->mac_key) ||
+            DERIVE(d->label, "nonce", d->prefix, s.cipher->prefix_bytes))
+            return -1;
+        d->key = crypto_key_new(s.cipher->kind, key, s.cipher->key_bytes);
+        memset(key, 0, sizeof key);
+        if (d->key == NULL)
+            return -1;
+    }
+    return DERIVE("r2e", "confirm", s.confirm_key, sizeof s.confirm_key);
+#undef DERIVE
+}
+
+/* Z for the agreement: the PSK, or the ECDH / X25519 result with the peer's public value. */
+static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
+{
+    if (AGREEMENTS[s.agreement].kx == KX_PSK) {
+        memcpy(z, s.psk, s.psk_len);
+        *z_len = s.psk_len;
+        return 0;
+    }
+    *z_len = 32;
+    int rc = crypto_dh_derive(s.dh, peer, AGREEMENTS[s.agreement].public_bytes, z);
+    crypto_dh_free(s.dh); /* the ephemeral key is no longer needed (forward secrecy) */
+    s.dh = NULL;
+    return rc;
+}
+
+/* R or E: a fresh public value (or PSK nonce) into out. */
+static int contribute(uint8_t *out)
+{
+    size_t len;
+    switch (AGREEMENTS[s.agreement].kx) {
+    case KX_PSK:
+        return stack_random(out, PSK_NONCE_BYTES);
+    case KX_P256:
+        s.dh = crypto_dh_new(AGREE_P256, out, &len);
+        return s.dh ? 0 : -1;
+    default:
+        s.dh = crypto_dh_new(AGREE_X25519, out, &len);
+        return s.dh ? 0 : -1;
+    }
+}
+
+static bool psk_ok(const uint8_t *psk, size_t psk_len)
+{
+    if (AGREEMENTS[s.agreement].kx != KX_PSK)
+        return true;
+    s.psk = psk;
+    s.psk_len = psk_len;
+    return psk != NULL && psk_len >= PSK_MIN_BYTES && psk_len <= 64;
+}
+
+static int confirmation(uint8_t tag[CONFIRM_BYTES])
+{
+    struct crypto_part transcript[2] = {{s.hello, s.hello_len}, {s.reply, s.reply_len}};
+    return crypto_hmac_sha256(s.confirm_key, sizeof s.confirm_key, transcript, 2, tag);
+}
+
+static bool equal(const uint8_t *a, const uint8_t *b, size_t n) /* constant time */
+{
+    uint8_t diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= a[i] ^ b[i];
+    return diff == 0;
+}
+
+size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
+{
+    if (!psk_ok(psk, psk_len) || contribute(s.hello + 1) != 0)
+        return 0;
+    s.hello[0] = WIRE_VERSION;
+    s.hello_len = 1 + AGREEMENTS[s.agreement].public_bytes;
+    memcpy(out, s.hello, s.hello_len);
+    return s.hello_len;
+}
+
+size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
+                          struct direction **e2r, const char **why)
+{
+    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
+    if (s.hello_len == 0 || s.reply_len != 0)
+        return *why = "unexpected emitter message", 0;
+    if (len != 1 + SESSION_NONCE_BYTES + public_bytes || message[0] != WIRE_VERSION)
+        return *why = "emitter message of the wrong size or version", 0;
+    const uint8_t *emitter_public = message + 1 + SESSION_NONCE_BYTES;
+    if (equal(emitter_public, s.hello + 1, public_bytes))
+        return *why = "emitter public key equals the receiver's (reflection)", 0;
+    uint8_t z[64];
+    size_t z_len;
+    if (shared_secret(emitter_public, z, &z_len) != 0)
+        return *why = "emitter public key is invalid", 0;
+    int rc = derive_session(z, z_len, emitter_public, s.hello + 1, message + 1);
+    memset(z, 0, sizeof z);
+    memcpy(s.reply, message, len);
+    s.reply_len = len;
+    ready[0] = WIRE_VERSION;
+    if (rc != 0 || confirmation(ready + 1) != 0)
+        return *why = "key derivation failed", 0;
+    *e2r = &s.directions[0];
+    return 1 + CONFIRM_BYTES;
+}
+
+size_t kx_emitter_answer(const uint8_t *psk, size_t psk_len, const uint8_t *hello, size_t len,
+                         uint8_t *reply, const char **why)
+{
+    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
+    if (!psk_ok(psk, psk_len))
+        return *why = "a psk-* scheme needs a pre-shared key of at least 16 bytes", 0;
+    if (len != 1 + public_bytes || hello[0] != WIRE_VERSION)
+        return *why = "receiver hello of the wrong size or version", 0;
+    memcpy(s.hello, hello, len);
+    s.hello_len = len;
+    s.reply[0] = WIRE_VERSION;
+    uint8_t *nonce = s.reply + 1, *emitter_public = s.reply + 1 + SESSION_NONCE_BYTES;
+    uint8_t z[64];
+    size_t z_len;
+    if (contribute(emitter_public) != 0)
+        return *why = "key generation failed", 0;
+    if (shared_secret(hello + 1, z, &z_len) != 0)
+        return *why = "receiver public key is invalid", 0;
+    int rc = stack_random(nonce, SESSION_NONCE_BYTES);
+    if (rc == 0)
+        rc = derive_session(z, z_len, emitter_public, hello + 1, nonce);
+    memset(z, 0, sizeof z);
+    if (rc != 0)
+        return *why = "key derivation failed", 0;
+    s.reply_len = 1 + SESSION_NONCE_BYTES + public_bytes;
+    memcpy(reply, s.reply, s.reply_len);
+    return s.reply_len;
+}
+
+bool kx_emitter_confirm(const uint8_t *ready, size_t len, struct direction **e2r,
+                        const char **why)
+{
+    uint8_t tag[CONFIRM_BYTES];
+    if (s.reply_len == 0)
+        return *why = "unexpected key confirmation", false;
+    if (len != 1 + CONFIRM_BYTES || ready[0] != WIRE_VERSION)
+        return *why = "key confirmation of the wrong size or version", false;
+    if (confirmation(tag) != 0 || !equal(tag, ready + 1, CONFIRM_BYTES))
+        return *why = "key confirmation does not verify", false;
+    *e2r = &s.directions[0]; /* released only now: the receiver derived the same keys */
+    return true;
+}
+
+/* -- framing ------------------------------------------------------------------------------ */
+
+static size_t header_bytes(void) { return s.cipher->layout == CBC_NO_MAC ? 2 : 2 + SEQ_BYTES; }
+
+/* aad = header || session_id || direction (the last two not sent) */
+static size_t aad(const struct direction *d, const uint8_t *header, uint8_t *out)
+{
+    size_t n = header_bytes();
+    memcpy(out, header, n);
+    memcpy(out + n, d->session_id, SESSION_ID_BYTES);
+    memcpy(out + n + SESSION_ID_BYTES, d->label, 3);
+    return n + SESSION_ID_BYTES + 3;
+}
+
+/* nonce_prefix || seq (AEAD nonce; the CTR block adds four zero bytes) */
+static size_t counter_nonce(const struct direction *d, const uint8_t *seq, uint8_t *out)
+{
+    memcpy(out, d->prefix, s.cipher->prefix_bytes);
+    memcpy(out + s.cipher->prefix_bytes, seq, SEQ_BYTES);
+    return s.cipher->prefix_bytes + SEQ_BYTES;
+}
+
+static int mac(const struct direction *d, const uint8_t *aad_bytes, size_t aad_len,
+               const uint8_t *body, size_t body_len, uint8_t out[32])
+{
+    struct crypto_part parts[2] = {{aad_bytes, aad_len}, {body, body_len}};
+    return crypto_hmac_sha256(d->mac_key, sizeof d->mac_key, parts, 2, out);
+}
+
+size_t scheme_seal(struct direction *d, const uint8_t *plaintext, size_t len, uint8_t *out)
+{
+    const struct cipher *c = s.cipher;
+    out[0] = WIRE_VERSION;
+    out[1] = c->id;
+    if (c->layout != CBC_NO_MAC) {
+        if (d->sequence_spent)
+            return 0; /* 2^64 messages: a new key exchange is needed, never a reused nonce */
+        for (int i = 0; i < SEQ_BYTES; i++)
+            out[2 + i] = (uint8_t)(d->next_seq >> (56 - 8 * i));
+        d->sequence_spent = ++d->next_seq == 0; /* burnt before encrypting */
+    }
+    size_t h = header_bytes();
+    uint8_t additional[2 + SEQ_BYTES + SESSION_ID_BYTES + 3], nonce[16] = {0};
+    size_t aad_len = aad(d, out, additional);
+    switch (c->layout) {
+    case AEAD: {
+        size_t nonce_len = counter_nonce(d, out + 2, nonce);
+        if (crypto_aead_seal(d->key, nonce, nonce_len, additional, aad_len, plaintext, len,
+                             out + h, out + h + len, c->tag_bytes) != 0)
+            return 0;
+        return h + len + c->tag_bytes;
+    }
+    case CTR_HMAC:
+        counter_nonce(d, out + 2, nonce); /* || 0 (4): the rest of the block */
+        if (crypto_aes_ctr(d->key, nonce, plaintext, out + h, len) != 0 ||
+            mac(d, additional, aad_len, out + h, len, out + h + len) != 0)
+            return 0;
+        return h + len + 32;
+    default: { /* CBC: random IV, PKCS#7 padding, then (CBC_HMAC) the MAC over IV || c */
+        uint8_t *iv = out + h, *body = iv + 16;
+        size_t pad = 16 - len % 16, padded = len + pad;
+        if (stack_random(iv, 16) != 0)
+            return 0;
+        memcpy(body, plaintext, len);
+        memset(body + len, (int)pad, pad);
+        if (crypto_aes_cbc(d->key, true, iv, body, body, padded) != 0)
+            return 0;
+        if (c->layout == CBC_NO_MAC)
+            return h + 16 + padded;
+        if (mac(d, additional, aad_len, iv, 16 + padded, body + padded) != 0)
+            return 0;
+        return h + 16 + padded + 32;
+    }
+    }
+}
+
+static enum open_result window_check(const struct direction *d, uint64_t seq)
+{
+    if (!d->seen_any || seq > d->highest)
+        return OPEN_OK;
+    uint64_t offset = d->highest - seq;
+    if (offset >= WINDOW)
+        return OPEN_TOO_OLD;
+    return (d->bitmap >> offset) & 1 ? OPEN_DUPLICATE : OPEN_OK;
+}
+
+static void window_accept(struct direction *d, uint64_t seq)
+{
+    if (!d->seen_any) {
+        d->seen_any = true;
+        d->highest = seq;
+        d->bitmap = 1;
+    } else if (seq > d->highest) {
+        uint64_t shift = seq - d->highest;
+        d->bitmap = shift < WINDOW ? d->bitmap << shift | 1 : 1;
+        d->highest = seq;
+    } else {
+        d->bitmap |= (uint64_t)1 << (d->highest - seq);
+    }
+}
+
+enum open_result scheme_open(struct direction *d, const uint8_t *message, size_t len,
+                             uint8_t *out, size_t *out_len)
+{
+    const struct cipher *c = s.cipher;
+    size_t h = header_bytes();
+    size_t explicit = c->layout == CBC_HMAC || c->layout == CBC_NO_MAC ? 16 : 0;
+    size_t min_body = c->layout == AEAD ? c->tag_bytes
+                      : c->layout == CTR_HMAC ? 32
+                      : c->layout == CBC_HMAC ? 16 + 32 : 16;
+    if (len < h + explicit + min_body)
+        return OPEN_MALFORMED;
+    if (message[0] != WIRE_VERSION || message[1] != c->id)
+        return OPEN_AUTH; /* not made by this scheme with these keys */
+    uint64_t seq = 0;
+    if (c->layout != CBC_NO_MAC) {
+        for (int i = 0; i < SEQ_BYTES; i++)
+            seq = seq << 8 | message[2 + i];
+        enum open_result replay = window_check(d, seq);
+        if (replay != OPEN_OK)
+            return replay; /* cheap rejection before any cryptography */
+    }
+    uint8_t additional[2 + SEQ_BYTES + SESSION_ID_BYTES + 3], nonce[16] = {0}, tag[32];
+    size_t aad_len = aad(d, message, additional);
+    const uint8_t *body = message + h + explicit;
+    size_t body_len = len - h - explicit;
+    switch (c->layout) {
+    case AEAD: {
+        size_t n = body_len - c->tag_bytes, nonce_len = counter_nonce(d, message + 2, nonce);
+        if (crypto_aead_open(d->key, nonce, nonce_len, additional, aad_len, body, n, out,
+                             body + n, c->tag_bytes) != 0)
+            return OPEN_AUTH;
+        *out_len = n;
+        break;
+    }
+    case CTR_HMAC: {
+        size_t n = body_len - 32;
+        if (mac(d, additional, aad_len, body, n, tag) != 0 || !equal(tag, body + n, 32))
+            return OPEN_AUTH; /* checked before decrypting */
+        counter_nonce(d, message + 2, nonce);
+        if (crypto_aes_ctr(d->key, nonce, body, out, n) != 0)
+            return OPEN_MALFORMED;
+        *out_len = n;
+        break;
+    }
+    default: {
+        size_t n = c->layout == CBC_HMAC ? body_len - 32 : body_len;
+        if (n % 16 != 0)
+            return OPEN_MALFORMED;
+        const uint8_t *iv = message + h;
+        if (c->layout == CBC_HMAC &&
+            (mac(d, additional, aad_len, iv, 16 + n, tag) != 0 || !equal(tag, body + n, 32)))
+            return OPEN_AUTH; /* before the padding is looked at: no padding oracle */
+        if (crypto_aes_cbc(d->key, false, iv, body, out, n) != 0)
+            return OPEN_MALFORMED;
+        uint8_t pad = out[n - 1];
+        bool padded = pad >= 1 && pad <= 16;
+        for (size_t i = 0; padded && i < pad; i++)
+            padded = out[n - 1 - i] == pad;
+        if (!padded)
+            return OPEN_MALFORMED;
+        *out_len = n - pad;
+    }
+    }
+    if (c->layout != CBC_NO_MAC)
+        window_accept(d, seq); /* only after the tag verified */
+    return OPEN_OK;
+}
