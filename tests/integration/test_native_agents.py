@@ -34,7 +34,7 @@ def test_every_stack_delivers_every_message_with_heap_and_footprint(
         "--duration", "1.5", "--reps", "1", "--out", str(out), "--quiet", "--no-report",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
-    assert "TLS heap handshake" in result.stdout and "flash text+data" in result.stdout
+    assert "heap TLS handshake" in result.stdout and "flash text+data" in result.stdout
     rows = stored_runs(
         out,
         "status, messages_sent, messages_delivered, stack, tls_version, "

@@ -51,8 +51,9 @@ GROUPS = (
         ),
     ),
     (
-        "The client's TLS stack (measured on this host with each row's stack: heap through "
-        "its allocator hooks, footprint = size of its x86-64 program; docs/native-agents.md)",
+        "The client's stack (measured on this host with each row's stack, for its TLS and "
+        "payload scheme: heap through its allocator hooks, footprint = size of its x86-64 "
+        "program; docs/native-agents.md)",
         (
             "tls_heap_handshake_kib",
             "tls_heap_steady_kib",

@@ -279,15 +279,16 @@ NATIVE_COLUMNS = (
         "tls_heap_steady_bytes",
         "BIGINT",
         "bytes",
-        "measured on this host with the native agent's stack: heap the emitter's TLS stack "
-        "held while publishing (at the end of the run, before closing)",
+        "measured on this host with the native agent's stack: heap the emitter's stack "
+        "library held while publishing, for its TLS and payload scheme (at the end of the "
+        "run, before closing; NULL on openssl and plain runs)",
     ),
     Column(
         "tls_heap_publishing_peak_bytes",
         "BIGINT",
         "bytes",
-        "measured on this host with the native agent's stack: most heap the emitter's TLS "
-        "stack held at once after the handshake",
+        "measured on this host with the native agent's stack: most heap the emitter's stack "
+        "library held at once after the handshake and the payload key exchange",
     ),
     Column(
         "footprint_text_bytes",
