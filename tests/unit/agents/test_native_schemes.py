@@ -134,3 +134,7 @@ def test_a_wrong_key_confirmation_input_is_refused(driver: Path) -> None:
     assert c("answer", hello.hex()).startswith("refused")  # a hello is not an answer (size)
     low_order = bytes([1]) + bytes(16) + bytes(32)  # u = 0: the all-zero result
     assert c("answer", low_order.hex()) == "refused emitter public key is invalid"
+    # A refused answer leaves the exchange open: the genuine one still gets its confirmation.
+    emitter = EmitterKeyExchange("x25519-aes128-gcm", None)
+    answer = emitter.on_receiver_hello(hello)
+    emitter.on_ready(c.bytes_of("answer", answer.hex()))

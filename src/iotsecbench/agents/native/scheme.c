@@ -173,10 +173,11 @@ static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
         return 0;
     }
     *z_len = 32;
-    int rc = crypto_dh_derive(s.dh, peer, AGREEMENTS[s.agreement].public_bytes, z);
+    if (s.dh == NULL || crypto_dh_derive(s.dh, peer, AGREEMENTS[s.agreement].public_bytes, z))
+        return -1; /* the key stays: a valid message may still come, as in Python */
     crypto_dh_free(s.dh); /* the ephemeral key is no longer needed (forward secrecy) */
     s.dh = NULL;
-    return rc;
+    return 0;
 }
 
 /* R or E: a fresh public value (or PSK nonce) into out. */
