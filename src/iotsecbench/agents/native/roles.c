@@ -161,6 +161,8 @@ static uint8_t *delivered; /* one byte per sequence number seen */
 static size_t delivered_cap;
 static long counts[6]; /* as COUNTERS in agents/receiver.py */
 enum { RECEIVED, DELIVERED, DUPLICATES, AUTH_FAILURES, MALFORMED, REPLAYS };
+static const char *const NAMES[6] = {"messages_received", "messages_delivered", "duplicates",
+                                     "auth_failures", "malformed", "replays_rejected"};
 
 static bool mark_delivered(uint64_t seq)
 {
@@ -200,29 +202,39 @@ static void on_data(const struct mqtt_publish_in *m, int64_t t_arrived)
     const uint8_t *plaintext = m->payload;
     size_t plaintext_len = m->payload_len;
     if (cfg.scheme) {
-        if (e2r == NULL)
-            return reject(MALFORMED, "no session key yet", t_arrived, m->payload_len);
+        if (e2r == NULL) {
+            reject(MALFORMED, "no session key yet", t_arrived, m->payload_len);
+            return;
+        }
         if (opened_cap < m->payload_len) {
             free(opened);
             opened_cap = m->payload_len;
             if ((opened = malloc(opened_cap)) == NULL)
                 die("out of memory");
         }
+        int refused = -1;
         switch (scheme_open(e2r, m->payload, m->payload_len, opened, &plaintext_len)) {
         case OPEN_OK:
             plaintext = opened;
             break;
         case OPEN_AUTH:
-            return reject(AUTH_FAILURES, "auth_failures", t_arrived, m->payload_len);
+            refused = AUTH_FAILURES;
+            break;
         case OPEN_MALFORMED:
-            return reject(MALFORMED, "malformed", t_arrived, m->payload_len);
-        default: /* a sequence number seen or too old: QoS 1 redelivery, or an attack */
-            return m->dup ? reject(DUPLICATES, "duplicates", t_arrived, m->payload_len)
-                          : reject(REPLAYS, "replays_rejected", t_arrived, m->payload_len);
+            refused = MALFORMED;
+            break;
+        default: /* a sequence number seen or too old: a QoS 1 redelivery, or an attack */
+            refused = m->dup ? DUPLICATES : REPLAYS;
+        }
+        if (refused >= 0) {
+            reject(refused, NAMES[refused], t_arrived, m->payload_len);
+            return;
         }
     }
-    if (plaintext_len < 16)
-        return reject(MALFORMED, "malformed", t_arrived, m->payload_len);
+    if (plaintext_len < 16) {
+        reject(MALFORMED, "malformed", t_arrived, m->payload_len);
+        return;
+    }
     uint64_t seq = 0, created = 0;
     for (int i = 0; i < 8; i++) {
         seq = seq << 8 | plaintext[i];
@@ -316,10 +328,8 @@ void receive_messages(void)
     }
     if (cfg.scheme)
         receiver_key_exchange_end();
-    static const char *names[6] = {"messages_received", "messages_delivered", "duplicates",
-                                   "auth_failures", "malformed", "replays_rejected"};
     for (int i = 0; i < 6; i++)
-        counter(names[i], counts[i]);
+        counter(NAMES[i], counts[i]);
 }
 
 /* -- connections only (bench handshake --stack) ------------------------------------------- */
