@@ -104,13 +104,7 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
             if why is not None:
                 raise SpecError(f"{name} on stack {stack}: {why}")
             if stack in NATIVE_STACKS:
-                missing = native.problem(
-                    native.build_for(
-                        stack,
-                        tls=profile is not None,
-                        scheme=configuration.scheme.name != "none",
-                    )
-                )
+                missing = native.problem(native.build_of(stack, name))
                 if missing is not None:
                     raise EnvironmentProblem(missing)
     load_profile(spec.device)

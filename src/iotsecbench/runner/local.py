@@ -492,14 +492,7 @@ class LocalExecutor:
         the one that runs the agents, and whose footprint the run records."""
         if cell.stack not in NATIVE_STACKS:
             return None
-        configuration = resolve_configuration(cell.configuration)
-        return native.binary(
-            native.build_for(
-                cell.stack,
-                tls=configuration.transport != "plain",
-                scheme=configuration.scheme.name != "none",
-            )
-        )
+        return native.binary(native.build_of(cell.stack, cell.configuration))
 
     def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
         assert receiver.process is not None and receiver.process.stdout is not None

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.security import resolve_configuration
 
 SOURCE_DIR = Path(__file__).resolve().parent
 COMMON_SOURCES = (
@@ -131,6 +132,14 @@ def build_for(stack: str, *, tls: bool, scheme: bool) -> str:
     if not (tls or scheme):
         return PLAIN
     return f"{stack}-{'-'.join(part for part, on in (('tls', tls), ('scheme', scheme)) if on)}"
+
+
+def build_of(stack: str, configuration: str) -> str:
+    """The build that runs security configuration ``configuration`` on ``stack``."""
+    resolved = resolve_configuration(configuration)
+    return build_for(
+        stack, tls=resolved.transport != "plain", scheme=resolved.scheme.name != "none"
+    )
 
 
 def problem(build: str) -> str | None:
