@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from iotsecbench.analysis.iotst import classify_repetition
+from iotsecbench.lab.cpu import quota_problem
 from iotsecbench.measure.tracefs import SchedTracer, tracing_problem
 from tests.conftest import run_cli
+from tests.native_agents import needs_native
 
 pytestmark = pytest.mark.slow
 PROBLEM = tracing_problem()
@@ -171,3 +173,51 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         assert (figures / f"{key}.png").stat().st_size > 10_000, key
     page = (tmp_path / "iotst" / "report" / "report.html").read_text(encoding="utf-8")
     assert "modelled: esp32-wroom-32" in page or "Hollow diamonds are modelled" in page
+
+
+@needs_tracing
+@needs_native
+@pytest.mark.skipif(quota_problem() is not None, reason=str(quota_problem()))
+def test_a_native_agent_is_traced_in_its_own_thread_and_placed(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """--stack mbedtls: the trace follows the agent's connecting thread (the Python process
+    only waits on a pipe), the agent's own markers name every TLS 1.2 message, and a half CPU
+    share throttles the agent, not the benchmark."""
+    document = _bench(
+        tmp_path, "mbedtls", "--profiles", "tls1.2/x25519/ecdsa-p256", "--stack", "mbedtls",
+        "--reps", "4", "--cores", "1", "--clock", "1/2,1",
+    )  # fmt: skip
+    by_share = {e["cpu_share"]: e for e in document["profiles"]}
+    for entry in by_share.values():
+        assert set(entry["groups"]) >= {
+            "TCP_CONNECT", "CLIENT_HELLO", "SERVER_HELLO", "CERT_CHAIN", "CERT_VERIFY",
+            "KEY_DERIVE", "CLIENT_FINISHED", "FINISHED", "MQTT_CONNECT",
+        }, sorted(entry["groups"])  # fmt: skip
+        # mbedTLS verifies the chain's and the key exchange's ECDSA signatures: each ~1 ms here
+        assert entry["groups"]["CERT_CHAIN"] > 1e-4 and entry["groups"]["CERT_VERIFY"] > 1e-4
+        assert entry["marker_cost_s"] > 0
+        agent_cpu = sum(s["total_cpu_ns"] for s in entry["samples"]) / len(entry["samples"])
+        traced = entry["network_invariant_cpu_s"]["mean"] * 1e9
+        assert 0.6 < traced / agent_cpu < 1.5, (traced, agent_cpu)  # the agent's thread
+        assert all(s["local_port"] > 0 for s in entry["samples"])
+    # The agent's 3.5 ms of handshake CPU at half a CPU: measured 1.9x the wall time.
+    half, full = by_share["1/2"], by_share["1"]
+    wall_ratio = half["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
+    assert wall_ratio > 1.3, wall_ratio
+
+
+@needs_tracing
+@needs_native
+def test_a_native_tls13_handshake_is_traced_by_its_protected_records(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """wolfSSL's I/O sees TLS 1.3's protected records, not the messages inside: their
+    processing lands in a group named for the record (analysis/iotst.py)."""
+    document = _bench(
+        tmp_path, "wolfssl", "--profiles", "tls1.3/x25519/ecdsa-p256", "--stack", "wolfssl",
+        "--reps", "3", "--warmup", "3",
+    )  # fmt: skip
+    groups = document["profiles"][0]["groups"]
+    assert {"CLIENT_HELLO", "PROTECTED_SERVER_RECORD", "MQTT_CONNECT"} <= set(groups), groups
+    assert groups["PROTECTED_SERVER_RECORD"] > 1e-4  # the chain and CertificateVerify

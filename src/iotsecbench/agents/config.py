@@ -58,6 +58,7 @@ class AgentConfig:
     method: str = "unidirectional"  # or "echo": the receiver returns every block (tcp)
     saturating: bool = False  # send as fast as possible for duration_s instead of at rate_hz
     stack: str = "openssl"  # "openssl": the Python agents; "mbedtls"/"wolfssl": agents/native
+    trace_marker: str | None = None  # native "connect" role: tracefs marker (bench --trace)
 
     @property
     def message_count(self) -> int:

@@ -301,7 +301,7 @@ def _connect_once(
     ``mark`` writes the trace markers of ``--trace`` (the last one, ``end``, at CONNACK)."""
     assert lab.broker.listener is not None
     if lab.native is not None:
-        return _connect_native(lab, repetition)
+        return _connect_native(lab, repetition, traced=mark is not None)
     profile = lab.profile
     offer = lab.session if profile.resumption else None
     client = TimedClient(
@@ -361,11 +361,13 @@ def _connect_once(
     )
 
 
-def _connect_native(lab: _Lab, repetition: int) -> HandshakeSample:
-    """The same connection made by the native agent (bench/native.py)."""
+def _connect_native(lab: _Lab, repetition: int, *, traced: bool = False) -> HandshakeSample:
+    """The same connection made by the native agent (bench/native.py); ``traced``: the agent
+    writes the trace markers itself."""
     assert lab.native is not None
     try:
-        negotiated, phases, tls = measured_connection(lab.native.connect(), lab.profile)
+        records = lab.native.connect(traced=traced)
+        negotiated, phases, tls = measured_connection(records, lab.profile)
     except ValueError as error:
         raise HandshakeMismatch(f"{lab.profile.name}: {error}") from None
     tcp, mqtt_phase = phases["tcp_connect"], phases["mqtt_connect"]
@@ -382,6 +384,7 @@ def _connect_native(lab: _Lab, repetition: int) -> HandshakeSample:
         mqtt_connect_cpu_ns=mqtt_cpu,
         total_cpu_ns=tcp["cpu_ns"] + tls.thread_cpu_ns + mqtt_cpu,
         negotiated=negotiated,
+        local_port=int(tcp["detail"].get("local_port", 0)),
     )
 
 
@@ -436,9 +439,7 @@ def run_handshake_benchmark(
     )
     if planned < 2 or max_repetitions < 2:
         raise SpecError("at least 2 repetitions are needed for a confidence interval")
-    check_stack(
-        stack, profiles, traced=trace is not None, placed=list(placements) != [CpuPlacement()]
-    )
+    check_stack(stack, profiles)
     work_dir = Path(work_dir)
     rng = random.Random(seed)
     version = mosquitto_version()
@@ -451,7 +452,8 @@ def run_handshake_benchmark(
         quotas = stack.enter_context(CpuQuotas())
         configurations: list[_Configuration] = []
         for index, profile in enumerate(profiles):
-            lab = _start_lab(profile, index, work_dir, stack, lab_network, client_stack)
+            marker = tracer.path / "trace_marker" if tracer is not None else None
+            lab = _start_lab(profile, index, work_dir, stack, lab_network, client_stack, marker)
             for placement in placements:
                 result = ProfileResult(profile, broker_version=version, placement=placement)
                 if tracer is not None:
@@ -459,19 +461,24 @@ def run_handshake_benchmark(
                 configurations.append(_Configuration(lab, result))
 
         def measure() -> None:
-            marker_cost = marker_cost_ns(tracer) if tracer is not None else 0
-            for configuration in configurations:
-                configuration.result.marker_cost_ns = marker_cost
             for lab in {id(c.lab): c.lab for c in configurations}.values():
                 for _ in range(warmup + (1 if lab.profile.resumption else 0)):
-                    _connect_once(lab)
+                    _connect_once(lab)  # a native agent starts here (in the namespace)
+            if tracer is not None:  # each client's own marker writes: Python's or the agent's
+                python_cost = marker_cost_ns(tracer)
+                for configuration in configurations:
+                    native = configuration.lab.native
+                    configuration.result.marker_cost_ns = (
+                        python_cost if native is None else marker_cost_ns(tracer, native)
+                    )
             order = 0
             active = list(configurations)
             while active:
                 rng.shuffle(active)
                 for configuration in list(active):
                     result = configuration.result
-                    with quotas.placed(result.placement):
+                    native = configuration.lab.native
+                    with quotas.placed(result.placement, native.pid if native else None):
                         kept = _repetition(configuration, tracer, trace, rng, order)
                     order += 1
                     done = len(result.samples)
@@ -555,6 +562,7 @@ def _start_lab(
     stack: contextlib.ExitStack,
     network: Any,
     client_stack: str = OPENSSL,
+    trace_marker: Path | None = None,
 ) -> _Lab:
     certs = create_certificates(work_dir / "pki", profile.certificate, profile.chain_length)
     user = BrokerUser.random("bench", read=[], write=[])
@@ -582,6 +590,7 @@ def _start_lab(
             certs.ca_file,
             work_dir / "native" / f"{index:02d}",
             (certs.client_cert, certs.client_key) if profile.mutual else None,
+            trace_marker,
         )
         stack.callback(client.close)
     return _Lab(profile, broker, context, observer, user, native=client)
@@ -612,7 +621,7 @@ def _repetition(
     assert sample is not None
     classified = classify_repetition(
         tracer.events(),
-        threading.get_native_id(),
+        lab.native.pid if lab.native is not None else threading.get_native_id(),
         version=lab.profile.version,
         cpus=tracer.cpus,
         local_port=sample.local_port,

@@ -25,23 +25,31 @@ import os
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotsecbench.analysis.iotst import TracedRepetition
 from iotsecbench.measure.cpu import thread_cpu_ns
 from iotsecbench.measure.tracefs import SchedTracer
+
+if TYPE_CHECKING:
+    from iotsecbench.bench.native import NativeClient
 
 MARKER_CALIBRATION_WRITES = 2000
 DEVICE_CLOCKS_MHZ = (80, 160, 240)  # the ESP32's CPU clocks (the study's three)
 DEVICE_CORES = (1, 2)
 
 
-def marker_cost_ns(tracer: SchedTracer, writes: int = MARKER_CALIBRATION_WRITES) -> int:
+def marker_cost_ns(
+    tracer: SchedTracer, native: NativeClient | None = None, writes: int = MARKER_CALIBRATION_WRITES
+) -> int:
     """Thread CPU time of one trace-marker write while tracing is on (the median of five
-    batches), which each repetition pays once per marker."""
+    batches), which each repetition pays once per marker; written by this thread, or by the
+    ``native`` agent's connecting thread (which then writes the markers)."""
     batches = []
     tracer.start()
     try:
+        if native is not None:
+            return native.marker_cost_ns(writes)
         for _ in range(5):
             start = thread_cpu_ns()
             for _ in range(writes // 5):

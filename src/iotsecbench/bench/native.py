@@ -6,8 +6,14 @@ One agent process per profile lives for the whole benchmark (started on its firs
 inside the emulated network's namespace when there is one) and makes one whole connection —
 TCP connect, TLS handshake, CONNECT → CONNACK, DISCONNECT — per request, so warm-up and
 interleaving work as for the Python client. Its records give the phases (thread CPU of the
-agent's one thread), the TCP counters around the handshake and the handshake as it crossed
-the wire, which ``agents.native.translate`` reads back and ``verify_negotiated`` checks.
+agent's connecting thread), the TCP counters around the handshake and the handshake as it
+crossed the wire, which ``agents.native.translate`` reads back and ``verify_negotiated`` checks.
+
+Under ``--trace`` the agent writes the iotst markers itself, into the tracer's
+``trace_marker``, from its connecting thread (whose id, the process id, the trace is read
+for): the groups the Python client opens, one line per handshake message as the stack's I/O
+hands it over, ``end`` at CONNACK; and it measures what one of its marker writes costs.
+Under ``--cores``/``--clock`` the agent's process is what is placed (``lab.cpu``).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class NativeClient:
         ca_file: Path,
         work_dir: Path,
         client_files: tuple[Path, Path] | None = None,
+        trace_marker: Path | None = None,
     ) -> None:
         assert broker.listener is not None
         work_dir.mkdir(parents=True, exist_ok=True)
@@ -68,6 +75,7 @@ class NativeClient:
                 group_ids=tuple(group_ids(profile)),
             ),
             stack=stack,
+            trace_marker=str(trace_marker) if trace_marker is not None else None,
         )
         self._config_path = work_dir / "connect.config.json"
         self._config_path.write_text(config.to_json())
@@ -75,6 +83,11 @@ class NativeClient:
         self._program = native.binary(native.build_for(stack, tls=True, scheme=False))
         self._process: subprocess.Popen[bytes] | None = None
         self._seen = 0  # records already handed out
+
+    @property
+    def pid(self) -> int:
+        """The agent's process id: its connecting (main) thread's id, what a trace follows."""
+        return self._started().pid
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._process is None:
@@ -86,28 +99,40 @@ class NativeClient:
             self._expect(b"READY")
         return self._process
 
-    def _expect(self, word: bytes) -> None:
+    def _expect(self, word: bytes) -> bytes:
+        """The agent's next answer, which starts with ``word`` (else it stopped: why)."""
         assert self._process is not None and self._process.stdout is not None
         line = self._process.stdout.readline().strip()
-        if line != word:
+        if line.split(b" ")[0] != word:
             errors = [r["message"] for r in self._new_records() if r.get("type") == "error"]
             raise EnvironmentProblem(
                 f"native {self._program.name} stopped: {errors[0] if errors else 'no reason given'}"
             )
+        return line
 
     def _new_records(self) -> list[dict[str, Any]]:
         records = read_records(self.records_path)
         fresh, self._seen = records[self._seen :], len(records)
         return fresh
 
-    def connect(self) -> list[dict[str, Any]]:
-        """One whole connection; its records."""
+    def _ask(self, request: bytes, answer: bytes) -> bytes:
         process = self._started()
         assert process.stdin is not None
-        process.stdin.write(b"go\n")
+        process.stdin.write(request + b"\n")
         process.stdin.flush()
-        self._expect(b"DONE")
+        return self._expect(answer)
+
+    def connect(self, *, traced: bool = False) -> list[dict[str, Any]]:
+        """One whole connection (``traced``: with the iotst markers); its records."""
+        self._ask(b"trace" if traced else b"go", b"DONE")
         return self._new_records()
+
+    def marker_cost_ns(self, writes: int) -> int:
+        """Thread CPU time of one of the agent's marker writes (the caller has tracing on)."""
+        cost = int(self._ask(b"calibrate %d" % writes, b"COST").split()[1])
+        if cost < 0:
+            raise EnvironmentProblem("the native agent was started without a trace marker")
+        return cost
 
     def close(self) -> None:
         if self._process is None:
@@ -121,7 +146,7 @@ class NativeClient:
             self._process.wait()
 
 
-def check_stack(stack: str, profiles: Sequence[TlsProfile], *, traced: bool, placed: bool) -> None:
+def check_stack(stack: str, profiles: Sequence[TlsProfile]) -> None:
     """Refuse what the native agent cannot do here, before any broker starts (exit 2; a
     missing compiler or library: exit 3)."""
     for profile in profiles:
@@ -130,11 +155,6 @@ def check_stack(stack: str, profiles: Sequence[TlsProfile], *, traced: bool, pla
             raise SpecError(f"{profile.name} on stack {stack}: {problem}")
     if stack == OPENSSL:
         return
-    if traced or placed:
-        raise SpecError(
-            f"--stack {stack} measures plain handshakes only so far: drop --trace, --cores "
-            "and --clock (the native agent is not traced or placed yet)"
-        )
     missing = native.problem(native.build_for(stack, tls=True, scheme=False))
     if missing is not None:
         raise EnvironmentProblem(missing)
@@ -149,7 +169,7 @@ def measured_connection(
     tls = negotiated(records)
     if tls is None or not {"tcp_connect", "tls_handshake", "mqtt_connect"} <= set(phases):
         raise ValueError("the native agent recorded no complete TLS connection")
-    verify_negotiated(profile, tls)
+    verify_negotiated(profile, tls, expect_resumed=profile.resumption)
     handshake = phases["tls_handshake"]
     detail = handshake["detail"]
     measurement = TlsHandshakeMeasurement(

@@ -71,7 +71,8 @@ def quota_problem() -> str | None:
 
 class CpuQuotas:
     """One cgroup per share under ``/sys/fs/cgroup/cpu/iotsb-<pid>``; a context manager that
-    removes them. ``placed(placement)`` runs the calling thread under a placement."""
+    removes them. ``placed(placement)`` runs the calling thread — or every thread of another
+    process, ``pid`` (the native agent) — under a placement."""
 
     def __init__(self) -> None:
         self.root = CPU_CGROUP / f"iotsb-{os.getpid()}"
@@ -101,20 +102,27 @@ class CpuQuotas:
         return self._groups[share]
 
     @contextlib.contextmanager
-    def placed(self, placement: CpuPlacement) -> Iterator[None]:
-        tid = threading.get_native_id()
-        previous = os.sched_getaffinity(0)
+    def placed(self, placement: CpuPlacement, pid: int | None = None) -> Iterator[None]:
+        tids = (
+            [threading.get_native_id()]
+            if pid is None
+            else [int(task) for task in os.listdir(f"/proc/{pid}/task")]
+        )
+        previous = os.sched_getaffinity(tids[0])
         if placement.cores is not None:
-            os.sched_setaffinity(0, sorted(previous)[-placement.cores :])
+            for tid in tids:
+                os.sched_setaffinity(tid, sorted(previous)[-placement.cores :])
         group = self._group(placement.share) if placement.share != 1 else None
-        if group is not None:
-            (group / "tasks").write_text(str(tid))
+        for tid in tids if group is not None else ():
+            assert group is not None
+            (group / "tasks").write_text(str(tid))  # one thread id per write (cgroup v1)
         try:
             yield
         finally:
-            if group is not None:
-                (CPU_CGROUP / "tasks").write_text(str(tid))
-            os.sched_setaffinity(0, previous)
+            for tid in tids:
+                if group is not None:
+                    (CPU_CGROUP / "tasks").write_text(str(tid))
+                os.sched_setaffinity(tid, previous)
 
 
 @contextlib.contextmanager

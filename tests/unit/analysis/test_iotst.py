@@ -80,6 +80,26 @@ def test_groups_and_states_add_up_to_the_wall_time() -> None:
     assert result.quantum_max_ns == 1000
 
 
+def test_a_lost_switch_in_is_repaired_from_the_threads_own_events() -> None:
+    """Without the switch-in at 1300 the marker the thread writes then still shows it on a
+    CPU; without the one at 1500, its next own event (1600) does, and 1500–1600 reads as
+    runnable: the repair never invents on-CPU time. Each repair is reported."""
+    complete = classify_repetition(handshake_trace(), TID, version="1.3", cpus=[0, 1])
+    assert complete.problems == []
+    lost = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1300)]
+    repaired = classify_repetition(lost, TID, version="1.3", cpus=[0, 1])
+    assert repaired.on_cpu_ns == complete.on_cpu_ns
+    assert repaired.network_wait_ns == complete.network_wait_ns
+    assert repaired.problems == [
+        "1 switch-in(s) missing from the trace: the thread's own events put it back on a CPU"
+    ]
+    later = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1500)]
+    result = classify_repetition(later, TID, version="1.3", cpus=[0, 1])
+    assert result.on_cpu_ns == complete.on_cpu_ns - 100
+    assert result.runnable_ns == complete.runnable_ns + 100
+    assert len(result.problems) == 1
+
+
 def test_sleep_without_a_packet_is_not_network_wait() -> None:
     trace = [e for e in handshake_trace() if e.name != "netif_receive_skb"]
     result = classify_repetition(trace, TID, version="1.3", cpus=[0])

@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,6 +122,9 @@ static void read_config(const char *path)
     cfg.tcp_nodelay = flag(root, "tcp_nodelay");
     cfg.saturating = flag(root, "saturating");
     cfg.fault = text(root, "fault", false);
+    const char *marker = text(root, "trace_marker", false);
+    if (marker != NULL && (trace_marker_fd = open(marker, O_WRONLY | O_CLOEXEC)) < 0)
+        die("cannot open the trace marker %s: %s", marker, strerror(errno));
     if (cfg.payload_bytes < 16 || cfg.payload_bytes > (1 << 24) || cfg.rate_hz <= 0 ||
         cfg.duration_s <= 0 || cfg.qos < 0 || cfg.qos > 1)
         die("payload_bytes 16..16 MiB, rate_hz > 0, duration_s > 0 and qos 0 or 1, please");
@@ -131,6 +135,7 @@ static void read_config(const char *path)
     cJSON *profile = member(tls, "profile", true);
     struct tls_options *o = &cfg.tls_options;
     o->version = text(profile, "version", true);
+    cfg.resumption = flag(profile, "resumption");
     o->ca_file = text(tls, "ca_file", true);
     if (flag(profile, "mutual")) {
         o->client_cert = text(tls, "client_cert", true);

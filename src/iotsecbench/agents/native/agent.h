@@ -26,6 +26,7 @@ struct config {
     uint64_t seed;
     bool tcp_nodelay, saturating, tls;
     bool scheme;             /* a payload scheme (scheme.c) protects the messages */
+    bool resumption;         /* the TLS profile measures a resumed handshake (connect_broker) */
     uint8_t psk[64];         /* psk-* schemes: the run's pre-shared key (psk_file) */
     size_t psk_len;
     struct tls_options tls_options;
@@ -36,6 +37,7 @@ struct connection {
     int fd;
     struct tls *tls;
     struct tls_transcript transcript;
+    struct tls_session *session; /* resumption: the last connection's, offered by the next */
     uint8_t *in;
     size_t in_len, in_cap;
     int64_t last_sent_ns;

@@ -160,8 +160,12 @@ void keep_alive(void)
     }
 }
 
+static bool priming; /* the priming connection of a resumption profile: no phases, no counters */
+
 void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail)
 {
+    if (priming)
+        return;
     record("handshake",
            "\"phase\":\"%s\",\"t_start_ns\":%" PRId64 ",\"t_end_ns\":%" PRId64
            ",\"wall_ns\":%" PRId64 ",\"cpu_ns\":%" PRId64 ",\"detail\":{%s}",
@@ -179,6 +183,10 @@ static struct tcp_info tcp_counters(void)
 
 static void write_transcript(void)
 {
+    if (priming) {
+        tls_transcript_free(&conn.transcript);
+        return;
+    }
     struct tls_result r;
     tls_describe(conn.tls, &r);
     char name[200];
@@ -216,9 +224,26 @@ static void write_transcript(void)
     tls_transcript_free(&conn.transcript);
 }
 
+/* A resumption profile measures a *resumed* handshake: first a full connection (connect →
+ * CONNACK → disconnect, recorded as a tls_priming_connection event, not as phases), whose
+ * session the measured connection offers — as the Python agents do (agents/session.py). */
+static void prime_session(void)
+{
+    int64_t t0 = now_ns();
+    priming = true;
+    connect_broker();
+    disconnect_broker();
+    priming = false;
+    if (conn.session == NULL)
+        die("priming connection for TLS resumption got no session");
+    event("tls_priming_connection", "\"wall_ns\":%" PRId64, now_ns() - t0);
+}
+
 /* TCP connect, TLS handshake, MQTT CONNECT → CONNACK, each a handshake phase. */
 void connect_broker(void)
 {
+    if (cfg.tls && cfg.resumption && conn.session == NULL && !priming)
+        prime_session();
     char port[16];
     snprintf(port, sizeof port, "%d", cfg.port);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *address;
@@ -235,10 +260,21 @@ void connect_broker(void)
     struct timeval timeout = {(time_t)cfg.connect_timeout_s, 0};
     setsockopt(conn.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     setsockopt(conn.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    trace_mark("iotsb grp TCP_CONNECT");
     int64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
     if (connect(conn.fd, address->ai_addr, address->ai_addrlen) != 0)
         die("cannot connect to %s:%d: %s", cfg.host, cfg.port, strerror(errno));
-    phase("tcp_connect", t0, now_ns(), thread_cpu_ns() - cpu0, "");
+    int64_t t_connected = now_ns(), cpu_connected = thread_cpu_ns();
+    struct sockaddr_storage local;
+    socklen_t local_len = sizeof local;
+    int local_port = 0; /* finds the connection's retransmissions in a trace (bench --trace) */
+    if (getsockname(conn.fd, (struct sockaddr *)&local, &local_len) == 0)
+        local_port = ntohs(local.ss_family == AF_INET6
+                               ? ((struct sockaddr_in6 *)&local)->sin6_port
+                               : ((struct sockaddr_in *)&local)->sin_port);
+    char tcp_detail[32];
+    snprintf(tcp_detail, sizeof tcp_detail, "\"local_port\":%d", local_port);
+    phase("tcp_connect", t0, t_connected, cpu_connected - cpu0, tcp_detail);
     freeaddrinfo(address);
     sampler_set_socket(conn.fd);
     int64_t ready = now_ns();
@@ -247,9 +283,14 @@ void connect_broker(void)
         struct tcp_info before = tcp_counters();
         int64_t process0 = process_cpu_ns();
         heap_mark();
+        conn.transcript.marker_fd = trace_marking ? trace_marker_fd : -1;
+        trace_mark("iotsb grp CLIENT_HELLO");
         t0 = now_ns(), cpu0 = thread_cpu_ns();
-        conn.tls = tls_connect(conn.fd, &cfg.tls_options, &conn.transcript, why, sizeof why);
+        const struct tls_session *offer = cfg.resumption ? conn.session : NULL;
+        conn.tls = tls_connect(conn.fd, &cfg.tls_options, offer, &conn.transcript, why,
+                               sizeof why);
         int64_t t1 = now_ns(), cpu1 = thread_cpu_ns();
+        trace_mark("iotsb grp MQTT_CONNECT");
         if (conn.tls == NULL)
             die("cannot connect to %s:%d: TLS: %s", cfg.host, cfg.port, why);
         struct tcp_info after = tcp_counters();
@@ -260,15 +301,17 @@ void connect_broker(void)
                  ",\"tcp_bytes_received\":%" PRIu64 ",\"tcp_segments_out\":%u"
                  ",\"tcp_segments_in\":%u,\"tcp_retransmissions\":%u,"
                  "\"cpu_scope\":\"thread (the handshake runs in the connecting thread)\","
-                 "\"session_offered\":false,\"stack\":\"%s\",\"tls_heap_peak_bytes\":%zu",
+                 "\"session_offered\":%s,\"stack\":\"%s\",\"tls_heap_peak_bytes\":%zu",
                  process_cpu_ns() - process0,
                  (uint64_t)(after.tcpi_bytes_sent - before.tcpi_bytes_sent),
                  (uint64_t)(after.tcpi_bytes_received - before.tcpi_bytes_received),
                  after.tcpi_segs_out - before.tcpi_segs_out,
                  after.tcpi_segs_in - before.tcpi_segs_in,
-                 after.tcpi_total_retrans - before.tcpi_total_retrans, stack_name(), heap.peak);
+                 after.tcpi_total_retrans - before.tcpi_total_retrans,
+                 offer != NULL ? "true" : "false", stack_name(), heap.peak);
         phase("tls_handshake", t0, t1, cpu1 - cpu0, detail);
-        counter("tls_heap_handshake_peak_bytes", (long long)heap.peak);
+        if (!priming)
+            counter("tls_heap_handshake_peak_bytes", (long long)heap.peak);
         ready = now_ns();
     }
     fcntl(conn.fd, F_SETFL, fcntl(conn.fd, F_GETFL) | O_NONBLOCK);
@@ -283,6 +326,7 @@ void connect_broker(void)
     if (!next_packet(&p, (int)(cfg.connect_timeout_s * 1000)))
         die("no CONNACK within %g s", cfg.connect_timeout_s);
     int64_t t_connack = now_ns();
+    trace_mark("iotsb end");
     bool present;
     int rc;
     const char *why = NULL;
@@ -313,7 +357,11 @@ void disconnect_broker(void)
     else
         send(conn.fd, packet, n, MSG_NOSIGNAL);
     sampler_set_socket(-1);
-    if (conn.tls != NULL || cfg.scheme) {
+    if (conn.tls != NULL && cfg.resumption) { /* after the CONNACK read: TLS 1.3 tickets too */
+        tls_session_free(conn.session);
+        conn.session = tls_session_get(conn.tls);
+    }
+    if ((conn.tls != NULL || cfg.scheme) && !priming) {
         struct heap_use heap = heap_use();
         counter("tls_heap_steady_bytes", (long long)heap.current);
         counter("tls_heap_publishing_peak_bytes", (long long)heap.peak);

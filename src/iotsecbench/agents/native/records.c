@@ -8,6 +8,14 @@
 #include <unistd.h>
 
 static FILE *out;
+int trace_marker_fd = -1;
+int trace_marking;
+
+void trace_mark(const char *text)
+{
+    if (trace_marking && trace_marker_fd >= 0)
+        (void)!write(trace_marker_fd, text, strlen(text)); /* a lost marker only coarsens groups */
+}
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 int records_open(const char *path)

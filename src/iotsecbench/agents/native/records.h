@@ -17,6 +17,12 @@ void records_close(void); /* flush, fsync, close */
 /* A JSON string literal of text (quotes included) in out; truncated to fit, always valid. */
 const char *json_quote(char *out, size_t cap, const char *text);
 
+/* bench handshake --trace (the iotst method, analysis/iotst.py): lines to a tracefs
+ * trace_marker, written by the connecting thread itself so each lands in its own trace. */
+extern int trace_marker_fd; /* -1: no marker file configured */
+extern int trace_marking;   /* this connection is traced: trace_mark writes */
+void trace_mark(const char *text);
+
 int64_t now_ns(void);         /* CLOCK_MONOTONIC: the clock every iotsecbench process reads */
 int64_t thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
 int64_t process_cpu_ns(void); /* CLOCK_PROCESS_CPUTIME_ID: user + system, all threads */

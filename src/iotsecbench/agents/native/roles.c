@@ -334,16 +334,50 @@ void receive_messages(void)
 
 /* -- connections only (bench handshake --stack) ------------------------------------------- */
 
+/* Thread CPU time of one trace-marker write (ns, the median of five batches of n / 5): what
+ * each marker adds to a traced connection, which bench handshake --trace subtracts. The
+ * caller has tracing on, so a write costs what it costs during a traced connection. */
+static long long marker_cost_ns(long n)
+{
+    enum { BATCHES = 5 };
+    long per_batch = n / BATCHES > 0 ? n / BATCHES : 1;
+    double costs[BATCHES];
+    trace_marking = 1;
+    for (int b = 0; b < BATCHES; b++) {
+        int64_t start = thread_cpu_ns();
+        for (long i = 0; i < per_batch; i++)
+            trace_mark("iotsb calibration");
+        costs[b] = (double)(thread_cpu_ns() - start) / (double)per_batch;
+    }
+    trace_marking = 0;
+    for (int i = 1; i < BATCHES; i++) /* insertion sort of five */
+        for (int j = i; j > 0 && costs[j] < costs[j - 1]; j--) {
+            double swap = costs[j];
+            costs[j] = costs[j - 1];
+            costs[j - 1] = swap;
+        }
+    return llround(costs[BATCHES / 2]);
+}
+
 /* One whole connection — TCP, TLS, CONNECT -> CONNACK, DISCONNECT — per line on stdin, its
  * records flushed before "DONE" answers; so a benchmark interleaves a warm, long-lived client
- * with others, as it does the Python one. */
+ * with others, as it does the Python one. "go": a connection; "trace": one with the iotst
+ * markers (agent config trace_marker); "calibrate N": answers "COST <ns per marker>". */
 void connect_repeatedly(void)
 {
     char line[64];
     printf("READY\n");
     fflush(stdout);
     while (fgets(line, sizeof line, stdin) != NULL) {
+        long writes;
+        if (sscanf(line, "calibrate %ld", &writes) == 1) {
+            printf("COST %lld\n", trace_marker_fd >= 0 ? marker_cost_ns(writes) : -1LL);
+            fflush(stdout);
+            continue;
+        }
+        trace_marking = strncmp(line, "trace", 5) == 0;
         connect_broker();
+        trace_marking = 0;
         disconnect_broker();
         records_flush();
         printf("DONE\n");

@@ -41,6 +41,7 @@ struct tls_transcript {
     uint8_t *handshake[2]; /* per direction: handshake bytes not yet a whole message */
     size_t handshake_len[2];
     bool encrypted[2]; /* the direction's records are protected from here on */
+    int marker_fd;     /* >= 0: write "iotsb msg w|r TYPE" there per message (bench --trace) */
 };
 
 struct tls_result {
@@ -55,10 +56,17 @@ struct tls_result {
 };
 
 struct tls;
+struct tls_session; /* a session to resume: the stack's own, in its (counted) heap */
 
-/* Handshakes over the connected socket fd; NULL with why set on failure. */
-struct tls *tls_connect(int fd, const struct tls_options *options, struct tls_transcript *t,
-                        char *why, size_t why_cap);
+/* Handshakes over the connected socket fd, offering session (NULL: a full handshake); NULL
+ * with why set on failure. */
+struct tls *tls_connect(int fd, const struct tls_options *options,
+                        const struct tls_session *offer, struct tls_transcript *t, char *why,
+                        size_t why_cap);
+/* The connection's session for a later tls_connect to offer (NULL: none to give). Taken
+ * just before closing, so TLS 1.3 tickets that came with the application data are in it. */
+struct tls_session *tls_session_get(struct tls *tls);
+void tls_session_free(struct tls_session *session);
 void tls_describe(struct tls *tls, struct tls_result *out);
 /* After the handshake the socket is non-blocking: send and receive return what they moved
  * (> 0), TLS_WANT when the socket must become writable/readable first, 0 (receive: closed)

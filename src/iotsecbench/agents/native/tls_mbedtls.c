@@ -29,7 +29,20 @@ struct tls {
     mbedtls_pk_context key;
     int suites[64];
     mbedtls_ecp_group_id curves[5];
+    int certificates_verified; /* none on a resumed session: how 2.28 tells it was resumed */
+    bool offered;
 };
+
+struct tls_session {
+    mbedtls_ssl_session session;
+};
+
+static int count_verified(void *context, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+    (void)crt, (void)depth, (void)flags; /* the verdict stays mbedTLS's own */
+    ((struct tls *)context)->certificates_verified++;
+    return 0;
+}
 
 static int send_cb(void *context, const unsigned char *data, size_t len)
 {
@@ -64,8 +77,8 @@ static struct tls *fail(struct tls *tls, int code, const char *what, char *why, 
     return NULL;
 }
 
-struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcript *t, char *why,
-                        size_t why_cap)
+struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_session *offer,
+                        struct tls_transcript *t, char *why, size_t why_cap)
 {
     struct tls *tls = iotsb_tls_calloc(1, sizeof *tls); /* the contexts: RAM a device needs too */
     if (tls == NULL) {
@@ -102,6 +115,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcri
                                  MBEDTLS_SSL_MINOR_VERSION_3);
     mbedtls_ssl_conf_authmode(&tls->config, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_ca_chain(&tls->config, &tls->ca, NULL);
+    mbedtls_ssl_conf_verify(&tls->config, count_verified, tls);
     mbedtls_ssl_conf_rng(&tls->config, mbedtls_ctr_drbg_random, &tls->drbg);
     if (o->n_suites > 0) {
         size_t n = o->n_suites < 63 ? o->n_suites : 63;
@@ -135,6 +149,9 @@ struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcri
         return fail(tls, code, "setup", why, why_cap);
     if ((code = mbedtls_ssl_set_hostname(&tls->ssl, o->server_name)) != 0)
         return fail(tls, code, "server name", why, why_cap);
+    if (offer != NULL && (code = mbedtls_ssl_set_session(&tls->ssl, &offer->session)) != 0)
+        return fail(tls, code, "offering the session", why, why_cap);
+    tls->offered = offer != NULL;
     mbedtls_ssl_set_bio(&tls->ssl, tls, send_cb, recv_cb, NULL);
     t->recording = true;
     do
@@ -168,7 +185,29 @@ void tls_describe(struct tls *tls, struct tls_result *out)
         const mbedtls_cipher_info_t *cipher = mbedtls_cipher_info_from_type(info->cipher);
         out->cipher_bits = cipher ? (int)cipher->key_bitlen : 0;
     }
+    out->resumed = tls->offered && tls->certificates_verified == 0;
     /* TLS 1.2's Certificate message is in the clear: the transcript has the chain. */
+}
+
+struct tls_session *tls_session_get(struct tls *tls)
+{
+    struct tls_session *s = iotsb_tls_calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    mbedtls_ssl_session_init(&s->session);
+    if (mbedtls_ssl_get_session(&tls->ssl, &s->session) != 0) {
+        tls_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void tls_session_free(struct tls_session *s)
+{
+    if (s == NULL)
+        return;
+    mbedtls_ssl_session_free(&s->session);
+    iotsb_tls_free(s);
 }
 
 ssize_t tls_send(struct tls *tls, const void *data, size_t len)

@@ -3,10 +3,11 @@
 
 #include <stdio.h>
 
-struct tls *tls_connect(int fd, const struct tls_options *options, struct tls_transcript *t,
-                        char *why, size_t why_cap)
+struct tls *tls_connect(int fd, const struct tls_options *options,
+                        const struct tls_session *offer, struct tls_transcript *t, char *why,
+                        size_t why_cap)
 {
-    (void)fd, (void)options, (void)t;
+    (void)fd, (void)options, (void)offer, (void)t;
     snprintf(why, why_cap, "this agent was built without TLS");
     return NULL;
 }
@@ -28,3 +29,9 @@ size_t tls_pending(struct tls *tls)
     return 0;
 }
 void tls_close(struct tls *tls) { (void)tls; }
+struct tls_session *tls_session_get(struct tls *tls)
+{
+    (void)tls;
+    return NULL;
+}
+void tls_session_free(struct tls_session *session) { (void)session; }

@@ -56,8 +56,20 @@ static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap
     return NULL;
 }
 
-struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcript *t, char *why,
-                        size_t why_cap)
+/* wolfSSL's own session object stands for the opaque type */
+struct tls_session *tls_session_get(struct tls *tls)
+{
+    return (struct tls_session *)wolfSSL_get1_session(tls->ssl);
+}
+
+void tls_session_free(struct tls_session *session)
+{
+    if (session != NULL)
+        wolfSSL_SESSION_free((WOLFSSL_SESSION *)session);
+}
+
+struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_session *offer,
+                        struct tls_transcript *t, char *why, size_t why_cap)
 {
     struct tls *tls = iotsb_tls_calloc(1, sizeof *tls);
     if (tls == NULL) {
@@ -118,6 +130,9 @@ struct tls *tls_connect(int fd, const struct tls_options *o, struct tls_transcri
     }
     if (wolfSSL_check_domain_name(tls->ssl, o->server_name) != WOLFSSL_SUCCESS)
         return fail(tls, "server name", why, why_cap);
+    if (offer != NULL &&
+        wolfSSL_set_session(tls->ssl, (WOLFSSL_SESSION *)offer) != WOLFSSL_SUCCESS)
+        return fail(tls, "offering the session", why, why_cap);
     t->recording = true;
     int code = wolfSSL_connect(tls->ssl);
     t->recording = false;

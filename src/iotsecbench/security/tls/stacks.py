@@ -95,8 +95,6 @@ def stack_problem(
     certificate_limit = _NO_CERTIFICATE.get(stack, {}).get(profile.certificate)
     if certificate_limit is not None:
         return f"{certificate_limit}: use ecdsa-p256 or an RSA certificate with {stack}"
-    if profile.resumption:
-        return f"the native {stack} agent does not resume sessions yet: drop resume"
     return None
 
 
