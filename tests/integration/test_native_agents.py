@@ -5,6 +5,7 @@ no process, and the native and Python agents reading each other's messages."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from iotsecbench.agents import native
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
+from iotsecbench.lab.pki import create_certificates
 from iotsecbench.security.tls import parse_profile
 from tests.conftest import run_cli
 from tests.interrupts import processes_mentioning
@@ -120,6 +122,55 @@ def test_native_agents_resume_their_sessions(mosquitto: str, tmp_path: Path) -> 
 
 
 @needs_native
+@pytest.mark.parametrize("stack", ["mbedtls", "wolfssl"])
+def test_the_key_log_holds_the_secret_the_server_derived(tmp_path: Path, stack: str) -> None:
+    """Not a broker: a TLS 1.2 server on Python's ssl (OpenSSL) that answers CONNECT with a
+    CONNACK and logs its own secrets; the agent's --keylog line must be the server's."""
+    import socket
+    import ssl
+    import threading
+
+    certs = create_certificates(tmp_path / "pki", "ecdsa-p256")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(certs.server_cert, certs.server_key)
+    context.keylog_filename = str(tmp_path / "server.keys")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        connection, _ = server.accept()
+        with context.wrap_socket(connection, server_side=True) as tls:
+            tls.recv(4096)  # the CONNECT
+            tls.sendall(b"\x20\x02\x00\x00")  # CONNACK, accepted
+            with contextlib.suppress(OSError):
+                tls.recv(4096)  # the DISCONNECT, then the close
+
+    threading.Thread(target=answer, daemon=True).start()
+    profile = parse_profile("tls1.2/ecdsa-p256")
+    keylog = tmp_path / "agent.keys"
+    config = AgentConfig(
+        role="connect", run_id="r", configuration="tls1.2", host="127.0.0.1", port=port,
+        username="u", password="p", topic_prefix="iotsb/0123456789ab", connect_timeout_s=5,
+        output=str(tmp_path / "connect.jsonl"), stack=stack, keylog=str(keylog),
+        tls=TlsClientFiles(profile.to_dict(), str(certs.ca_file)),
+    )  # fmt: skip
+    path = tmp_path / "connect.json"
+    path.write_text(config.to_json())
+    program = native.binary(native.build_for(stack, tls=True, scheme=False))
+    result = subprocess.run(
+        [str(program), "--config", str(path)], input="go\n", capture_output=True, text=True,
+        timeout=30, check=False,
+    )  # fmt: skip
+    server.close()
+    assert result.returncode == 0 and "DONE" in result.stdout, result.stderr
+    assert keylog.stat().st_mode & 0o777 == 0o600
+    (line,) = keylog.read_text().splitlines()
+    assert line.startswith("CLIENT_RANDOM ") and len(line.split()[2]) == 96
+    assert line in (tmp_path / "server.keys").read_text().splitlines()
+
+
+@needs_native
 def test_a_stack_limit_is_refused_before_anything_starts(tmp_path: Path) -> None:
     out = tmp_path / "refused"
     result = run_cli(
@@ -131,6 +182,11 @@ def test_a_stack_limit_is_refused_before_anything_starts(tmp_path: Path) -> None
         "run", "--configs", "rsa-oaep-ascon128v12", "--stack", "wolfssl", "--out", str(out),
     )  # fmt: skip
     assert scheme.returncode == 2 and "not rsa-oaep-ascon128v12" in scheme.stderr
+    keylog = run_cli(
+        "run", "--configs", "tls1.3", "--stack", "wolfssl", "--keylog", str(tmp_path / "k"),
+        "--out", str(out),
+    )  # fmt: skip
+    assert keylog.returncode == 2 and "TLS 1.3 secret callback" in keylog.stderr
     assert not (out / "results.duckdb").exists()
 
 

@@ -21,6 +21,7 @@ import duckdb
 import pytest
 
 from tests.conftest import REPO, run_cli
+from tests.native_agents import needs_native
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,10 @@ def _capture(out: Path, stop: threading.Event, captured: dict[str, list[str]]) -
 
 
 @pytest.mark.skipif(shutil.which("mosquitto_sub") is None, reason="mosquitto_sub not installed")
-def test_captured_messages_decrypt_with_an_independent_program(mosquitto, tmp_path):
+@pytest.mark.parametrize(
+    "stack", ["openssl", pytest.param("mbedtls", marks=needs_native)]
+)  # the native receiver logs the session keys in C (agents/native/scheme.c)
+def test_captured_messages_decrypt_with_an_independent_program(mosquitto, tmp_path, stack):
     out, keylog = tmp_path / "results", tmp_path / "keys.log"
     configurations = ["x25519-chacha20-poly1305", "psk-aes128-ctr-hmac"]
     stop, captured = threading.Event(), {}
@@ -60,7 +64,8 @@ def test_captured_messages_decrypt_with_an_independent_program(mosquitto, tmp_pa
     try:
         result = run_cli(
             "run", "--configs", ",".join(configurations), "--duration", "2", "--reps", "1",
-            "--out", str(out), "--keylog", str(keylog), "--quiet", "--no-report",
+            "--out", str(out), "--keylog", str(keylog), "--stack", stack, "--quiet",
+            "--no-report",
         )  # fmt: skip
     finally:
         stop.set()

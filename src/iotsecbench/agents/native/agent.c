@@ -122,6 +122,7 @@ static void read_config(const char *path)
     cfg.tcp_nodelay = flag(root, "tcp_nodelay");
     cfg.saturating = flag(root, "saturating");
     cfg.fault = text(root, "fault", false);
+    cfg.keylog = text(root, "keylog", false);
     const char *marker = text(root, "trace_marker", false);
     if (marker != NULL && (trace_marker_fd = open(marker, O_WRONLY | O_CLOEXEC)) < 0)
         die("cannot open the trace marker %s: %s", marker, strerror(errno));
@@ -142,6 +143,7 @@ static void read_config(const char *path)
         o->client_key = text(tls, "client_key", true);
     }
     o->server_name = SERVER_NAME;
+    o->key_log = cfg.keylog != NULL;
     cJSON *ids = member(tls, "suite_ids", false), *id;
     cJSON_ArrayForEach(id, ids)
     {

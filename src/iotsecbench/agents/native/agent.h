@@ -20,6 +20,7 @@
 
 struct config {
     const char *role, *configuration, *host, *username, *password, *client_id, *topic_prefix, *output, *fault;
+    const char *keylog;      /* --keylog: the 0600 file TLS secrets and session keys go to */
     int port, qos;
     long payload_bytes;
     double rate_hz, duration_s, connect_timeout_s, drain_s;

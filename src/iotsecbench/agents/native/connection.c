@@ -293,6 +293,15 @@ void connect_broker(void)
         trace_mark("iotsb grp MQTT_CONNECT");
         if (conn.tls == NULL)
             die("cannot connect to %s:%d: TLS: %s", cfg.host, cfg.port, why);
+        if (cfg.keylog != NULL) { /* after the measured handshake */
+            char line[256];
+            if (!tls_key_log(conn.tls, line, sizeof line))
+                die("--keylog: %s %s cannot export this connection's secrets", stack_name(),
+                    stack_version());
+            if (append_secret_lines(cfg.keylog, line) != 0)
+                die("--keylog: cannot append to %s: %s", cfg.keylog, strerror(errno));
+            memset(line, 0, sizeof line);
+        }
         struct tcp_info after = tcp_counters();
         struct heap_use heap = heap_use();
         char detail[600];

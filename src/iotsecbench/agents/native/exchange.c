@@ -9,6 +9,7 @@
 #include "records.h"
 #include "scheme.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +141,7 @@ struct direction *emitter_key_exchange(void)
 
 void receiver_key_exchange_start(void)
 {
+    scheme_log_keys(cfg.keylog != NULL);
     int64_t t_ns = now_ns();
     uint8_t hello[KX_MAX_MESSAGE];
     size_t len = kx_receiver_hello(cfg.psk, cfg.psk_len, hello);
@@ -167,6 +169,9 @@ struct direction *receiver_key_exchange(const struct mqtt_publish_in *m)
     publish_small("kx/ready", ready, len, false);
     key_exchange_phase(t_start, cpu_ns, len, m->payload_len,
                        "emitter key received -> key confirmation published", false);
+    /* the receiver logs the session's keys, as the Python receiver does */
+    if (cfg.keylog != NULL && append_secret_lines(cfg.keylog, scheme_key_log()) != 0)
+        die("--keylog: cannot append to %s: %s", cfg.keylog, strerror(errno));
     return e2r;
 }
 

@@ -1,5 +1,6 @@
 #include "records.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,6 +62,17 @@ void records_close(void)
         out = NULL;
     }
     pthread_mutex_unlock(&lock);
+}
+
+int append_secret_lines(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    close(fd);
+    return n == (ssize_t)len ? 0 : -1;
 }
 
 const char *json_quote(char *buf, size_t cap, const char *text)

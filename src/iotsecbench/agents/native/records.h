@@ -14,6 +14,10 @@ void record(const char *type, const char *members_fmt, ...)
 void records_flush(void);
 void records_close(void); /* flush, fsync, close */
 
+/* --keylog: appends text (whole lines) to path, created 0600, in one write — O_APPEND keeps
+ * the lines whole when both agents append to one file (as agents/session.py). 0 or -1. */
+int append_secret_lines(const char *path, const char *text);
+
 /* A JSON string literal of text (quotes included) in out; truncated to fit, always valid. */
 const char *json_quote(char *out, size_t cap, const char *text);
 

@@ -77,7 +77,34 @@ static struct {
     struct crypto_dh *dh;
     uint8_t hello[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE], confirm_key[32];
     size_t hello_len, reply_len;
+    bool log_keys;
+    char key_log[2 * 400]; /* two IOTSB_SESSION_KEYS lines */
 } s;
+
+void scheme_log_keys(bool on) { s.log_keys = on; }
+const char *scheme_key_log(void) { return s.key_log; }
+
+static void hex(char *out, const uint8_t *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", bytes[i]);
+    out[2 * n] = '\0';
+}
+
+/* One direction's IOTSB_SESSION_KEYS line, appended to s.key_log (enc: its cipher key). */
+static void log_direction(const struct direction *d, const uint8_t *enc)
+{
+    char id[2 * SESSION_ID_BYTES + 1], key[65], mac[65], prefix[9];
+    hex(id, d->session_id, SESSION_ID_BYTES);
+    hex(key, enc, s.cipher->key_bytes);
+    hex(mac, d->mac_key, sizeof d->mac_key);
+    hex(prefix, d->prefix, s.cipher->prefix_bytes);
+    size_t at = strlen(s.key_log);
+    snprintf(s.key_log + at, sizeof s.key_log - at,
+             "IOTSB_SESSION_KEYS %s %s enc=%s mac=%s nonce_prefix=%s scheme=%s\n", id, d->label,
+             key, mac, prefix, s.name);
+    memset(key, 0, sizeof key);
+}
 
 bool scheme_select(const char *configuration)
 {
@@ -145,6 +172,7 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
     uint8_t session_id[SESSION_ID_BYTES];
     if (DERIVE("session", "id", session_id, sizeof session_id))
         return -1;
+    memset(s.key_log, 0, sizeof s.key_log);
     for (int i = 0; i < 2; i++) {
         struct direction *d = &s.directions[i];
         crypto_key_free(d->key);
@@ -155,6 +183,8 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
             DERIVE(d->label, "mac", d->mac_key, sizeof d->mac_key) ||
             DERIVE(d->label, "nonce", d->prefix, s.cipher->prefix_bytes))
             return -1;
+        if (s.log_keys)
+            log_direction(d, key);
         d->key = crypto_key_new(s.cipher->kind, key, s.cipher->key_bytes);
         memset(key, 0, sizeof key);
         if (d->key == NULL)

@@ -43,6 +43,12 @@ bool kx_emitter_confirm(const uint8_t *ready, size_t len, struct direction **e2r
 
 /* The scheme's cipher on one direction: seal returns the message's length (0: out of
  * sequence numbers or a library failure), open the verdict with the plaintext in out. */
+/* --keylog: with scheme_log_keys(true), each derived session's keys are kept as the two
+ * IOTSB_SESSION_KEYS lines of docs/wire-format.md, which scheme_key_log returns ("" when
+ * none). Secrets: for the key log only. */
+void scheme_log_keys(bool on);
+const char *scheme_key_log(void);
+
 size_t scheme_seal(struct direction *d, const uint8_t *plaintext, size_t len, uint8_t *out);
 enum open_result scheme_open(struct direction *d, const uint8_t *message, size_t len,
                              uint8_t *out, size_t *out_len);

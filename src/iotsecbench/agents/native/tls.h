@@ -23,6 +23,7 @@ struct tls_options {
     const char *client_cert; /* NULL unless mutual */
     const char *client_key;
     const char *server_name; /* checked against the server's certificate */
+    bool key_log;            /* keep what tls_key_log needs (--keylog) */
 };
 
 struct tls_message {
@@ -68,6 +69,9 @@ struct tls *tls_connect(int fd, const struct tls_options *options,
 struct tls_session *tls_session_get(struct tls *tls);
 void tls_session_free(struct tls_session *session);
 void tls_describe(struct tls *tls, struct tls_result *out);
+/* --keylog: the connection's secrets as NSS key log lines ("CLIENT_RANDOM <client random>
+ * <master secret>\n", TLS 1.2) in out; false when the stack cannot give them. Secrets! */
+bool tls_key_log(struct tls *tls, char *out, size_t cap);
 /* After the handshake the socket is non-blocking: send and receive return what they moved
  * (> 0), TLS_WANT when the socket must become writable/readable first, 0 (receive: closed)
  * or -1 (an error). A TLS_WANT send is repeated with the same bytes. */
@@ -82,5 +86,7 @@ void tls_transcript_feed(struct tls_transcript *t, bool written, const uint8_t *
 void tls_transcript_add(struct tls_transcript *t, bool written, uint8_t type, const uint8_t *bytes,
                     size_t len);
 void tls_transcript_free(struct tls_transcript *t);
+bool tls_nss_line(char *out, size_t cap, const char *label, const uint8_t *a, size_t a_len,
+                  const uint8_t *b, size_t b_len);
 
 #endif

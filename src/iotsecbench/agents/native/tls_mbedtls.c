@@ -14,6 +14,7 @@
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
+#include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
@@ -30,12 +31,35 @@ struct tls {
     int suites[64];
     mbedtls_ecp_group_id curves[5];
     int certificates_verified; /* none on a resumed session: how 2.28 tells it was resumed */
+    bool exported;             /* --keylog: the key export callback ran */
+    unsigned char master_secret[48], client_random[32];
     bool offered;
 };
 
 struct tls_session {
     mbedtls_ssl_session session;
 };
+
+/* --keylog: what the NSS line needs, kept when mbedTLS derives the keys (inside the handshake:
+ * two copies); written after it, outside the measured time. */
+static int export_keys(void *context, const unsigned char *ms, const unsigned char *kb,
+                       size_t maclen, size_t keylen, size_t ivlen,
+                       const unsigned char client_random[32], const unsigned char server_random[32],
+                       mbedtls_tls_prf_types prf)
+{
+    (void)kb, (void)maclen, (void)keylen, (void)ivlen, (void)server_random, (void)prf;
+    struct tls *tls = context;
+    memcpy(tls->master_secret, ms, sizeof tls->master_secret);
+    memcpy(tls->client_random, client_random, sizeof tls->client_random);
+    tls->exported = true;
+    return 0;
+}
+
+bool tls_key_log(struct tls *tls, char *out, size_t cap)
+{
+    return tls->exported && tls_nss_line(out, cap, "CLIENT_RANDOM", tls->client_random, 32,
+                                         tls->master_secret, 48);
+}
 
 static int count_verified(void *context, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
 {
@@ -116,6 +140,8 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     mbedtls_ssl_conf_authmode(&tls->config, MBEDTLS_SSL_VERIFY_REQUIRED);
     mbedtls_ssl_conf_ca_chain(&tls->config, &tls->ca, NULL);
     mbedtls_ssl_conf_verify(&tls->config, count_verified, tls);
+    if (o->key_log)
+        mbedtls_ssl_conf_export_keys_ext_cb(&tls->config, export_keys, tls);
     mbedtls_ssl_conf_rng(&tls->config, mbedtls_ctr_drbg_random, &tls->drbg);
     if (o->n_suites > 0) {
         size_t n = o->n_suites < 63 ? o->n_suites : 63;
@@ -242,5 +268,6 @@ void tls_close(struct tls *tls)
     mbedtls_pk_free(&tls->key);
     mbedtls_ctr_drbg_free(&tls->drbg);
     mbedtls_entropy_free(&tls->entropy);
+    mbedtls_platform_zeroize(tls->master_secret, sizeof tls->master_secret);
     iotsb_tls_free(tls);
 }

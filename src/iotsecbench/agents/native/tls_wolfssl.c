@@ -56,6 +56,21 @@ static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap
     return NULL;
 }
 
+/* TLS 1.2 only: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback
+ * (HAVE_SECRET_CALLBACK), so its TLS 1.3 traffic secrets cannot be logged (the runner
+ * refuses --keylog for that combination before anything starts). */
+bool tls_key_log(struct tls *tls, char *out, size_t cap)
+{
+    unsigned char client_random[32], master_secret[48];
+    WOLFSSL_SESSION *session = wolfSSL_get_session(tls->ssl);
+    bool ok = strcmp(wolfSSL_get_version(tls->ssl), "TLSv1.2") == 0 && session != NULL &&
+              wolfSSL_get_client_random(tls->ssl, client_random, 32) == 32 &&
+              wolfSSL_SESSION_get_master_key(session, master_secret, 48) == 48 &&
+              tls_nss_line(out, cap, "CLIENT_RANDOM", client_random, 32, master_secret, 48);
+    memset(master_secret, 0, sizeof master_secret);
+    return ok;
+}
+
 /* wolfSSL's own session object stands for the opaque type */
 struct tls_session *tls_session_get(struct tls *tls)
 {

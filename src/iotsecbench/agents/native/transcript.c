@@ -3,6 +3,7 @@
  * kept as one entry of type 0 with its length. Nothing here is secret. */
 #include "tls.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,23 @@ void tls_transcript_feed(struct tls_transcript *t, bool written, const uint8_t *
         }
         consume(t->pending[d], &t->pending_len[d], size);
     }
+}
+
+/* "LABEL <hex a> <hex b>\n" into out (the NSS key log's line); false if it does not fit. */
+bool tls_nss_line(char *out, size_t cap, const char *label, const uint8_t *a, size_t a_len,
+                  const uint8_t *b, size_t b_len)
+{
+    size_t at = (size_t)snprintf(out, cap, "%s ", label);
+    if (at + 2 * (a_len + b_len) + 3 > cap)
+        return false;
+    for (size_t i = 0; i < a_len; i++)
+        at += (size_t)sprintf(out + at, "%02x", a[i]);
+    out[at++] = ' ';
+    for (size_t i = 0; i < b_len; i++)
+        at += (size_t)sprintf(out + at, "%02x", b[i]);
+    out[at++] = '\n';
+    out[at] = '\0';
+    return true;
 }
 
 void tls_transcript_free(struct tls_transcript *t)

@@ -98,6 +98,16 @@ def stack_problem(
     return None
 
 
+def key_log_problem(stack: str, profile: TlsProfile | None) -> str | None:
+    """Why ``--keylog`` cannot log a connection's TLS secrets on ``stack`` (None: it can)."""
+    if stack == "wolfssl" and profile is not None and profile.version == "1.3":
+        return (
+            "Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback, so its TLS 1.3 "
+            "secrets cannot be logged: use TLS 1.2 or stack openssl"
+        )
+    return None
+
+
 @functools.cache
 def _openssl_suite_names() -> dict[int, str]:
     """IANA number -> OpenSSL name of every suite this OpenSSL knows."""
