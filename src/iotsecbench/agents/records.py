@@ -71,15 +71,23 @@ class RecordWriter:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records of an agent file; a torn last line (agent killed mid-write) is
     skipped, since everything before it is intact."""
-    records = []
+    return read_records_from(path, 0)[0]
+
+
+def read_records_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The complete records after byte ``offset`` of an agent file, and the offset after the
+    last of them (where the next read starts: a reader of a file still being written)."""
+    records: list[dict[str, Any]] = []
     if not path.exists():
-        return records
-    with open(path, encoding="utf-8", errors="replace") as handle:
+        return records, offset
+    with open(path, "rb") as handle:
+        handle.seek(offset)
         for line in handle:
-            if not line.endswith("\n"):
+            if not line.endswith(b"\n"):
                 break
             try:
-                records.append(json.loads(line))
+                records.append(json.loads(line.decode("utf-8", errors="replace")))
             except json.JSONDecodeError:
                 break
-    return records
+            offset += len(line)
+    return records, offset

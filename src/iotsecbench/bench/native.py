@@ -27,7 +27,7 @@ from iotsecbench.agents import native
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.handshake import TlsHandshakeMeasurement
 from iotsecbench.agents.native.translate import negotiated
-from iotsecbench.agents.records import read_records
+from iotsecbench.agents.records import read_records_from
 from iotsecbench.errors import EnvironmentProblem, SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.security.tls import TlsProfile, verify_negotiated
@@ -82,7 +82,7 @@ class NativeClient:
         self._config_path.chmod(0o600)
         self._program = native.binary(native.build_for(stack, tls=True, scheme=False))
         self._process: subprocess.Popen[bytes] | None = None
-        self._seen = 0  # records already handed out
+        self._offset = 0  # bytes of records already handed out
 
     @property
     def pid(self) -> int:
@@ -111,8 +111,9 @@ class NativeClient:
         return line
 
     def _new_records(self) -> list[dict[str, Any]]:
-        records = read_records(self.records_path)
-        fresh, self._seen = records[self._seen :], len(records)
+        # from where the last connection's ended: rereading the whole file made each
+        # connection dearer than the one before (a transcript is kilobytes)
+        fresh, self._offset = read_records_from(self.records_path, self._offset)
         return fresh
 
     def _ask(self, request: bytes, answer: bytes) -> bytes:
