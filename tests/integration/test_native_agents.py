@@ -87,6 +87,39 @@ def test_wolfssl_negotiates_each_tls13_profile_it_is_asked_for(
 
 
 @needs_native
+def test_a_native_emitter_sends_blocks_over_the_tcp_transport(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """The block-sizes transport: the native emitter straight to the Python receiver (the
+    TLS server), frames in both directions with the echo method; every block delivered and
+    every echo opened and checked by the emitter."""
+    out = tmp_path / "tcp"
+    result = run_cli(
+        "run", "--configs", "plain,tls1.2+x25519-aes128-gcm", "--transport", "tcp",
+        "--method", "unidirectional,echo", "--stack", "mbedtls,wolfssl", "--duration", "1",
+        "--reps", "1", "--out", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = stored_runs(
+        out, "status, error, messages_sent, messages_delivered, echoes, tls_version, "
+        "footprint_text_bytes",
+    )  # fmt: skip
+    assert len(rows) == 8
+    for run_id, (status, error, sent, delivered, echoes, version, text) in rows.items():
+        assert status == "ok" and sent == delivered == 10, (run_id, error)
+        assert echoes == (10 if "_echo_" in run_id else None), (run_id, echoes)
+        assert version == ("1.2" if run_id.startswith("tls1.2") else None), run_id
+        assert text is not None and text > 10_000, run_id
+    # The receiver stayed the Python agent; the emitter was the native one.
+    (agent_start,) = (
+        r
+        for r in read_records(next(out.glob("runs/*tls1.2*echo_mbedtls*/emitter.jsonl")))
+        if r.get("type") == "event" and r.get("kind") == "agent_start"
+    )
+    assert agent_start["detail"]["stack"] == "mbedtls"
+
+
+@needs_native
 def test_native_agents_resume_their_sessions(mosquitto: str, tmp_path: Path) -> None:
     """A resumption profile: each agent's priming connection gives the session its measured
     connection offers; a run fails unless the server resumed it (translate's check), and

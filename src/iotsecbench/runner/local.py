@@ -142,6 +142,12 @@ class RunFailure(Exception):
     """A run could not complete; the message becomes the run's ``error``."""
 
 
+def _native_roles(cell: Cell) -> tuple[str, ...]:
+    """The agents a native stack runs: both MQTT clients of the broker; over the tcp
+    transport the emitter only — the receiver is the TLS server, a host (agents/tcp.py)."""
+    return ("emitter",) if cell.transport == "tcp" else ("emitter", "receiver")
+
+
 class LocalExecutor:
     """Runs each planned run against an embedded (or external) broker on this machine."""
 
@@ -202,7 +208,7 @@ class LocalExecutor:
             for agent in ("emitter", "receiver", "attacker")
         }
         if run.cell.stack in NATIVE_STACKS:
-            for role in ("emitter", "receiver"):
+            for role in _native_roles(run.cell):
                 config_path = run_dir / f"{role}.config.json"
                 if not config_path.exists():
                     continue
@@ -416,7 +422,7 @@ class LocalExecutor:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
             host = "emitter" if role == "attacker" else role
             inside = network.command(host, []) if network is not None else []
-            if program is not None and role != "attacker":
+            if program is not None and role in _native_roles(plan.run.cell):
                 return [*inside, str(program), "--config", str(configs[role])]
             return [
                 *inside,

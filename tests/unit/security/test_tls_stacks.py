@@ -46,9 +46,11 @@ def test_each_stack_refuses_what_it_cannot_do(
     assert (problem is None) if expected is None else (expected in str(problem)), problem
 
 
-def test_the_native_transport_is_mqtt_only() -> None:
-    assert "MQTT only" in str(stack_problem("wolfssl", None, transport="tcp"))
+def test_the_native_transports_and_qos() -> None:
+    assert stack_problem("wolfssl", None, transport="tcp") is None
+    assert "mqtt and tcp only" in str(stack_problem("wolfssl", None, transport="coap"))
     assert "QoS 0 and 1 only" in str(stack_problem("mbedtls", None, qos=2))
+    assert stack_problem("mbedtls", None, qos=2, transport="tcp") is None  # no QoS over tcp
     assert stack_problem("openssl", None, qos=2) is None
 
 

@@ -49,6 +49,7 @@ COMMON_SOURCES = (
     "mqtt.c",
     "filler.c",
     "transcript.c",
+    "tcp.c",
 )
 SCHEME_SOURCES = ("scheme.c", "exchange.c")
 CFLAGS = (

@@ -93,8 +93,14 @@ static void read_config(const char *path)
     if (strcmp(cfg.role, "emitter") != 0 && strcmp(cfg.role, "receiver") != 0 &&
         strcmp(cfg.role, "connect") != 0)
         die("role must be emitter, receiver or connect, got %s", cfg.role);
-    if (strcmp(text(root, "transport", true), "mqtt") != 0)
-        die("the native agent speaks the mqtt transport only");
+    const char *transport = text(root, "transport", true);
+    cfg.tcp = strcmp(transport, "tcp") == 0;
+    if (!cfg.tcp && strcmp(transport, "mqtt") != 0)
+        die("transport must be mqtt or tcp, got %s", transport);
+    if (cfg.tcp && strcmp(cfg.role, "emitter") != 0)
+        die("over the tcp transport the native agent is the emitter (the receiver is a host)");
+    const char *method = text(root, "method", false);
+    cfg.echo = method != NULL && strcmp(method, "echo") == 0;
     cfg.configuration = text(root, "configuration", true);
     cfg.scheme = scheme_select(cfg.configuration); /* dies on a scheme this build lacks */
     const char *psk_file = text(root, "psk_file", false);
@@ -183,7 +189,7 @@ int main(int argc, char **argv)
           stack_version(), cfg.scheme ? scheme_name() : "none");
     sampler_start();
     if (strcmp(cfg.role, "emitter") == 0)
-        emit();
+        cfg.tcp ? emit_frames() : emit();
     else if (strcmp(cfg.role, "receiver") == 0)
         receive_messages();
     else

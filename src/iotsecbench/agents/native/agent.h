@@ -21,6 +21,7 @@
 struct config {
     const char *role, *configuration, *host, *username, *password, *client_id, *topic_prefix, *output, *fault;
     const char *keylog;      /* --keylog: the 0600 file TLS secrets and session keys go to */
+    bool tcp, echo;          /* the tcp transport (tcp.c); its echo method */
     int port, qos;
     long payload_bytes;
     double rate_hz, duration_s, connect_timeout_s, drain_s;
@@ -72,7 +73,11 @@ bool topic_is(const struct mqtt_publish_in *m, const char *suffix); /* <topic_pr
 size_t topic_publish(uint8_t *out, size_t cap, const char *suffix, const uint8_t *payload,
                      size_t len, int qos, uint16_t id, bool retain);
 void phase(const char *name, int64_t start, int64_t end, int64_t cpu, const char *detail);
-void disconnect_broker(void);  /* DISCONNECT, heap counters, close */
+void disconnect_broker(void);  /* DISCONNECT, then close_connection */
+void close_connection(void);   /* heap counters, TLS close_notify, close */
+int64_t open_connection(void); /* TCP connect, TLS handshake (phases): the time it was ready */
+void write_transcript(void);   /* the TLS handshake as recorded (records), then forgotten */
+int receive(int timeout_ms);   /* what arrived within timeout_ms into conn.in: 1, or 0 */
 void finish(int status);       /* DISCONNECT (on success), last sample, counters, close */
 
 /* exchange.c: the payload scheme's key exchange over MQTT */
@@ -80,11 +85,21 @@ struct direction;
 struct direction *emitter_key_exchange(void);  /* the e2r keys, confirmed */
 void receiver_key_exchange_start(void);        /* hello, retained */
 struct direction *receiver_key_exchange(const struct mqtt_publish_in *m); /* NULL: refused */
+/* ... and over the tcp transport's frames (the emitter's side): e2r, and *r2e for echoes */
+struct direction *emitter_key_exchange_frames(struct direction **r2e);
 void receiver_key_exchange_end(void);          /* clear the retained hello */
 
 /* roles.c */
+void fault_at(long seq); /* the test hook of agents/config.py (crash-after=N, hang-after=N) */
 void emit(void);
 void receive_messages(void);
 void connect_repeatedly(void); /* role "connect": one connection per line on stdin */
+
+/* tcp.c: the emitter of the tcp transport, and its frames (docs/wire-format.md) */
+void emit_frames(void);
+void send_frame(char kind, const uint8_t *body, size_t len);
+/* The next frame's body, which must be of kind (else the agent ends naming what): copied to
+ * out (at most cap bytes), its length returned; *t_arrived when it was whole. */
+size_t expect_frame(char kind, const char *what, uint8_t *out, size_t cap, int64_t *t_arrived);
 
 #endif

@@ -31,6 +31,9 @@ static bool wait_socket(short events, int timeout_ms)
     return poll(&waiting, 1, timeout_ms) > 0;
 }
 
+/* Who is at the other end, for the messages that end the agent. */
+static const char *peer(void) { return cfg.tcp ? "receiver" : "broker"; }
+
 void send_all(const uint8_t *bytes, size_t len)
 {
     int64_t deadline = now_ns() + llround(cfg.connect_timeout_s * 1e9);
@@ -43,16 +46,16 @@ void send_all(const uint8_t *bytes, size_t len)
         }
         bool again = conn.tls ? n == TLS_WANT : n < 0 && (errno == EAGAIN || errno == EINTR);
         if (!again)
-            die("lost the broker connection while sending");
+            die("lost the %s connection while sending", peer());
         if (now_ns() > deadline)
-            die("the broker took nothing for %g s (send timeout)", cfg.connect_timeout_s);
+            die("the %s took nothing for %g s (send timeout)", peer(), cfg.connect_timeout_s);
         wait_socket(POLLOUT | POLLIN, 100);
     }
     conn.last_sent_ns = now_ns();
 }
 
-/* Reads what has arrived within timeout_ms: 1 when bytes came, 0 if none did. */
-static int receive(int timeout_ms)
+/* Reads what has arrived within timeout_ms into conn.in: 1 when bytes came, 0 if none did. */
+int receive(int timeout_ms)
 {
     if (terminated)
         die("terminated by signal %d", (int)terminated);
@@ -74,7 +77,7 @@ static int receive(int timeout_ms)
     if (again) /* e.g. a TLS 1.3 session ticket: bytes came, none for us */
         return 0;
     if (n <= 0)
-        die("lost the broker connection (%s)", n == 0 ? "closed by the broker" : "read error");
+        die("lost the %s connection (%s)", peer(), n == 0 ? "closed by the peer" : "read error");
     conn.in_len += (size_t)n;
     return 1;
 }
@@ -181,7 +184,7 @@ static struct tcp_info tcp_counters(void)
     return info;
 }
 
-static void write_transcript(void)
+void write_transcript(void)
 {
     if (priming) {
         tls_transcript_free(&conn.transcript);
@@ -239,18 +242,16 @@ static void prime_session(void)
     event("tls_priming_connection", "\"wall_ns\":%" PRId64, now_ns() - t0);
 }
 
-/* TCP connect, TLS handshake, MQTT CONNECT → CONNACK, each a handshake phase. */
-void connect_broker(void)
+/* The transport under MQTT — TCP connect and, with TLS, the handshake (each a phase) — and
+ * the whole connection of the tcp transport (tcp.c); returns when it was ready. */
+int64_t open_connection(void)
 {
-    if (cfg.tls && cfg.resumption && conn.session == NULL && !priming)
-        prime_session();
     char port[16];
     snprintf(port, sizeof port, "%d", cfg.port);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *address;
     int code = getaddrinfo(cfg.host, port, &hints, &address);
     if (code != 0)
         die("cannot resolve %s: %s", cfg.host, gai_strerror(code));
-    int64_t process_start = process_cpu_ns();
     conn.fd = socket(address->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (conn.fd < 0)
         die("socket: %s", strerror(errno));
@@ -324,6 +325,16 @@ void connect_broker(void)
         ready = now_ns();
     }
     fcntl(conn.fd, F_SETFL, fcntl(conn.fd, F_GETFL) | O_NONBLOCK);
+    return ready;
+}
+
+/* TCP connect, TLS handshake, MQTT CONNECT → CONNACK, each a handshake phase. */
+void connect_broker(void)
+{
+    if (cfg.tls && cfg.resumption && conn.session == NULL && !priming)
+        prime_session();
+    int64_t process_start = process_cpu_ns();
+    int64_t ready = open_connection();
     int64_t thread_ready = thread_cpu_ns();
     uint8_t packet[1024];
     size_t n = mqtt_connect(packet, sizeof packet, cfg.client_id, cfg.username, cfg.password,
@@ -365,6 +376,13 @@ void disconnect_broker(void)
         tls_send(conn.tls, packet, n); /* best effort: the run's data is already recorded */
     else
         send(conn.fd, packet, n, MSG_NOSIGNAL);
+    close_connection();
+}
+
+void close_connection(void)
+{
+    if (conn.fd < 0)
+        return;
     sampler_set_socket(-1);
     if (conn.tls != NULL && cfg.resumption) { /* after the CONNACK read: TLS 1.3 tickets too */
         tls_session_free(conn.session);

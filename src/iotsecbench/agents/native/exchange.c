@@ -137,6 +137,35 @@ struct direction *emitter_key_exchange(void)
     return e2r;
 }
 
+/* The same exchange as frames on the tcp transport's one connection: H in, K out, R in. */
+struct direction *emitter_key_exchange_frames(struct direction **r2e)
+{
+    uint8_t hello[KX_MAX_MESSAGE + 1], ready[KX_MAX_MESSAGE + 1], reply[KX_MAX_MESSAGE];
+    int64_t t_start;
+    size_t hello_len = expect_frame('H', "the receiver's key-exchange hello", hello,
+                                    sizeof hello, &t_start);
+    int64_t cpu0 = thread_cpu_ns();
+    heap_mark();
+    const char *why = "?";
+    size_t reply_len = kx_emitter_answer(cfg.psk, cfg.psk_len, hello, hello_len, reply, &why);
+    if (reply_len == 0)
+        die("key exchange failed: %s", why);
+    int64_t cpu_ns = thread_cpu_ns() - cpu0;
+    send_frame('K', reply, reply_len);
+    int64_t t_ready;
+    size_t ready_len = expect_frame('R', "the receiver's key confirmation", ready, sizeof ready,
+                                    &t_ready);
+    cpu0 = thread_cpu_ns();
+    struct direction *e2r = NULL;
+    if (!kx_emitter_confirm(ready, ready_len, &e2r, &why))
+        die("key exchange failed: %s", why);
+    cpu_ns += thread_cpu_ns() - cpu0;
+    key_exchange_phase(t_start, cpu_ns, reply_len, hello_len + ready_len,
+                       "receiver hello received -> key confirmation verified", true);
+    *r2e = kx_emitter_reverse();
+    return e2r;
+}
+
 /* -- the receiver --------------------------------------------------------------------------- */
 
 void receiver_key_exchange_start(void)

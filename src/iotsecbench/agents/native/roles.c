@@ -62,7 +62,7 @@ static void take_acks(int timeout_ms)
     }
 }
 
-static void fault_at(long seq)
+void fault_at(long seq)
 {
     if (cfg.fault == NULL)
         return;

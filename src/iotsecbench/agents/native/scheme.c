@@ -328,6 +328,8 @@ bool kx_emitter_confirm(const uint8_t *ready, size_t len, struct direction **e2r
     return true;
 }
 
+struct direction *kx_emitter_reverse(void) { return &s.directions[1]; }
+
 /* -- framing ------------------------------------------------------------------------------ */
 
 static size_t header_bytes(void) { return s.cipher->layout == CBC_NO_MAC ? 2 : 2 + SEQ_BYTES; }

@@ -40,6 +40,8 @@ size_t kx_emitter_answer(const uint8_t *psk, size_t psk_len, const uint8_t *hell
                          uint8_t *reply, const char **why);
 bool kx_emitter_confirm(const uint8_t *ready, size_t len, struct direction **e2r,
                         const char **why);
+/* After kx_emitter_confirm: the receiver-to-emitter keys (the tcp transport's echoes). */
+struct direction *kx_emitter_reverse(void);
 
 /* The scheme's cipher on one direction: seal returns the message's length (0: out of
  * sequence numbers or a library failure), open the verdict with the plaintext in out. */

@@ -6,11 +6,12 @@ kinds of run reach the store in one vocabulary.
   ``tls_peer_certificate`` records, read by the OpenSSL transcripts' parser
   (``negotiated_on_the_wire``) and checked against the profile (``verify_negotiated``); a
   mismatch fails the run, as a Python agent's check does.
-* ``operation`` — the energy model's inputs: MQTT packets per connection and message, the
-  TLS handshake's public-key operations and each record's protection
-  (``handshake_operations``, ``record_operations``), the payload scheme's key exchange
-  (``exchange_operations``) and each message's sealing or opening (``seal_operations``,
-  ``open_operations``), at the instants the records give.
+* ``operation`` — the energy model's inputs: MQTT packets per connection and message (none
+  over the tcp transport), the TLS handshake's public-key operations and each record's
+  protection (``handshake_operations``, ``record_operations``; over tcp a record per frame),
+  the payload scheme's key exchange (``exchange_operations``) and each message's sealing or
+  opening (``seal_operations``, ``open_operations``; an echo's opening too), at the instants
+  the records give — as agents/emitter.py, agents/receiver.py and agents/tcp.py log them.
 * ``counters`` — the program's static footprint (``size``), which only the runner knows.
 """
 
@@ -84,6 +85,7 @@ def complete(
         {"type": "counters", "name": "footprint_bss_bytes", "value": footprint.bss_bytes},
     ]
     phases = {r["phase"]: r for r in records if r.get("type") == "handshake"}
+    mqtt = config.transport == "mqtt"
     if "mqtt_connect" in phases:  # CONNECT + CONNACK
         added.append(_operation(phases["mqtt_connect"]["t_start_ns"], "mqtt-packet", 2))
     problem = None
@@ -95,7 +97,7 @@ def complete(
             verify_negotiated(profile, tls, expect_resumed=profile.resumption)
         except ValueError as error:
             problem = f"TLS negotiated something else than requested: {error}"
-        t_connected = phases.get("mqtt_connect", {}).get("t_end_ns", 0)
+        t_connected = phases.get("mqtt_connect", phases.get("tls_handshake", {})).get("t_end_ns", 0)
         added += [
             _operation(t_connected, primitive, amount)
             for primitive, amount in handshake_operations(tls, profile.certificate)
@@ -111,12 +113,13 @@ def complete(
         t_start = phases["key_exchange"]["t_start_ns"]
         role = "emitter" if config.role == "emitter" else "receiver"
         added += [_operation(t_start, p, a) for p, a in exchange_operations(scheme.name)[role]]
-        # hello, answer, confirmation and their PUBACKs; the emitter's own SUBSCRIBE + SUBACK
-        added.append(_operation(t_start, "mqtt-packet", 6 if role == "emitter" else 4))
+        if mqtt:  # hello, answer, confirmation and their PUBACKs; the emitter's SUBSCRIBE + SUBACK
+            added.append(_operation(t_start, "mqtt-packet", 6 if role == "emitter" else 4))
     for message in (r for r in records if r.get("type") == "message"):
         sealed = "t_sealed_ns" in message
         t_ns = message["t_sealed_ns"] if sealed else message.get("t_arrived_ns", 0)
-        added.append(_operation(t_ns, "mqtt-packet", per_message))
+        if mqtt:
+            added.append(_operation(t_ns, "mqtt-packet", per_message))
         crypto = (
             scheme.seal_operations(config.payload_bytes)
             if sealed
@@ -127,6 +130,14 @@ def complete(
             for p, a in crypto
         ]
         if tls is not None:
-            packet = wire.publish_packet_bytes(data_topic, config.qos, int(message["wire_bytes"]))
+            wire_bytes = int(message["wire_bytes"])  # over tcp: the whole frame
+            packet = (
+                wire.publish_packet_bytes(data_topic, config.qos, wire_bytes)
+                if mqtt
+                else wire_bytes
+            )
             added += [_operation(t_ns, p, a) for p, a in record_operations(tls, packet)]
+    opening = scheme.open_operations(config.payload_bytes)
+    for echo in (r for r in records if r.get("type") == "echo"):
+        added += [_operation(echo["t_returned_ns"], p, a) for p, a in opening]
     return records + added, problem

@@ -81,9 +81,9 @@ def stack_problem(
         return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
     if stack == OPENSSL:
         return None
-    if transport != "mqtt":
-        return f"the native {stack} agent speaks MQTT only (transport {transport})"
-    if qos > 1:
+    if transport not in ("mqtt", "tcp"):
+        return f"the native {stack} agent speaks mqtt and tcp only (transport {transport})"
+    if qos > 1 and transport == "mqtt":
         return f"the native {stack} agent publishes at QoS 0 and 1 only"
     scheme_limit = _native_scheme_problem(stack, scheme)
     if scheme_limit is not None:
