@@ -244,21 +244,28 @@ def _thread_segments(
 def _idle_fractions(
     events: Sequence[Any], cpus: Iterable[int], start: int, end: int
 ) -> dict[int, float | None]:
-    """Share of ``[start, end]`` each CPU ran its idle task (pid 0)."""
+    """Share of ``[start, end]`` each CPU ran its idle task (pid 0). A switch away from the
+    idle task that the trace lost (``_thread_segments``) ends the idle stretch at the CPU's
+    next event recorded in a task's context, which proves the CPU busy from then on."""
     fractions: dict[int, float | None] = {}
     span = max(1, end - start)
     for cpu in cpus:
-        switches = [e for e in events if e.cpu == cpu and e.name == "sched_switch"]
+        own = [e for e in events if e.cpu == cpu]
+        switches = [e for e in own if e.name == "sched_switch"]
         if not switches:
             fractions[cpu] = None
             continue
         current = switches[0].fields["prev_pid"]  # who ran before the first switch
         at, idle = start, 0
-        for event in switches:
+        for event in own:
             ts = min(max(event.ts_ns, start), end)
-            if current == 0:
+            if event.name == "sched_switch":
+                if current == 0:
+                    idle += ts - at
+                at, current = ts, event.fields["next_pid"]
+            elif current == 0 and event.pid != 0:
                 idle += ts - at
-            at, current = ts, event.fields["next_pid"]
+                at, current = ts, event.pid
         if current == 0:
             idle += end - at
         fractions[cpu] = idle / span

@@ -100,6 +100,14 @@ def test_a_lost_switch_in_is_repaired_from_the_threads_own_events() -> None:
     assert len(result.problems) == 1
 
 
+def test_a_lost_switch_away_from_idle_ends_the_idle_stretch_at_a_tasks_event() -> None:
+    """CPU 0 idles 300–1300. Without the switch at 1300 the next switch on it comes at 1400;
+    the marker the thread writes at 1300 (in its own context) shows the CPU busy from then."""
+    lost = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1300)]
+    result = classify_repetition(lost, TID, version="1.3", cpus=[0])
+    assert result.idle_fraction_per_cpu[0] == pytest.approx(1000 / 2600)  # not 1100 / 2600
+
+
 def test_sleep_without_a_packet_is_not_network_wait() -> None:
     trace = [e for e in handshake_trace() if e.name != "netif_receive_skb"]
     result = classify_repetition(trace, TID, version="1.3", cpus=[0])
