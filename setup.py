@@ -1,4 +1,4 @@
-"""Build hook for the two optional C extensions; everything else is in pyproject.toml.
+"""Build hook for the optional C extensions; everything else is in pyproject.toml.
 
 ``iotsecbench.security.schemes._evp`` puts the wire framing of the OpenSSL AEADs into one C
 call (why: the source's header and docs/schemes.md). It is optional: without a C compiler,
@@ -25,6 +25,15 @@ setup(
             "iotsecbench.security._tlsrecord",
             sources=["src/iotsecbench/security/_tlsrecord.c"],
             libraries=["ssl", "crypto"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
+        # SPECK128 and SIMON128 in CTR mode (security/schemes/_lightweight.c): PyPI has them
+        # only in pure Python. Optional: without it those schemes run the pure-Python code
+        # and their provenance says so.
+        Extension(
+            "iotsecbench.security.schemes._lightweight",
+            sources=["src/iotsecbench/security/schemes/_lightweight.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),

@@ -1,6 +1,7 @@
 """Published vectors through the exact AEAD step each payload scheme runs (``aead_seal`` /
 ``aead_open``): Wycheproof AES-GCM, AES-CCM (8-byte tags), AES-EAX, ChaCha20-Poly1305 (with
-RFC 8439 §2.8.2), XChaCha20-Poly1305, Ascon-128 v1.2; and the Ascon-128 v1.2 LWC KAT.
+RFC 8439 §2.8.2), XChaCha20-Poly1305, Ascon-128 v1.2; the Ascon-128 v1.2 LWC KAT and the
+NIST SP 800-232 Ascon-AEAD128 KAT.
 
 Sources and licences: tests/data/vectors/README.md.
 """
@@ -115,9 +116,9 @@ def test_rfc8439_vector_is_among_the_chacha_vectors():
     check_aead("psk-chacha20-poly1305", {}, {**matches[0]})
 
 
-def _lwc_kat() -> list[dict[str, str]]:
+def _lwc_kat(file: str = "LWC_AEAD_KAT_128_128.txt") -> list[dict[str, str]]:
     entries, entry = [], {}
-    for line in (VECTORS / "ascon" / "LWC_AEAD_KAT_128_128.txt").read_text().splitlines():
+    for line in (VECTORS / "ascon" / file).read_text().splitlines():
         if not line.strip():
             if entry:
                 entries.append(entry)
@@ -141,6 +142,26 @@ def test_ascon128_v12_lwc_kat(name):
         scheme, state = state_for(name, key)
         assert scheme.aead_seal(state, nonce, aad, plaintext) == expected, entry["Count"]
         assert scheme.aead_open(state, nonce, aad, expected) == plaintext, entry["Count"]
+
+
+def test_ascon_aead128_sp800_232_kat():
+    """The standard's Ascon-AEAD128 (our C): every known answer, sealed and opened; a flipped
+    tag bit is refused. The v1.2 algorithm gives other answers for the same inputs."""
+    kat = _lwc_kat("LWC_AEAD_KAT_128_128_SP800-232.txt")
+    assert len(kat) == 1089
+    for entry in kat:
+        key, nonce = bytes.fromhex(entry["Key"]), bytes.fromhex(entry["Nonce"])
+        plaintext, aad = bytes.fromhex(entry["PT"]), bytes.fromhex(entry["AD"])
+        expected = bytes.fromhex(entry["CT"])
+        scheme, state = state_for("psk-ascon-aead128", key)
+        assert scheme.aead_seal(state, nonce, aad, plaintext) == expected, entry["Count"]
+        assert scheme.aead_open(state, nonce, aad, expected) == plaintext, entry["Count"]
+        forged = expected[:-1] + bytes([expected[-1] ^ 1])
+        with pytest.raises(AuthenticationError):
+            scheme.aead_open(state, nonce, aad, forged)
+    v12 = _lwc_kat()[0]
+    assert (v12["Key"], v12["Nonce"], v12["PT"]) == (kat[0]["Key"], kat[0]["Nonce"], kat[0]["PT"])
+    assert v12["CT"] != kat[0]["CT"]
 
 
 def test_sealer_framing_uses_the_tested_step():

@@ -16,7 +16,7 @@ import pytest
 import tinyaes
 from cryptography.hazmat.primitives.ciphers import Cipher, modes
 
-from iotsecbench.security.schemes import DirectionKeys, get_scheme
+from iotsecbench.security.schemes import DirectionKeys, _lightweight, get_scheme
 from iotsecbench.security.schemes.base import Frame
 from iotsecbench.security.schemes.etm import blake2b_mac, hmac_sha256
 
@@ -87,19 +87,38 @@ def test_hmac_sha256_wycheproof():
     assert checked > 50
 
 
+@pytest.mark.parametrize("build", ["", "-purepy"])
 @pytest.mark.parametrize(
     "vector", load("simon-speck/designers_appendix_b.json")["vectors"], ids=lambda v: v["cipher"]
 )
-def test_simon_speck_designers_vectors(vector):
+def test_simon_speck_designers_vectors(vector, build):
+    """Both builds — our C (``_lightweight.c``) and simonspeckciphers — through the scheme's
+    own key schedule and byte order."""
     family, sizes = vector["cipher"].split("128/")
     key = bytes.fromhex(vector["key"])
-    name = f"psk-{family.lower()}128-{sizes}-ctr-hmac"
-    scheme = get_scheme(name)
-    block_cipher = scheme._key_schedule(key)  # the scheme's own key schedule and byte order
-    plaintext = int.from_bytes(bytes.fromhex(vector["plaintext"]), "big")
-    assert block_cipher.encrypt(plaintext) == int.from_bytes(
-        bytes.fromhex(vector["ciphertext"]), "big"
-    )
+    scheme = get_scheme(f"psk-{family.lower()}128-{sizes}-ctr-hmac{build}")
+    state = scheme._key_schedule(key)
+    plaintext, ciphertext = (bytes.fromhex(vector[k]) for k in ("plaintext", "ciphertext"))
+    if build:
+        assert state.encrypt(int.from_bytes(plaintext, "big")) == int.from_bytes(ciphertext, "big")
+    else:
+        assert scheme.provenance.library.startswith("iotsecbench"), scheme.provenance
+        cipher, round_keys = state
+        assert _lightweight.encrypt_block(cipher, round_keys, plaintext) == ciphertext
+        rounds = {"Simon": {"128": 68, "256": 72}, "Speck": {"128": 32, "256": 34}}
+        assert len(round_keys) // 8 == rounds[family][sizes]
+
+
+@pytest.mark.parametrize("cipher", ["speck128-128", "speck128-256", "simon128-128", "simon128-256"])
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 1024, 4097])
+@pytest.mark.parametrize("seq", [5, 2**64 - 1])  # the last: the counter carries across words
+def test_c_ctr_equals_the_pure_python_ctr(cipher, size, seq):
+    native = get_scheme(f"psk-{cipher}-ctr-hmac")
+    pure = get_scheme(f"psk-{cipher}-ctr-hmac-purepy")
+    key, data = os.urandom(native.enc_key_bytes), os.urandom(size)
+    f = frame(seq, nonce_prefix=b"\xff\xff\xff\xff")
+    expected = pure._encrypt(pure._key_schedule(key), f, data)
+    assert native._encrypt(native._key_schedule(key), f, data) == expected
 
 
 def test_aes_ctr_sp800_38a():
@@ -127,7 +146,9 @@ def test_tinyaes_ctr_equals_pyca_ctr(size):
     assert tiny == pyca_scheme._encrypt(pyca_scheme._key_schedule(key), seq_frame, data)
 
 
-@pytest.mark.parametrize("name", ["psk-speck128-128-ctr-hmac", "psk-simon128-256-ctr-hmac"])
+@pytest.mark.parametrize(
+    "name", ["psk-speck128-128-ctr-hmac-purepy", "psk-simon128-256-ctr-hmac-purepy"]
+)
 def test_pure_python_ctr_matches_the_block_cipher(name):
     # CTR by hand from the designers'-vector-checked block cipher: E(counter + i) XOR data.
     scheme = get_scheme(name)

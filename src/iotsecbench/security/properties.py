@@ -113,3 +113,5 @@ TINYAES = Provenance.of_installed("tinyaes", native=True)  # tiny-AES-c (C) via 
 FAST_ASCON = Provenance.of_installed("fast-ascon", native=True)  # RustCrypto ascon-aead (Rust)
 ASCON_PURE = Provenance.of_installed("ascon", native=False)  # pyascon reference, pure Python
 SIMON_SPECK = Provenance.of_installed("simonspeckciphers", native=False)  # pure Python
+# iotsecbench's own C (security/schemes/_lightweight.c: SPECK128, SIMON128), built with it.
+IOTSECBENCH_C = Provenance.of_installed("iotsecbench", native=True)

@@ -177,7 +177,9 @@ def test_pure_python_ciphers_at_64_kib(name):
 
 def test_provenance_names_every_library():
     natives = {name: get_scheme(name).provenance for name in CIPHER_SCHEMES}
-    assert not natives["psk-speck128-128-ctr-hmac"].native
+    assert not natives["psk-speck128-128-ctr-hmac-purepy"].native
+    assert natives["psk-speck128-128-ctr-hmac"].library == "iotsecbench + python-hashlib"
+    assert natives["psk-simon128-256-ctr-hmac"].native
     assert not natives["psk-ascon128v12-purepy"].native
     assert natives["psk-ascon128v12"].native and natives["psk-ascon128v12"].library == "fast-ascon"
     assert natives["psk-tinyaes128-ctr-hmac"].library == "tinyaes + python-hashlib"

@@ -1,14 +1,16 @@
-"""Ascon-128 **v1.2** (the final-round NIST LWC submission), not NIST SP 800-232 Ascon-AEAD128.
+"""Ascon: the **v1.2** submission (Ascon-128) and the standard, NIST SP 800-232 Ascon-AEAD128.
 
 The two are different algorithms and do not interoperate (SP 800-232 changed the IV, the
-byte order and the padding). Only Ascon-128 v1.2 exists on PyPI as an AEAD, in two builds:
+byte order, the rate and the padding). PyPI has only Ascon-128 v1.2 as an AEAD:
 
 * ``ascon128v12``: ``fast-ascon`` (RustCrypto's ascon-aead crate, native);
 * ``ascon128v12-purepy``: ``ascon`` (the designers' pyascon reference, pure Python), kept as a
   separate scheme so the cost of the implementation language is visible next to the native
-  build of the very same algorithm (the `payload-schemes` study's flaw).
+  build of the very same algorithm (the `payload-schemes` study's flaw);
+* ``ascon-aead128``: SP 800-232 Ascon-AEAD128 in iotsecbench's C (``_lightweight.c``), checked
+  against the standard's 1,089 known answers (tests/data/vectors/ascon/).
 
-Wire (both): ``header (10) | ciphertext | tag (16)``; nonce ``nonce_prefix (4) || seq`` as
+Wire (all): ``header (10) | ciphertext | tag (16)``; nonce ``nonce_prefix (4) || seq`` as
 128 bits, never sent; AAD ``header || session_id || direction``.
 """
 
@@ -19,7 +21,7 @@ from typing import Any
 import ascon as pyascon
 import fast_ascon
 
-from iotsecbench.security.properties import ASCON_PURE, FAST_ASCON
+from iotsecbench.security.properties import ASCON_PURE, FAST_ASCON, IOTSECBENCH_C
 from iotsecbench.security.schemes.base import (
     AeadScheme,
     AuthenticationError,
@@ -74,5 +76,35 @@ class Ascon128v12PurePython(Ascon128v12):
     def aead_open(self, state: Any, nonce: bytes, aad: bytes, body: bytes) -> bytes:
         plaintext = pyascon.decrypt(state, nonce, aad, body, VARIANT)
         if plaintext is None:  # pyascon returns None when the tag does not verify
+            raise AuthenticationError(f"{self.name}: authentication failed")
+        return plaintext
+
+
+try:  # optional (setup.py): without the extension the scheme is not offered
+    from iotsecbench.security.schemes import _lightweight
+except ImportError:  # pragma: no cover - the build always has a compiler
+    _lightweight = None
+
+
+class AsconAead128(Ascon128v12):
+    """NIST SP 800-232 Ascon-AEAD128 (iotsecbench's C)."""
+
+    cipher = "ascon-aead128"
+    scheme_id = 28
+    bulk_primitive = "ascon-aead128"
+    provenance = IOTSECBENCH_C.with_detail(
+        "Ascon-AEAD128 (NIST SP 800-232): iotsecbench's C, security/schemes/_lightweight.c"
+    )
+
+    def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        if _lightweight is None:
+            raise RuntimeError("ascon-aead128 needs the _lightweight C extension (setup.py)")
+        return _lightweight.ascon_aead128_encrypt(state, nonce, aad, plaintext)
+
+    def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
+        if _lightweight is None:
+            raise RuntimeError("ascon-aead128 needs the _lightweight C extension (setup.py)")
+        plaintext = _lightweight.ascon_aead128_decrypt(state, nonce, aad, body)
+        if plaintext is None:
             raise AuthenticationError(f"{self.name}: authentication failed")
         return plaintext

@@ -26,7 +26,7 @@ from iotsecbench.security.schemes.aead import (
     AesGcm,
     ChaCha20Poly1305Aead,
 )
-from iotsecbench.security.schemes.ascon import Ascon128v12, Ascon128v12PurePython
+from iotsecbench.security.schemes.ascon import Ascon128v12, Ascon128v12PurePython, AsconAead128
 from iotsecbench.security.schemes.base import PayloadScheme
 from iotsecbench.security.schemes.ecdh_aes_cbc import AesCbcNoMac
 from iotsecbench.security.schemes.etm import (
@@ -37,9 +37,13 @@ from iotsecbench.security.schemes.etm import (
     Salsa20Blake2b,
     Salsa20k256Blake2b,
     Simon128CtrHmac,
+    Simon128CtrHmacPurePython,
     Simon128k256CtrHmac,
+    Simon128k256CtrHmacPurePython,
     Speck128CtrHmac,
+    Speck128CtrHmacPurePython,
     Speck128k256CtrHmac,
+    Speck128k256CtrHmacPurePython,
     TinyAesCtrHmac,
 )
 from iotsecbench.security.schemes.sodium import XChaCha20Poly1305Aead, XSalsa20Poly1305Secretbox
@@ -134,10 +138,15 @@ CIPHERS: tuple[type[PayloadScheme], ...] = (
     Salsa20k256Blake2b,
     Ascon128v12,
     Ascon128v12PurePython,
+    AsconAead128,
     Speck128CtrHmac,
     Speck128k256CtrHmac,
     Simon128CtrHmac,
     Simon128k256CtrHmac,
+    Speck128CtrHmacPurePython,
+    Speck128k256CtrHmacPurePython,
+    Simon128CtrHmacPurePython,
+    Simon128k256CtrHmacPurePython,
 )
 
 

@@ -11,7 +11,8 @@ are unreachable for forged messages (no padding oracle).
 
 Ciphers, all with keys from the direction's ``enc_key``:
 
-* CTR mode (AES via pyca or tiny-AES-c, SPECK and SIMON via simonspeckciphers): the initial
+* CTR mode (AES via pyca or tiny-AES-c; SPECK and SIMON in our C, ``_lightweight.c``, or
+  through simonspeckciphers in pure Python for the ``-purepy`` schemes): the initial
   128-bit counter block is ``nonce_prefix (4) || seq (8) || 0x00000000``, incremented as one
   128-bit big-endian integer per block (NIST SP 800-38A, the standard incrementing function),
   so messages of one direction use disjoint counter ranges (up to 2^32 blocks each).
@@ -37,6 +38,7 @@ from speck import SpeckCipher
 from iotsecbench.security.properties import (
     CRYPTOGRAPHY,
     HASHLIB,
+    IOTSECBENCH_C,
     PYCRYPTODOME,
     SIMON_SPECK,
     TINYAES,
@@ -50,6 +52,11 @@ from iotsecbench.security.schemes.base import (
     pycryptodome,
 )
 from iotsecbench.security.schemes.ecdh_aes_cbc import cbc_pkcs7_decrypt, cbc_pkcs7_encrypt
+
+try:  # optional (setup.py): without it the SPECK/SIMON schemes run the pure-Python code
+    from iotsecbench.security.schemes import _lightweight
+except ImportError:  # pragma: no cover - the build always has a compiler
+    _lightweight = None
 
 BLOCK_BYTES = 16
 MAC_TAG_BYTES = 32
@@ -266,19 +273,52 @@ class _PurePythonBlockCtr(EncryptThenMac):
         return mixed.to_bytes(size, "big")
 
 
-class Speck128CtrHmac(_PurePythonBlockCtr):
-    """SPECK128/128 in CTR mode + HMAC-SHA256 (SPECK: pure Python, the only kind on PyPI)."""
+class _NativeBlockCtr(_PurePythonBlockCtr):
+    """CTR mode over our C SPECK128 / SIMON128 (``_lightweight.c``), the whole message in one
+    call; the same bytes as the pure-Python path (checked in tests), which it falls back to,
+    provenance included, where the extension was not built."""
+
+    lightweight_cipher: ClassVar[str]  # "SPECK" or "SIMON"
+
+    def _key_schedule(self, enc_key: bytes) -> Any:
+        if _lightweight is None:
+            return super()._key_schedule(enc_key)
+        cipher = getattr(_lightweight, self.lightweight_cipher)
+        return cipher, _lightweight.schedule(cipher, enc_key)
+
+    def _encrypt(self, state: Any, frame: Frame, plaintext: bytes) -> bytes:
+        if _lightweight is None:
+            return super()._encrypt(state, frame, plaintext)
+        cipher, round_keys = state
+        return _lightweight.ctr(cipher, round_keys, ctr_initial_block(frame), plaintext)
+
+
+def _native_provenance(name: str) -> Provenance:
+    if _lightweight is None:
+        return Provenance.combined(
+            SIMON_SPECK,
+            HASHLIB,
+            detail=f"{name} + CTR: simonspeckciphers (pure Python: the C extension was not "
+            "built); HMAC-SHA256: hashlib (C)",
+        )
+    return Provenance.combined(
+        IOTSECBENCH_C,
+        HASHLIB,
+        detail=f"{name} + CTR: iotsecbench's C (security/schemes/_lightweight.c); "
+        "HMAC-SHA256: hashlib (C)",
+    )
+
+
+class Speck128CtrHmac(_NativeBlockCtr):
+    """SPECK128/128 in CTR mode + HMAC-SHA256 (SPECK in our C)."""
 
     cipher = "speck128-128-ctr-hmac"
     scheme_id = 20
     bulk_primitive = "speck128"
     block_cipher_class = SpeckCipher
+    lightweight_cipher = "SPECK"
     enc_key_bytes = 16
-    provenance = Provenance.combined(
-        SIMON_SPECK,
-        HASHLIB,
-        detail="SPECK128 + CTR: simonspeckciphers (pure Python); HMAC-SHA256: hashlib (C)",
-    )
+    provenance = _native_provenance("SPECK128")
 
 
 class Speck128k256CtrHmac(Speck128CtrHmac):
@@ -287,22 +327,58 @@ class Speck128k256CtrHmac(Speck128CtrHmac):
     enc_key_bytes = 32
 
 
-class Simon128CtrHmac(_PurePythonBlockCtr):
-    """SIMON128/128 in CTR mode + HMAC-SHA256 (SIMON: pure Python, the only kind on PyPI)."""
+class Simon128CtrHmac(_NativeBlockCtr):
+    """SIMON128/128 in CTR mode + HMAC-SHA256 (SIMON in our C)."""
 
     cipher = "simon128-128-ctr-hmac"
     scheme_id = 22
     bulk_primitive = "simon128"
     block_cipher_class = SimonCipher
+    lightweight_cipher = "SIMON"
     enc_key_bytes = 16
-    provenance = Provenance.combined(
-        SIMON_SPECK,
-        HASHLIB,
-        detail="SIMON128 + CTR: simonspeckciphers (pure Python); HMAC-SHA256: hashlib (C)",
-    )
+    provenance = _native_provenance("SIMON128")
 
 
 class Simon128k256CtrHmac(Simon128CtrHmac):
     cipher = "simon128-256-ctr-hmac"
     scheme_id = 23
+    enc_key_bytes = 32
+
+
+# The pure-Python builds of the same algorithms (the only kind on PyPI), kept for the
+# `payload-schemes` study's reproduction and so the language's cost stays visible.
+_PURE_DETAIL = "{} + CTR: simonspeckciphers (pure Python); HMAC-SHA256: hashlib (C)"
+
+
+class Speck128CtrHmacPurePython(_PurePythonBlockCtr):
+    """SPECK128/128 in CTR mode + HMAC-SHA256, SPECK in pure Python (simonspeckciphers)."""
+
+    cipher = "speck128-128-ctr-hmac-purepy"
+    scheme_id = 24
+    bulk_primitive = "speck128"
+    block_cipher_class = SpeckCipher
+    enc_key_bytes = 16
+    provenance = Provenance.combined(SIMON_SPECK, HASHLIB, detail=_PURE_DETAIL.format("SPECK128"))
+
+
+class Speck128k256CtrHmacPurePython(Speck128CtrHmacPurePython):
+    cipher = "speck128-256-ctr-hmac-purepy"
+    scheme_id = 25
+    enc_key_bytes = 32
+
+
+class Simon128CtrHmacPurePython(_PurePythonBlockCtr):
+    """SIMON128/128 in CTR mode + HMAC-SHA256, SIMON in pure Python (simonspeckciphers)."""
+
+    cipher = "simon128-128-ctr-hmac-purepy"
+    scheme_id = 26
+    bulk_primitive = "simon128"
+    block_cipher_class = SimonCipher
+    enc_key_bytes = 16
+    provenance = Provenance.combined(SIMON_SPECK, HASHLIB, detail=_PURE_DETAIL.format("SIMON128"))
+
+
+class Simon128k256CtrHmacPurePython(Simon128CtrHmacPurePython):
+    cipher = "simon128-256-ctr-hmac-purepy"
+    scheme_id = 27
     enc_key_bytes = 32
