@@ -90,6 +90,24 @@ def check_native_aead() -> Check:
     )
 
 
+def check_lightweight_ciphers() -> Check:
+    from iotsecbench.security.schemes import etm
+
+    if etm._lightweight is not None:
+        return Check(
+            "Lightweight ciphers in C",
+            True,
+            "built; SPECK128, SIMON128 and Ascon-AEAD128 (NIST SP 800-232) run in iotsecbench's C",
+        )
+    return Check(
+        "Lightweight ciphers in C",
+        False,
+        "not built: the speck/simon schemes run pure Python (~100x slower; their provenance "
+        "says so) and ascon-aead128 is not offered",
+        "install gcc and python3-dev, then rerun scripts/setup.sh",
+    )
+
+
 def check_tls_recorder() -> Check:
     from iotsecbench.security.tls import recorder_problem
 
@@ -222,6 +240,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_mosquitto_passwd(),
         check_openssl(),
         check_native_aead(),
+        check_lightweight_ciphers(),
         check_tls_recorder(),
         check_root(),
         check_netns(),

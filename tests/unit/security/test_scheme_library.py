@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -192,3 +195,30 @@ def test_ccm8_warns_about_its_short_tag():
     properties = get_scheme("psk-aes128-ccm8").properties
     assert properties.tag_bytes == 8
     assert any("64-bit tag" in warning for warning in properties.warnings)
+
+
+def test_without_the_lightweight_extension_the_schemes_say_pure_python():
+    """What a machine without a C compiler gets: simulated by blocking the module's import.
+    SPECK and SIMON still work (the pure-Python code) and say so; ascon-aead128 is not
+    offered; doctor names the fix."""
+    code = (
+        "import os, sys; sys.modules['iotsecbench.security.schemes._lightweight'] = None\n"
+        "from iotsecbench.security.schemes import cipher_names, get_scheme\n"
+        "from iotsecbench.lab.capabilities import check_lightweight_ciphers\n"
+        "from tests.unit.security.test_scheme_library import keys_for\n"
+        "scheme = get_scheme('psk-speck128-128-ctr-hmac')\n"
+        "keys = keys_for('psk-speck128-128-ctr-hmac')\n"
+        "sealed = scheme.sealer(keys).seal(b'hi' * 20)\n"
+        "assert scheme.opener(keys).open(sealed).plaintext == b'hi' * 20\n"
+        "assert 'ascon-aead128' not in cipher_names()\n"
+        "check = check_lightweight_ciphers()\n"
+        "print(scheme.provenance.native, check.ok, check.consequence)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60
+    )
+    assert completed.returncode == 0, completed.stderr
+    native, ok, consequence = completed.stdout.split(" ", 2)
+    assert (native, ok) == ("False", "False")
+    assert "scripts/setup.sh" in consequence

@@ -80,10 +80,11 @@ class Ascon128v12PurePython(Ascon128v12):
         return plaintext
 
 
-try:  # optional (setup.py): without the extension the scheme is not offered
+try:  # optional (setup.py): without the extension the scheme is not offered (catalog.py)
     from iotsecbench.security.schemes import _lightweight
 except ImportError:  # pragma: no cover - the build always has a compiler
     _lightweight = None
+AEAD128_AVAILABLE = _lightweight is not None
 
 
 class AsconAead128(Ascon128v12):
@@ -97,13 +98,9 @@ class AsconAead128(Ascon128v12):
     )
 
     def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
-        if _lightweight is None:
-            raise RuntimeError("ascon-aead128 needs the _lightweight C extension (setup.py)")
         return _lightweight.ascon_aead128_encrypt(state, nonce, aad, plaintext)
 
     def aead_open(self, state: bytes, nonce: bytes, aad: bytes, body: bytes) -> bytes:
-        if _lightweight is None:
-            raise RuntimeError("ascon-aead128 needs the _lightweight C extension (setup.py)")
         plaintext = _lightweight.ascon_aead128_decrypt(state, nonce, aad, body)
         if plaintext is None:
             raise AuthenticationError(f"{self.name}: authentication failed")

@@ -26,7 +26,12 @@ from iotsecbench.security.schemes.aead import (
     AesGcm,
     ChaCha20Poly1305Aead,
 )
-from iotsecbench.security.schemes.ascon import Ascon128v12, Ascon128v12PurePython, AsconAead128
+from iotsecbench.security.schemes.ascon import (
+    AEAD128_AVAILABLE,
+    Ascon128v12,
+    Ascon128v12PurePython,
+    AsconAead128,
+)
 from iotsecbench.security.schemes.base import PayloadScheme
 from iotsecbench.security.schemes.ecdh_aes_cbc import AesCbcNoMac
 from iotsecbench.security.schemes.etm import (
@@ -138,7 +143,7 @@ CIPHERS: tuple[type[PayloadScheme], ...] = (
     Salsa20k256Blake2b,
     Ascon128v12,
     Ascon128v12PurePython,
-    AsconAead128,
+    *((AsconAead128,) if AEAD128_AVAILABLE else ()),  # our C only (lab/capabilities.py)
     Speck128CtrHmac,
     Speck128k256CtrHmac,
     Simon128CtrHmac,
