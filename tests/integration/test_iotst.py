@@ -157,11 +157,14 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
             continue  # waits for the server's RSA signature refill the quota: little throttling
         # Throttled: more time runnable than with the whole CPU. Not "more than its CPU time":
         # pinned to one CPU it already waits behind the broker (0.75-1.07 ms at full share),
-        # and network waits refill the quota. 12 repetitions here: +0.69 and +1.60 ms.
+        # network waits refill the quota, and a repetition that fits in one quota period is
+        # not throttled at all. Measured +0.09 to +0.61 ms over 4 repetitions once lost
+        # switch-ins stopped counting computing as runnable (docs/iotst.md); before, +0.69
+        # and +1.60 ms over 12, partly that defect.
         more_runnable = (
             third["off_cpu_s"]["runnable"]["mean"] - full["off_cpu_s"]["runnable"]["mean"]
         )
-        assert more_runnable > 0.2 * cpu_third, (more_runnable, cpu_third)
+        assert more_runnable > 0, (more_runnable, cpu_third)
         wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
         # Throttled only once its quota is spent: measured 1.19-1.4 here (1.19 in a loaded CI run).
         assert wall_ratio > 1.1

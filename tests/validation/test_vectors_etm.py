@@ -49,6 +49,30 @@ def test_salsa20_estream_keystream(file):
         assert stream[position:] == expected
 
 
+@pytest.mark.parametrize("key_bytes", [16, 32])
+@pytest.mark.parametrize("size", [0, 1, 63, 64, 65, 127, 128, 129, 4097])
+def test_salsa20_blake2b_in_one_c_call_equals_pycryptodome_and_hashlib(key_bytes, size):
+    """The one-call seal (our Salsa20 and BLAKE2b) against the two libraries it replaced, byte
+    for byte; a flipped bit anywhere is refused before anything is decrypted."""
+    from Crypto.Cipher import Salsa20
+
+    enc_key, mac_key, nonce = os.urandom(key_bytes), os.urandom(32), os.urandom(8)
+    prefix, plaintext = os.urandom(21 + size % 7), os.urandom(size)
+    ciphertext = Salsa20.new(key=enc_key, nonce=nonce).encrypt(plaintext)
+    tag = hashlib.blake2b(prefix + ciphertext, key=mac_key, digest_size=32).digest()
+    sealed = _lightweight.salsa20_blake2b_seal(enc_key, mac_key, nonce, prefix, plaintext)
+    assert sealed == ciphertext + tag
+    assert _lightweight.salsa20_blake2b_open(enc_key, mac_key, nonce, prefix, sealed) == plaintext
+    for position in (0, len(sealed) - 1, len(sealed) // 2):
+        forged = bytearray(sealed)
+        forged[position] ^= 0x40
+        assert (
+            _lightweight.salsa20_blake2b_open(enc_key, mac_key, nonce, prefix, bytes(forged))
+            is None
+        )
+    assert _lightweight.salsa20_blake2b_open(enc_key, mac_key, nonce, prefix, sealed[:31]) is None
+
+
 def test_blake2b_keyed_reference_kat():
     vectors = load("blake2b/blake2b_keyed_kat.json")["vectors"]
     assert len(vectors) == 257
@@ -58,6 +82,7 @@ def test_blake2b_keyed_reference_kat():
         # digest (a parameter-block field), so the KAT checks the implementation it calls.
         digest = hashlib.blake2b(data, key=key, digest_size=64).digest()
         assert digest == bytes.fromhex(vector["digest"])
+        assert _lightweight.blake2b(key, data, 64) == digest  # our C, the scheme's MAC
     # And the scheme's MAC is that implementation with digest_size 32 (RFC 7693 §2.5).
     assert (
         blake2b_mac(b"k" * 32, b"m")
@@ -72,6 +97,7 @@ def test_blake2b_rfc7693_appendix_a():
         "7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
     )
     assert hashlib.blake2b(b"abc").hexdigest() == expected
+    assert _lightweight.blake2b(b"", b"abc", 64).hex() == expected
 
 
 def test_hmac_sha256_wycheproof():
