@@ -163,6 +163,44 @@ def test_aes_ctr_sp800_38a():
     assert bytes(tinyaes.AES(key, counter).CTR_xcrypt_buffer(plaintext)) == expected
 
 
+@pytest.mark.parametrize(
+    ("key", "ciphertext"),
+    [  # FIPS 197 Appendix C.1 (AES-128) and C.3 (AES-256), plaintext 00112233…ff
+        ("000102030405060708090a0b0c0d0e0f", "69c4e0d86a7b0430d8cdb78070b4c55a"),
+        (
+            "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            "8ea2b7ca516745bfeafc49904b496089",
+        ),
+    ],
+)
+def test_table_free_aes_fips197_appendix_c(key, ciphertext):
+    size = len(key) // 2 * 8
+    scheme = get_scheme(f"psk-aes{size}-ctr-hmac-tablefree")
+    round_keys = scheme._key_schedule(bytes.fromhex(key))
+    block = bytes.fromhex("00112233445566778899aabbccddeeff")
+    assert _lightweight.aes_encrypt_block(round_keys, block).hex() == ciphertext
+
+
+def test_table_free_aes_ctr_sp800_38a():
+    # NIST SP 800-38A F.5.1 CTR-AES128.Encrypt, blocks 1-2 (a carry into byte 14 between them).
+    key = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c")
+    counter = bytes.fromhex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
+    plaintext = bytes.fromhex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51")
+    expected = bytes.fromhex("874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff")
+    assert _lightweight.aes_ctr(_lightweight.aes_schedule(key), counter, plaintext) == expected
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 4097])
+@pytest.mark.parametrize("bits", [128, 256])
+def test_table_free_aes_ctr_equals_pyca_ctr(size, bits):
+    key, data = os.urandom(bits // 8), os.urandom(size)
+    seq_frame = frame(2**64 - 1, nonce_prefix=b"\xff\xff\xff\xff")  # carries into the prefix
+    ours = get_scheme(f"psk-aes{bits}-ctr-hmac-tablefree")
+    pyca = get_scheme(f"psk-aes{bits}-ctr-hmac")
+    expected = pyca._encrypt(pyca._key_schedule(key), seq_frame, data)
+    assert ours._encrypt(ours._key_schedule(key), seq_frame, data) == expected
+
+
 @pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 4096, 4097])
 def test_tinyaes_ctr_equals_pyca_ctr(size):
     key, data = os.urandom(16), os.urandom(size)

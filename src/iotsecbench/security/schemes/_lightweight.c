@@ -9,7 +9,11 @@
  * - Salsa20/20 (Bernstein 2005) and keyed BLAKE2b (RFC 7693), and the `payload-schemes`
  *   study's encrypt-then-MAC of the two in one call per seal, checked against the eSTREAM
  *   keystreams and the BLAKE2 reference KAT (tests/data/vectors/salsa20, blake2b) and against
- *   pycryptodome + hashlib byte for byte.
+ *   pycryptodome + hashlib byte for byte;
+ * - AES-128/256 (FIPS 197) without tables: the S-box computed as the GF(2^8) inverse and the
+ *   affine map, every step branch-free and without secret-indexed memory (what a core
+ *   without AES instructions runs when cache timing matters), in CTR mode; checked against
+ *   FIPS 197 Appendix C and NIST SP 800-38A F.5.
  *
  * Why: SPECK and SIMON exist on PyPI only in pure Python, 100-1000x slower than native code,
  * so a ranking of payload ciphers that included them measured the language; and PyPI's Ascon
@@ -29,6 +33,8 @@
  *   salsa20_blake2b_seal(enc_key, mac_key, nonce8, mac_prefix, plaintext) -> c || tag (32),
  *     tag = BLAKE2b-256(mac_key; mac_prefix || c)
  *   salsa20_blake2b_open(enc_key, mac_key, nonce8, mac_prefix, c || tag) -> plaintext, or None
+ *   aes_schedule(key16|32) -> round keys; aes_encrypt_block(round_keys, block16) -> block16
+ *   aes_ctr(round_keys, initial_block16, data) -> data XOR AES(ctr + i), ctr mod 2^128
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -608,6 +614,154 @@ static PyObject *salsa20_blake2b_open(PyObject *self, PyObject *args)
     return salsa20_blake2b(args, true);
 }
 
+/* -- AES without tables (FIPS 197) ---------------------------------------------------------- */
+
+static uint8_t xtime(uint8_t a) { return (uint8_t)((a << 1) ^ (0x1b & -(a >> 7))); }
+
+static uint8_t gf_mul(uint8_t a, uint8_t b) /* branch-free: every bit of b costs the same */
+{
+    uint8_t p = 0;
+    for (int i = 0; i < 8; i++, b >>= 1) {
+        p ^= (uint8_t)(-(b & 1) & a);
+        a = xtime(a);
+    }
+    return p;
+}
+
+static uint8_t sub_byte(uint8_t x)
+{
+    /* x^254 = x^-1 in GF(2^8) (0 -> 0), by an addition chain of 11 products */
+    uint8_t x2 = gf_mul(x, x), x3 = gf_mul(x2, x), x6 = gf_mul(x3, x3), x12 = gf_mul(x6, x6);
+    uint8_t x15 = gf_mul(x12, x3), x30 = gf_mul(x15, x15), x60 = gf_mul(x30, x30);
+    uint8_t x120 = gf_mul(x60, x60), x240 = gf_mul(x120, x120);
+    uint8_t b = gf_mul(gf_mul(x240, x12), x2);
+    uint8_t r1 = (uint8_t)(b << 1 | b >> 7), r2 = (uint8_t)(b << 2 | b >> 6);
+    uint8_t r3 = (uint8_t)(b << 3 | b >> 5), r4 = (uint8_t)(b << 4 | b >> 4);
+    return (uint8_t)(b ^ r1 ^ r2 ^ r3 ^ r4 ^ 0x63); /* the affine map */
+}
+
+/* FIPS 197 §5.2: Nk = 4 or 8 words, Nr = 10 or 14; rk holds 4 (Nr + 1) words, bytewise. */
+static int aes_expand(const uint8_t *key, size_t key_len, uint8_t *rk)
+{
+    int nk = (int)(key_len / 4), nr = nk + 6, words = 4 * (nr + 1);
+    memcpy(rk, key, key_len);
+    uint8_t rcon = 1;
+    for (int i = nk; i < words; i++) {
+        uint8_t t[4];
+        memcpy(t, rk + 4 * (i - 1), 4);
+        if (i % nk == 0) {
+            uint8_t first = t[0];
+            t[0] = (uint8_t)(sub_byte(t[1]) ^ rcon), t[1] = sub_byte(t[2]);
+            t[2] = sub_byte(t[3]), t[3] = sub_byte(first);
+            rcon = xtime(rcon);
+        } else if (nk > 6 && i % nk == 4) {
+            for (int j = 0; j < 4; j++)
+                t[j] = sub_byte(t[j]);
+        }
+        for (int j = 0; j < 4; j++)
+            rk[4 * i + j] = rk[4 * (i - nk) + j] ^ t[j];
+    }
+    return nr;
+}
+
+static void aes_encrypt(const uint8_t *rk, int nr, const uint8_t in[16], uint8_t out[16])
+{
+    uint8_t s[16], t[16];
+    for (int i = 0; i < 16; i++)
+        s[i] = in[i] ^ rk[i];
+    for (int round = 1; round <= nr; round++) {
+        for (int c = 0; c < 4; c++) /* SubBytes and ShiftRows: row r moves left by r */
+            for (int r = 0; r < 4; r++)
+                t[4 * c + r] = sub_byte(s[4 * ((c + r) % 4) + r]);
+        if (round < nr) { /* MixColumns */
+            for (int c = 0; c < 4; c++) {
+                uint8_t *col = t + 4 * c, a0 = col[0], a1 = col[1], a2 = col[2], a3 = col[3];
+                uint8_t all = a0 ^ a1 ^ a2 ^ a3;
+                col[0] ^= all ^ xtime(a0 ^ a1), col[1] ^= all ^ xtime(a1 ^ a2);
+                col[2] ^= all ^ xtime(a2 ^ a3), col[3] ^= all ^ xtime(a3 ^ a0);
+            }
+        }
+        for (int i = 0; i < 16; i++)
+            s[i] = t[i] ^ rk[16 * round + i];
+    }
+    memcpy(out, s, 16);
+}
+
+static PyObject *aes_schedule(PyObject *self, PyObject *args)
+{
+    Py_buffer key;
+    if (!PyArg_ParseTuple(args, "y*", &key))
+        return NULL;
+    PyObject *result = NULL;
+    uint8_t rk[240];
+    if (key.len != 16 && key.len != 32) {
+        PyErr_SetString(PyExc_ValueError, "AES takes a 16- or 32-byte key here");
+    } else {
+        int nr = aes_expand(key.buf, (size_t)key.len, rk);
+        result = PyBytes_FromStringAndSize((const char *)rk, 16 * (nr + 1));
+    }
+    PyBuffer_Release(&key);
+    return result;
+}
+
+static int aes_rounds(const Py_buffer *rk)
+{
+    if (rk->len != 176 && rk->len != 240) {
+        PyErr_SetString(PyExc_ValueError, "round keys from aes_schedule(), please");
+        return -1;
+    }
+    return (int)(rk->len / 16) - 1;
+}
+
+static PyObject *aes_encrypt_block(PyObject *self, PyObject *args)
+{
+    Py_buffer rk, block;
+    if (!PyArg_ParseTuple(args, "y*y*", &rk, &block))
+        return NULL;
+    PyObject *result = NULL;
+    int nr = aes_rounds(&rk);
+    if (nr > 0 && block.len != 16) {
+        PyErr_SetString(PyExc_ValueError, "a block is 16 bytes");
+    } else if (nr > 0) {
+        uint8_t out[16];
+        aes_encrypt(rk.buf, nr, block.buf, out);
+        result = PyBytes_FromStringAndSize((const char *)out, 16);
+    }
+    PyBuffer_Release(&rk);
+    PyBuffer_Release(&block);
+    return result;
+}
+
+static PyObject *aes_ctr(PyObject *self, PyObject *args)
+{
+    Py_buffer rk, initial, data;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &rk, &initial, &data))
+        return NULL;
+    PyObject *result = NULL;
+    int nr = aes_rounds(&rk);
+    if (nr > 0 && initial.len != 16) {
+        PyErr_SetString(PyExc_ValueError, "the initial counter block is 16 bytes");
+    } else if (nr > 0 && (result = PyBytes_FromStringAndSize(NULL, data.len)) != NULL) {
+        uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result), counter[16], stream[16];
+        const uint8_t *in = data.buf;
+        memcpy(counter, initial.buf, 16);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t at = 0; at < data.len; at += 16) {
+            aes_encrypt(rk.buf, nr, counter, stream);
+            Py_ssize_t n = data.len - at < 16 ? data.len - at : 16;
+            for (Py_ssize_t i = 0; i < n; i++)
+                out[at + i] = in[at + i] ^ stream[i];
+            for (int i = 15; i >= 0 && ++counter[i] == 0; i--) /* + 1 mod 2^128, big-endian */
+                ;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&rk);
+    PyBuffer_Release(&initial);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"schedule", schedule, METH_VARARGS, "schedule(cipher, key) -> round keys"},
     {"encrypt_block", encrypt_block, METH_VARARGS,
@@ -623,14 +777,18 @@ static PyMethodDef methods[] = {
      "salsa20_blake2b_seal(enc_key, mac_key, nonce, mac_prefix, plaintext) -> c || tag"},
     {"salsa20_blake2b_open", salsa20_blake2b_open, METH_VARARGS,
      "salsa20_blake2b_open(enc_key, mac_key, nonce, mac_prefix, c || tag) -> plaintext | None"},
+    {"aes_schedule", aes_schedule, METH_VARARGS, "aes_schedule(key) -> round keys"},
+    {"aes_encrypt_block", aes_encrypt_block, METH_VARARGS,
+     "aes_encrypt_block(round_keys, block) -> block"},
+    {"aes_ctr", aes_ctr, METH_VARARGS, "aes_ctr(round_keys, initial_block, data) -> bytes"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_lightweight",
-    .m_doc = "SPECK128 and SIMON128 in CTR mode, Ascon-AEAD128, Salsa20 + BLAKE2b, in C (see "
-             "the source's header).",
+    .m_doc = "SPECK128 and SIMON128 in CTR mode, Ascon-AEAD128, Salsa20 + BLAKE2b, table-free "
+             "AES, in C (see the source's header).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -27,6 +27,7 @@ from iotsecbench.security.schemes.base import (
     AuthenticationError,
     DirectionKeys,
 )
+from iotsecbench.security.schemes.lightweight import C as _lightweight
 
 VARIANT = "Ascon-128"  # both libraries' name for Ascon-128 v1.2
 NONCE_BYTES = 16
@@ -78,13 +79,6 @@ class Ascon128v12PurePython(Ascon128v12):
         if plaintext is None:  # pyascon returns None when the tag does not verify
             raise AuthenticationError(f"{self.name}: authentication failed")
         return plaintext
-
-
-try:  # optional (setup.py): without the extension the scheme is not offered (catalog.py)
-    from iotsecbench.security.schemes import _lightweight
-except ImportError:  # pragma: no cover - the build always has a compiler
-    _lightweight = None
-AEAD128_AVAILABLE = _lightweight is not None
 
 
 class AsconAead128(Ascon128v12):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iotsecbench.security.properties import SecurityProperties
+from iotsecbench.security.schemes import lightweight
 from iotsecbench.security.schemes.aead import (
     Aes256Ccm8,
     Aes256Eax,
@@ -26,12 +27,7 @@ from iotsecbench.security.schemes.aead import (
     AesGcm,
     ChaCha20Poly1305Aead,
 )
-from iotsecbench.security.schemes.ascon import (
-    AEAD128_AVAILABLE,
-    Ascon128v12,
-    Ascon128v12PurePython,
-    AsconAead128,
-)
+from iotsecbench.security.schemes.ascon import Ascon128v12, Ascon128v12PurePython, AsconAead128
 from iotsecbench.security.schemes.base import PayloadScheme
 from iotsecbench.security.schemes.ecdh_aes_cbc import AesCbcNoMac
 from iotsecbench.security.schemes.etm import (
@@ -49,6 +45,8 @@ from iotsecbench.security.schemes.etm import (
     Speck128CtrHmacPurePython,
     Speck128k256CtrHmac,
     Speck128k256CtrHmacPurePython,
+    TableFreeAes256CtrHmac,
+    TableFreeAesCtrHmac,
     TinyAesCtrHmac,
 )
 from iotsecbench.security.schemes.sodium import XChaCha20Poly1305Aead, XSalsa20Poly1305Secretbox
@@ -143,7 +141,8 @@ CIPHERS: tuple[type[PayloadScheme], ...] = (
     Salsa20k256Blake2b,
     Ascon128v12,
     Ascon128v12PurePython,
-    *((AsconAead128,) if AEAD128_AVAILABLE else ()),  # our C only (lab/capabilities.py)
+    # only in our C (lightweight.py; doctor says when it was not built)
+    *((AsconAead128, TableFreeAesCtrHmac, TableFreeAes256CtrHmac) if lightweight.AVAILABLE else ()),
     Speck128CtrHmac,
     Speck128k256CtrHmac,
     Simon128CtrHmac,

@@ -52,11 +52,7 @@ from iotsecbench.security.schemes.base import (
     pycryptodome,
 )
 from iotsecbench.security.schemes.ecdh_aes_cbc import cbc_pkcs7_decrypt, cbc_pkcs7_encrypt
-
-try:  # optional (setup.py): without it the SPECK/SIMON schemes run the pure-Python code
-    from iotsecbench.security.schemes import _lightweight
-except ImportError:  # pragma: no cover - the build always has a compiler
-    _lightweight = None
+from iotsecbench.security.schemes.lightweight import C as _lightweight
 
 BLOCK_BYTES = 16
 MAC_TAG_BYTES = 32
@@ -145,6 +141,34 @@ class AesCtrHmac(EncryptThenMac):
 class Aes256CtrHmac(AesCtrHmac):
     cipher = "aes256-ctr-hmac"
     scheme_id = 9
+    enc_key_bytes = 32
+
+
+class TableFreeAesCtrHmac(EncryptThenMac):
+    """AES-128-CTR + HMAC-SHA256 with our table-free, branch-free software AES
+    (``_lightweight.c``): the "no AES instructions" case, as a core without them runs it
+    when cache timing matters. Offered only where the extension was built (catalog.py)."""
+
+    cipher = "aes128-ctr-hmac-tablefree"
+    scheme_id = 29
+    bulk_primitive = "aes-ctr-software"
+    enc_key_bytes = 16
+    provenance = IOTSECBENCH_C.with_detail(
+        "AES-CTR: iotsecbench's table-free C, an unoptimised reference (the S-box by GF(2^8) "
+        "inversion per byte, ~60x tiny-AES-c on this host; security/schemes/_lightweight.c); "
+        "HMAC-SHA256: hashlib"
+    )
+
+    def _key_schedule(self, enc_key: bytes) -> bytes:
+        return _lightweight.aes_schedule(enc_key)
+
+    def _encrypt(self, state: bytes, frame: Frame, plaintext: bytes) -> bytes:
+        return _lightweight.aes_ctr(state, ctr_initial_block(frame), plaintext)
+
+
+class TableFreeAes256CtrHmac(TableFreeAesCtrHmac):
+    cipher = "aes256-ctr-hmac-tablefree"
+    scheme_id = 30
     enc_key_bytes = 32
 
 
