@@ -28,12 +28,19 @@ setup(
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),
-        # SPECK128 and SIMON128 in CTR mode (security/schemes/_lightweight.c): PyPI has them
-        # only in pure Python. Optional: without it those schemes run the pure-Python code
-        # and their provenance says so.
+        # Our lightweight ciphers (security/schemes/lwc/, plain C; _lightweight.c binds them):
+        # PyPI has SPECK/SIMON only in pure Python and Ascon only as the v1.2 submission.
+        # Optional: without it those schemes run the libraries' code and say so, or are not
+        # offered (schemes/lightweight.py).
         Extension(
             "iotsecbench.security.schemes._lightweight",
-            sources=["src/iotsecbench/security/schemes/_lightweight.c"],
+            sources=[
+                "src/iotsecbench/security/schemes/_lightweight.c",
+                *(
+                    f"src/iotsecbench/security/schemes/lwc/{name}.c"
+                    for name in ("speck_simon", "ascon", "salsa20_blake2b", "aes")
+                ),
+            ],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),

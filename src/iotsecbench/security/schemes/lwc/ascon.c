@@ -1,0 +1,107 @@
+/* Ascon-AEAD128, NIST SP 800-232 (lwc.h): the permutation and the AEAD. */
+#include "lwc.h"
+
+static uint64_t pad(size_t n) { return (uint64_t)0x01 << (8 * n); } /* 1 then zeros, after n bytes */
+
+static void permutation(uint64_t s[5], int rounds)
+{
+    for (int r = 12 - rounds; r < 12; r++) {
+        s[2] ^= (uint64_t)(0xf0 - r * 0x10 + r); /* c_r = 0xf0, 0xe1, …, 0x4b */
+        uint64_t x0 = s[0], x1 = s[1], x2 = s[2], x3 = s[3], x4 = s[4];
+        x0 ^= x4, x4 ^= x3, x2 ^= x1; /* the 5-bit S-box, bitsliced */
+        uint64_t t0 = ~x0 & x1, t1 = ~x1 & x2, t2 = ~x2 & x3, t3 = ~x3 & x4, t4 = ~x4 & x0;
+        x0 ^= t1, x1 ^= t2, x2 ^= t3, x3 ^= t4, x4 ^= t0;
+        x1 ^= x0, x0 ^= x4, x3 ^= x2, x2 = ~x2;
+        s[0] = x0 ^ lwc_ror(x0, 19) ^ lwc_ror(x0, 28); /* the linear layer */
+        s[1] = x1 ^ lwc_ror(x1, 61) ^ lwc_ror(x1, 39);
+        s[2] = x2 ^ lwc_ror(x2, 1) ^ lwc_ror(x2, 6);
+        s[3] = x3 ^ lwc_ror(x3, 10) ^ lwc_ror(x3, 17);
+        s[4] = x4 ^ lwc_ror(x4, 7) ^ lwc_ror(x4, 41);
+    }
+}
+
+#define ASCON_AEAD128_IV 0x00001000808c0001ULL /* SP 800-232 Table 14: k=128, r=128, a=12, b=8 */
+
+/* Initialisation and associated data; the state is ready for the message. */
+static void ascon_start(uint64_t s[5], const uint8_t *key, const uint8_t *nonce,
+                        const uint8_t *ad, size_t ad_len)
+{
+    uint64_t k0 = lwc_load_le(key, 8), k1 = lwc_load_le(key + 8, 8);
+    s[0] = ASCON_AEAD128_IV, s[1] = k0, s[2] = k1;
+    s[3] = lwc_load_le(nonce, 8), s[4] = lwc_load_le(nonce + 8, 8);
+    permutation(s, 12);
+    s[3] ^= k0, s[4] ^= k1;
+    if (ad_len > 0) {
+        for (; ad_len >= 16; ad += 16, ad_len -= 16) {
+            s[0] ^= lwc_load_le(ad, 8), s[1] ^= lwc_load_le(ad + 8, 8);
+            permutation(s, 8);
+        }
+        if (ad_len >= 8) {
+            s[0] ^= lwc_load_le(ad, 8);
+            s[1] ^= lwc_load_le(ad + 8, ad_len - 8) ^ pad(ad_len - 8);
+        } else {
+            s[0] ^= lwc_load_le(ad, ad_len) ^ pad(ad_len);
+        }
+        permutation(s, 8);
+    }
+    s[4] ^= 0x8000000000000000ULL; /* domain separation, with or without associated data */
+}
+
+static void ascon_tag(uint64_t s[5], const uint8_t *key, uint8_t tag[16])
+{
+    uint64_t k0 = lwc_load_le(key, 8), k1 = lwc_load_le(key + 8, 8);
+    s[2] ^= k0, s[3] ^= k1;
+    permutation(s, 12);
+    lwc_store_le(tag, s[3] ^ k0, 8);
+    lwc_store_le(tag + 8, s[4] ^ k1, 8);
+}
+
+/* Encrypts (decrypt = false) or decrypts len bytes of in to out, both rate words at a time. */
+static void ascon_crypt(uint64_t s[5], const uint8_t *in, uint8_t *out, size_t len, bool decrypt)
+{
+    for (; len >= 16; in += 16, out += 16, len -= 16) {
+        uint64_t c0 = lwc_load_le(in, 8), c1 = lwc_load_le(in + 8, 8);
+        lwc_store_le(out, s[0] ^ c0, 8), lwc_store_le(out + 8, s[1] ^ c1, 8);
+        s[0] = decrypt ? c0 : s[0] ^ c0, s[1] = decrypt ? c1 : s[1] ^ c1;
+        permutation(s, 8);
+    }
+    /* the last block, 0-15 bytes, and its padding: no permutation after it */
+    uint64_t *word = len >= 8 ? &s[1] : &s[0];
+    if (len >= 8) {
+        uint64_t c0 = lwc_load_le(in, 8);
+        lwc_store_le(out, s[0] ^ c0, 8);
+        s[0] = decrypt ? c0 : s[0] ^ c0;
+        in += 8, out += 8, len -= 8;
+    }
+    uint64_t c = lwc_load_le(in, len);
+    lwc_store_le(out, *word ^ c, len);
+    if (decrypt) /* the ciphertext's bytes replace the state's, the rest stays */
+        *word = (*word & ~(len ? (~(uint64_t)0 >> (64 - 8 * len)) : 0)) ^ c;
+    else
+        *word ^= c;
+    *word ^= pad(len);
+}
+
+void lwc_ascon_aead128_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                               size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                               uint8_t tag[16])
+{
+    uint64_t s[5];
+    ascon_start(s, key, nonce, ad, ad_len);
+    ascon_crypt(s, in, out, len, false);
+    ascon_tag(s, key, tag);
+}
+
+int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                              size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                              const uint8_t tag[16])
+{
+    uint64_t s[5];
+    uint8_t expected[16], differ = 0;
+    ascon_start(s, key, nonce, ad, ad_len);
+    ascon_crypt(s, in, out, len, true);
+    ascon_tag(s, key, expected);
+    for (int i = 0; i < 16; i++) /* constant time */
+        differ |= (uint8_t)(expected[i] ^ tag[i]);
+    return differ == 0 ? 0 : -1;
+}
