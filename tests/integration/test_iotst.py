@@ -155,19 +155,14 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         assert 0.5 < cpu_third / cpu_full < 2.0  # CPU time stays (noisy machine: loose)
         if "rsa3072" in profile:
             continue  # waits for the server's RSA signature refill the quota: little throttling
-        # Throttled: more time runnable than with the whole CPU. Not "more than its CPU time":
-        # pinned to one CPU it already waits behind the broker (0.75-1.07 ms at full share),
-        # network waits refill the quota, and a repetition that fits in one quota period is
-        # not throttled at all. Measured +0.09 to +0.61 ms over 4 repetitions once lost
-        # switch-ins stopped counting computing as runnable (docs/iotst.md); before, +0.69
-        # and +1.60 ms over 12, partly that defect.
-        more_runnable = (
-            third["off_cpu_s"]["runnable"]["mean"] - full["off_cpu_s"]["runnable"]["mean"]
-        )
-        assert more_runnable > 0, (more_runnable, cpu_third)
+        # Throttled shows in the wall time. Not in the runnable time reliably: on the lab VM the
+        # trace loses some switches back from the idle task (docs/iotst.md, "Lost switch-ins"),
+        # and whether the quota bites at all depends on where the repetition falls in its
+        # period; measured +0.09 to +0.61 ms more runnable in quiet runs, and -0.02 ms once in
+        # a CI run, late in the suite.
         wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
         # Throttled only once its quota is spent: measured 1.19-1.4 here (1.19 in a loaded CI run).
-        assert wall_ratio > 1.1
+        assert wall_ratio > 1.1, wall_ratio
     # The report draws the study's four views from the stored benchmark.
     report = run_cli("report", str(tmp_path / "iotst"), "--format", "html")
     assert report.returncode == 0, report.stderr
