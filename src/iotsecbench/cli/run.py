@@ -75,19 +75,6 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: the run is torn down and stored
 
 
-def _check_keylog(spec: Any) -> None:
-    """--keylog on a stack that cannot export a cell's secrets: exit 2 before anything runs."""
-    from iotsecbench.security import resolve_configuration
-    from iotsecbench.security.tls.stacks import key_log_problem
-    from iotsecbench.spec.matrix import expand
-
-    for cell in expand(spec):
-        profile = resolve_configuration(cell.configuration).tls_profile_with(spec.tls.model_dump())
-        problem = key_log_problem(cell.stack, profile)
-        if problem is not None:
-            raise SpecError(f"--keylog with {cell.configuration} on stack {cell.stack}: {problem}")
-
-
 def _words(text: str | None) -> list[str] | None:
     """A comma-separated option as a list (None when not given)."""
     return [word.strip() for word in text.split(",") if word.strip()] if text else None
@@ -264,8 +251,6 @@ def run(
 
         executor = SimulatedExecutor()
     else:
-        if keylog is not None:
-            _check_keylog(spec)
         executor = LocalExecutor(keylog=keylog)
     console = Console(stderr=True)
     try:
@@ -279,6 +264,7 @@ def run(
             broker_ca_file=broker_ca,
             observer=None if quiet else RichProgress(console),
             broker_version="simulated" if simulate else None,
+            key_log=keylog is not None and not simulate,
         )
         stdout = output_console()
         _summarise_and_report(out, outcome, report, stdout, console)

@@ -85,8 +85,9 @@ class ExperimentOutcome:
         return [o for o in self.outcomes if not o.ok]
 
 
-def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
-    """Every check that needs no process: raises ``SpecError`` naming the fix."""
+def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = False) -> None:
+    """Every check that needs no process: raises ``SpecError`` naming the fix (``key_log``:
+    the runs log their secrets, ``--keylog``)."""
     transports = {resolve_configuration(name).transport for name in spec.configurations}
     # impossible TLS combinations (docs/reliability.md #4), over the cells the experiment
     # has: a combination its `exclude` drops is not refused
@@ -100,7 +101,12 @@ def validate(spec: ExperimentSpec, broker_url: str | None) -> None:
         configuration = resolve_configuration(name)
         profile = configuration.tls_profile_with(spec.tls.model_dump())
         why = stack_problem(
-            stack, profile, scheme=configuration.scheme.name, transport=cell.transport, qos=cell.qos
+            stack,
+            profile,
+            scheme=configuration.scheme.name,
+            transport=cell.transport,
+            qos=cell.qos,
+            key_log=key_log,
         )
         if why is not None:
             raise SpecError(f"{name} on stack {stack}: {why}")
@@ -147,10 +153,12 @@ def run_experiment(
     broker_ca_file: Path | None = None,
     observer: RunObserver | None = None,
     broker_version: str | None = None,
+    key_log: bool = False,
 ) -> ExperimentOutcome:
-    """Plan, execute and store every run of ``spec`` into ``results_dir``."""
+    """Plan, execute and store every run of ``spec`` into ``results_dir`` (``key_log``: the
+    executor writes ``--keylog``, which some stacks cannot)."""
     observer = observer or RunObserver()
-    validate(spec, broker_url)
+    validate(spec, broker_url, key_log=key_log)
     planned = plan_runs(spec)
     if broker_version is None:
         broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())

@@ -52,6 +52,10 @@ def test_the_native_transports_and_qos() -> None:
     assert "QoS 0 and 1 only" in str(stack_problem("mbedtls", None, qos=2))
     assert stack_problem("mbedtls", None, qos=2, transport="tcp") is None  # no QoS over tcp
     assert stack_problem("openssl", None, qos=2) is None
+    tls13 = parse_profile("tls1.3/x25519/ecdsa-p256")
+    assert "secret callback" in str(stack_problem("wolfssl", tls13, key_log=True))
+    assert stack_problem("wolfssl", tls13) is None
+    assert stack_problem("mbedtls", parse_profile("tls1.2/ecdsa-p256"), key_log=True) is None
 
 
 def test_the_offer_in_iana_numbers() -> None:

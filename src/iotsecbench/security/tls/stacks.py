@@ -73,10 +73,12 @@ def stack_problem(
     scheme: str = "none",
     transport: str = "mqtt",
     qos: int = 0,
+    key_log: bool = False,
 ) -> str | None:
     """Why ``stack`` cannot run a configuration (its TLS ``profile``, None for plain MQTT,
-    its payload ``scheme``, its ``transport`` and the highest ``qos`` it publishes at) — one
-    line naming the stack's limit — or None when it can."""
+    its payload ``scheme``, its ``transport``, the highest ``qos`` it publishes at, and
+    whether ``--keylog`` must log its secrets) — one line naming the stack's limit — or None
+    when it can."""
     if stack not in STACKS:
         return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
     if stack == OPENSSL:
@@ -95,15 +97,10 @@ def stack_problem(
     certificate_limit = _NO_CERTIFICATE.get(stack, {}).get(profile.certificate)
     if certificate_limit is not None:
         return f"{certificate_limit}: use ecdsa-p256 or an RSA certificate with {stack}"
-    return None
-
-
-def key_log_problem(stack: str, profile: TlsProfile | None) -> str | None:
-    """Why ``--keylog`` cannot log a connection's TLS secrets on ``stack`` (None: it can)."""
-    if stack == "wolfssl" and profile is not None and profile.version == "1.3":
+    if key_log and stack == "wolfssl" and profile.version == "1.3":
         return (
-            "Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback, so its TLS 1.3 "
-            "secrets cannot be logged: use TLS 1.2 or stack openssl"
+            "--keylog: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback, so "
+            "its TLS 1.3 secrets cannot be logged: use TLS 1.2 or stack openssl"
         )
     return None
 
