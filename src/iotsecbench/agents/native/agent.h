@@ -90,6 +90,13 @@ struct direction *emitter_key_exchange_frames(struct direction **r2e);
 void receiver_key_exchange_end(void);          /* clear the retained hello */
 
 /* roles.c */
+long planned_messages(void); /* messages of a fixed-rate run, -1 when saturating */
+/* The application message's header (agents/wire.py): seq (8) | t_created_ns (8), big-endian,
+ * then the filler; message_read needs 16 bytes. */
+void message_stamp(uint8_t *plaintext, long seq, int64_t t_created);
+void message_read(const uint8_t *plaintext, uint64_t *seq, uint64_t *t_created);
+void record_sent(long seq, size_t wire_bytes, int64_t t_created, int64_t t_sealed,
+                 int64_t t_published, int64_t seal_cpu); /* the emitter's "message" record */
 void fault_at(long seq); /* the test hook of agents/config.py (crash-after=N, hang-after=N) */
 void emit(void);
 void receive_messages(void);

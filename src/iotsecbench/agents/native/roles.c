@@ -77,13 +77,47 @@ void fault_at(long seq)
     }
 }
 
+/* -- the application message (agents/wire.py), both transports' emitters ---------------------- */
+
+long planned_messages(void)
+{
+    if (cfg.saturating)
+        return -1; /* as many as fit in duration_s */
+    long planned = lround(cfg.duration_s * cfg.rate_hz);
+    return planned > 0 ? planned : 1;
+}
+
+void message_stamp(uint8_t *plaintext, long seq, int64_t t_created)
+{
+    for (int i = 0; i < 8; i++) {
+        plaintext[i] = (uint8_t)((uint64_t)seq >> (56 - 8 * i));
+        plaintext[8 + i] = (uint8_t)((uint64_t)t_created >> (56 - 8 * i));
+    }
+}
+
+void message_read(const uint8_t *plaintext, uint64_t *seq, uint64_t *t_created)
+{
+    *seq = *t_created = 0;
+    for (int i = 0; i < 8; i++) {
+        *seq = *seq << 8 | plaintext[i];
+        *t_created = *t_created << 8 | plaintext[8 + i];
+    }
+}
+
+void record_sent(long seq, size_t wire_bytes, int64_t t_created, int64_t t_sealed,
+                 int64_t t_published, int64_t seal_cpu)
+{
+    record("message",
+           "\"seq\":%ld,\"payload_bytes\":%ld,\"wire_bytes\":%zu,\"t_created_ns\":%" PRId64
+           ",\"t_sealed_ns\":%" PRId64 ",\"t_published_ns\":%" PRId64 ",\"seal_cpu_ns\":%" PRId64,
+           seq, cfg.payload_bytes, wire_bytes, t_created, t_sealed, t_published, seal_cpu);
+}
+
 void emit(void)
 {
     connect_broker();
     struct direction *e2r = cfg.scheme ? emitter_key_exchange() : NULL;
-    long planned = cfg.saturating ? -1 : lround(cfg.duration_s * cfg.rate_hz);
-    if (planned == 0)
-        planned = 1;
+    long planned = planned_messages();
     size_t plaintext_len = (size_t)cfg.payload_bytes;
     size_t packet_cap = plaintext_len + SCHEME_MAX_OVERHEAD + 512;
     uint8_t *plaintext = malloc(plaintext_len), *packet = malloc(packet_cap);
@@ -106,10 +140,7 @@ void emit(void)
             take_acks((int)(cfg.connect_timeout_s * 1000));
         keep_alive();
         int64_t t_created = now_ns(), cpu0 = thread_cpu_ns();
-        for (int i = 0; i < 8; i++) {
-            plaintext[i] = (uint8_t)((uint64_t)seq >> (56 - 8 * i));
-            plaintext[8 + i] = (uint8_t)((uint64_t)t_created >> (56 - 8 * i));
-        }
+        message_stamp(plaintext, seq, t_created);
         size_t wire_bytes = e2r ? scheme_seal(e2r, plaintext, plaintext_len, sealed)
                                 : plaintext_len;
         if (wire_bytes == 0)
@@ -123,11 +154,7 @@ void emit(void)
         if (cfg.qos)
             await_ack(id);
         send_all(packet, n);
-        int64_t t_published = now_ns();
-        record("message",
-               "\"seq\":%ld,\"payload_bytes\":%ld,\"wire_bytes\":%zu,\"t_created_ns\":%" PRId64
-               ",\"t_sealed_ns\":%" PRId64 ",\"t_published_ns\":%" PRId64 ",\"seal_cpu_ns\":%" PRId64,
-               seq, cfg.payload_bytes, wire_bytes, t_created, t_sealed, t_published, seal_cpu);
+        record_sent(seq, wire_bytes, t_created, t_sealed, now_ns(), seal_cpu);
         sent++;
         if (cfg.saturating)
             take_acks(0);
@@ -235,11 +262,8 @@ static void on_data(const struct mqtt_publish_in *m, int64_t t_arrived)
         reject(MALFORMED, "malformed", t_arrived, m->payload_len);
         return;
     }
-    uint64_t seq = 0, created = 0;
-    for (int i = 0; i < 8; i++) {
-        seq = seq << 8 | plaintext[i];
-        created = created << 8 | plaintext[8 + i];
-    }
+    uint64_t seq, created;
+    message_read(plaintext, &seq, &created);
     int64_t open_cpu = thread_cpu_ns() - cpu0, t_delivered = now_ns();
     if (mark_delivered(seq)) {
         /* Schemes without replay protection pass repeats through; the application still

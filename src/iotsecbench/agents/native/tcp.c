@@ -114,9 +114,9 @@ static void take_echo(long seq, int64_t t_sent, struct direction *r2e, uint8_t *
         plaintext = opened;
     }
     int64_t open_cpu = thread_cpu_ns() - cpu0;
-    uint64_t echoed = 0;
-    for (int i = 0; i < 8 && plaintext_len >= 16; i++)
-        echoed = echoed << 8 | plaintext[i];
+    uint64_t echoed = 0, created;
+    if (plaintext_len >= 16)
+        message_read(plaintext, &echoed, &created);
     if (plaintext_len < 16 || echoed != (uint64_t)seq)
         die("%s carries block %" PRIu64, what, echoed);
     record("echo",
@@ -149,9 +149,7 @@ void emit_frames(void)
         write_transcript();
     struct direction *r2e = NULL;
     struct direction *e2r = cfg.scheme ? emitter_key_exchange_frames(&r2e) : NULL;
-    long planned = cfg.saturating ? -1 : lround(cfg.duration_s * cfg.rate_hz);
-    if (planned == 0)
-        planned = 1;
+    long planned = planned_messages();
     size_t plaintext_len = (size_t)cfg.payload_bytes;
     size_t sealed_cap = plaintext_len + SCHEME_MAX_OVERHEAD;
     uint8_t *plaintext = malloc(plaintext_len), *frame = malloc(FRAME_HEADER + sealed_cap);
@@ -175,10 +173,7 @@ void emit_frames(void)
                     poll(NULL, 0, (int)((due - now_ns() + 999999) / 1000000));
         }
         int64_t t_created = now_ns(), cpu0 = thread_cpu_ns();
-        for (int i = 0; i < 8; i++) {
-            plaintext[i] = (uint8_t)((uint64_t)seq >> (56 - 8 * i));
-            plaintext[8 + i] = (uint8_t)((uint64_t)t_created >> (56 - 8 * i));
-        }
+        message_stamp(plaintext, seq, t_created);
         uint8_t *body = frame + FRAME_HEADER; /* sealed in place: one buffer, one send */
         size_t body_len = plaintext_len;
         if (e2r != NULL) {
@@ -191,12 +186,7 @@ void emit_frames(void)
         int64_t seal_cpu = thread_cpu_ns() - cpu0, t_sealed = now_ns();
         put_header(frame, 'D', body_len);
         send_all(frame, FRAME_HEADER + body_len);
-        int64_t t_published = now_ns();
-        record("message",
-               "\"seq\":%ld,\"payload_bytes\":%ld,\"wire_bytes\":%zu,\"t_created_ns\":%" PRId64
-               ",\"t_sealed_ns\":%" PRId64 ",\"t_published_ns\":%" PRId64 ",\"seal_cpu_ns\":%" PRId64,
-               seq, cfg.payload_bytes, FRAME_HEADER + body_len, t_created, t_sealed, t_published,
-               seal_cpu);
+        record_sent(seq, FRAME_HEADER + body_len, t_created, t_sealed, now_ns(), seal_cpu);
         sent++;
         if (cfg.echo)
             take_echo(seq, t_created, r2e, opened, sealed_cap);
