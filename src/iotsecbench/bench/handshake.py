@@ -465,12 +465,12 @@ def run_handshake_benchmark(
                 for _ in range(warmup + (1 if lab.profile.resumption else 0)):
                     _connect_once(lab)  # a native agent starts here (in the namespace)
             if tracer is not None:  # each client's own marker writes: Python's or the agent's
-                python_cost = marker_cost_ns(tracer)
+                costs: dict[int, int] = {}  # once per writer: this thread, or each native agent
                 for configuration in configurations:
                     native = configuration.lab.native
-                    configuration.result.marker_cost_ns = (
-                        python_cost if native is None else marker_cost_ns(tracer, native)
-                    )
+                    if id(native) not in costs:
+                        costs[id(native)] = marker_cost_ns(tracer, native)
+                    configuration.result.marker_cost_ns = costs[id(native)]
             order = 0
             active = list(configurations)
             while active:

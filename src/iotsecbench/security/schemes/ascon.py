@@ -88,7 +88,7 @@ class AsconAead128(Ascon128v12):
     scheme_id = 28
     bulk_primitive = "ascon-aead128"
     provenance = IOTSECBENCH_C.with_detail(
-        "Ascon-AEAD128 (NIST SP 800-232): iotsecbench's C, security/schemes/_lightweight.c"
+        "Ascon-AEAD128 (NIST SP 800-232): iotsecbench's C, security/schemes/lwc/ascon.c"
     )
 
     def aead_seal(self, state: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:

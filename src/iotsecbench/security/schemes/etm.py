@@ -254,7 +254,7 @@ class Salsa20Blake2b(EncryptThenMac):
     provenance = (
         IOTSECBENCH_C.with_detail(
             "Salsa20/20 + keyed BLAKE2b: iotsecbench's C, one call per message "
-            "(security/schemes/_lightweight.c)"
+            "(security/schemes/lwc/salsa20_blake2b.c)"
         )
         if _lightweight is not None
         else Provenance.combined(
@@ -351,18 +351,21 @@ class _NativeBlockCtr(_PurePythonBlockCtr):
         return _lightweight.ctr(cipher, round_keys, ctr_initial_block(frame), plaintext)
 
 
+def _pure_provenance(name: str, why: str = "") -> Provenance:
+    return Provenance.combined(
+        SIMON_SPECK,
+        HASHLIB,
+        detail=f"{name} + CTR: simonspeckciphers (pure Python{why}); HMAC-SHA256: hashlib (C)",
+    )
+
+
 def _native_provenance(name: str) -> Provenance:
     if _lightweight is None:
-        return Provenance.combined(
-            SIMON_SPECK,
-            HASHLIB,
-            detail=f"{name} + CTR: simonspeckciphers (pure Python: the C extension was not "
-            "built); HMAC-SHA256: hashlib (C)",
-        )
+        return _pure_provenance(name, ": the C extension was not built")
     return Provenance.combined(
         IOTSECBENCH_C,
         HASHLIB,
-        detail=f"{name} + CTR: iotsecbench's C (security/schemes/_lightweight.c); "
+        detail=f"{name} + CTR: iotsecbench's C (security/schemes/lwc/speck_simon.c); "
         "HMAC-SHA256: hashlib (C)",
     )
 
@@ -405,7 +408,6 @@ class Simon128k256CtrHmac(Simon128CtrHmac):
 
 # The pure-Python builds of the same algorithms (the only kind on PyPI), kept for the
 # `payload-schemes` study's reproduction and so the language's cost stays visible.
-_PURE_DETAIL = "{} + CTR: simonspeckciphers (pure Python); HMAC-SHA256: hashlib (C)"
 
 
 class Speck128CtrHmacPurePython(_PurePythonBlockCtr):
@@ -416,7 +418,7 @@ class Speck128CtrHmacPurePython(_PurePythonBlockCtr):
     bulk_primitive = "speck128"
     block_cipher_class = SpeckCipher
     enc_key_bytes = 16
-    provenance = Provenance.combined(SIMON_SPECK, HASHLIB, detail=_PURE_DETAIL.format("SPECK128"))
+    provenance = _pure_provenance("SPECK128")
 
 
 class Speck128k256CtrHmacPurePython(Speck128CtrHmacPurePython):
@@ -433,7 +435,7 @@ class Simon128CtrHmacPurePython(_PurePythonBlockCtr):
     bulk_primitive = "simon128"
     block_cipher_class = SimonCipher
     enc_key_bytes = 16
-    provenance = Provenance.combined(SIMON_SPECK, HASHLIB, detail=_PURE_DETAIL.format("SIMON128"))
+    provenance = _pure_provenance("SIMON128")
 
 
 class Simon128k256CtrHmacPurePython(Simon128CtrHmacPurePython):
