@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what iotsecbench needs on a Debian machine, then the package into ./.venv.
 #   scripts/setup.sh          mosquitto + Python dependencies (to run experiments)
-#   scripts/setup.sh --dev    also the test tools (pytest, hypothesis, ruff)
+#   scripts/setup.sh --dev    also the test tools (pytest, hypothesis, ruff, Chromium, and the
+#                             cross toolchains and QEMU of the virtual microcontrollers)
 # Needs root or sudo for apt-get; safe to run again (only missing packages are installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,12 @@ packages+=(gcc libc6-dev python3-dev libssl-dev)
 # The native device agent (src/iotsecbench/agents/native): the MQTT client in C on Debian's
 # device TLS stacks, built below; `size` and `objcopy` come with binutils.
 packages+=(binutils libcjson-dev libmbedtls-dev libwolfssl-dev)
-# The report's browser test drives Debian's Chromium (never a downloaded browser).
-[ -n "$extras" ] && packages+=(chromium fonts-dejavu-core)
+# The report's browser test drives Debian's Chromium (never a downloaded browser); the
+# virtual-MCU tests (`bench crypto --target`) cross-compile for RV32IMC and Cortex-M4 with
+# picolibc and count instructions under QEMU.
+[ -n "$extras" ] && packages+=(chromium fonts-dejavu-core
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
+  gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

@@ -40,7 +40,6 @@ from iotsecbench.security import resolve_configuration
 from iotsecbench.security.schemes.base import (
     SEQ_BYTES,
     SESSION_ID_BYTES,
-    DirectionKeys,
     PayloadScheme,
 )
 
@@ -58,13 +57,7 @@ def forgeries(
     tampered[min(header - SEQ_BYTES if scheme.sequenced else header, len(latest) - 1)] ^= 0x80
     # Header and nonce without a body: below every framed scheme's minimum length.
     truncated = latest[: header + scheme.explicit_nonce_bytes] if header else latest[:1]
-    made_up = DirectionKeys(
-        enc_key=os.urandom(scheme.enc_key_bytes),
-        mac_key=os.urandom(scheme.mac_key_bytes),
-        nonce_prefix=os.urandom(scheme.nonce_prefix_bytes),
-        session_id=os.urandom(SESSION_ID_BYTES),
-        direction="e2r",
-    )
+    made_up = scheme.random_keys(os.urandom(SESSION_ID_BYTES))
     return [
         ("tampered", bytes(tampered)),
         ("replayed", latest),

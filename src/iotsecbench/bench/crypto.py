@@ -20,6 +20,12 @@ Method, after eBACS/SUPERCOP (Bernstein & Lange) and pyperf:
 
 Every row records the implementation's provenance (library, version, native or pure Python),
 so a ranking never silently compares C with Python.
+
+With a *target* (``--target rv32imc|cortex-m4``) the same schemes are also counted on a virtual
+microcontroller (``vmcu``: the cipher cross-compiled for the device's instruction set, run
+under QEMU with instruction counting): instructions per message and per byte, code size, static
+RAM, stack and heap, beside the host's timings of the same sizes. Counts are exact and
+repeatable, so they need no repetitions; cycles are an estimate (docs/virtual-mcu.md).
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ from iotsecbench.security.schemes import (
     key_establishment_names,
     scheme_names,
 )
+from iotsecbench.vmcu import SchemeCount, Target, count_scheme, target_cipher, target_facts
 
-FORMAT_VERSION = 1  # version 1: first format (one record per scheme x payload size)
+FORMAT_VERSION = 2  # 2: "target" and "target_results" (virtual-MCU counts) when counted
+# 1: first format (one record per scheme x payload size)
 DEFAULT_SIZES = (16, 51, 64, 242, 256, 1024, 1460, 4096, 5120, 10240, 16384)
 MIN_BATCH_NS = 200_000  # a batch lasts at least 0.2 ms: timer resolution and cost vanish
 DEFAULT_REPETITIONS = 31
@@ -127,19 +135,20 @@ class CryptoBenchmark:
     results: list[CryptoResult] = field(default_factory=list)
     key_establishment_ns: dict[str, Summary] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
+    target: dict[str, Any] | None = None  # the virtual MCU's facts, when counted on one
+    target_results: list[SchemeCount] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "format_version": FORMAT_VERSION,
-                "environment": self.environment,
-                "key_establishment_ns": {
-                    k: asdict(v) for k, v in self.key_establishment_ns.items()
-                },
-                "results": [result.to_dict() for result in self.results],
-            },
-            indent=2,
-        )
+        document: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
+            "environment": self.environment,
+            "key_establishment_ns": {k: asdict(v) for k, v in self.key_establishment_ns.items()},
+            "results": [result.to_dict() for result in self.results],
+        }
+        if self.target is not None:
+            document["target"] = self.target
+            document["target_results"] = [count.to_dict() for count in self.target_results]
+        return json.dumps(document, indent=2)
 
     def to_csv(self) -> str:
         buffer = io.StringIO()
@@ -189,15 +198,7 @@ def resolve_schemes(names: Iterable[str] | None) -> list[str]:
 
 
 def _keys(scheme: PayloadScheme) -> DirectionKeys | None:
-    if scheme.key_establishment is None:
-        return None
-    return DirectionKeys(
-        os.urandom(scheme.enc_key_bytes),
-        os.urandom(scheme.mac_key_bytes),
-        os.urandom(scheme.nonce_prefix_bytes),
-        b"benchSID",
-        "e2r",
-    )
+    return None if scheme.key_establishment is None else scheme.random_keys(b"benchSID")
 
 
 def _calibrate(call: Callable[[], object]) -> tuple[int, int]:
@@ -307,10 +308,19 @@ def run_crypto_benchmark(
     warmup: int = DEFAULT_WARMUP,
     key_establishments: Sequence[str] | None = None,
     on_result: Callable[[CryptoResult], None] | None = None,
+    target: Target | None = None,
+    on_count: Callable[[SchemeCount], None] | None = None,
 ) -> CryptoBenchmark:
-    """Measure every scheme at every size; ``on_result`` sees each result as it is made."""
+    """Measure every scheme at every size; ``on_result`` sees each result as it is made. With
+    ``target``, count each scheme there too (``on_count`` sees each count)."""
     names = resolve_schemes(schemes)
     bench = CryptoBenchmark(environment=environment())
+    if target is not None:
+        for name in names:
+            target_cipher(name)  # a cipher the target cannot run is refused before any work
+        bench.target = target_facts(target)
+        for name in names:
+            bench.target_results += count_scheme(target, name, sizes, on_count)
     wanted_kx = (
         list(key_establishments)
         if key_establishments is not None

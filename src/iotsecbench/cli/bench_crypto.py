@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -46,6 +46,17 @@ def crypto(
     plot: Annotated[
         Path | None, typer.Option(help="Write a PNG of seal cost per byte vs size (log-log).")
     ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="Also count each scheme on a virtual microcontroller: rv32imc (the ESP32-C3's "
+            "instruction set) or cortex-m4 (the nRF52840's). The cipher is cross-compiled for it "
+            "and run under QEMU, which counts instructions exactly; the table gives "
+            "instructions per message and per byte, code size and RAM beside the host's "
+            "timings (cycles are an estimate, docs/virtual-mcu.md). Needs the cross toolchains "
+            "and QEMU (scripts/setup.sh --dev; `iotsecbench doctor` says)."
+        ),
+    ] = None,
     cpu: Annotated[
         int | None,
         typer.Option(
@@ -59,9 +70,9 @@ def crypto(
     """Measure every payload scheme's seal and open cost: median and quartiles of ns/message
     and ns/byte, throughput, key-establishment cost, expansion, peak heap, with the harness's
     own per-call cost (the identity scheme) beside every figure and each implementation's
-    provenance. Warm-up first, then many timed batches per case (eBACS style)."""
+    provenance. Warm-up first, then many timed batches per case (eBACS style). With --target,
+    the same schemes counted on a virtual microcontroller as well."""
     from rich.console import Console
-    from rich.table import Table
 
     from iotsecbench.bench.crypto import plot_cost_per_byte, run_crypto_benchmark
     from iotsecbench.files import write_atomic
@@ -77,9 +88,22 @@ def crypto(
             )
         os.sched_setaffinity(0, {cpu})
     names = [n for n in schemes.split(",") if n.strip()] if schemes else None
+    chosen = None
+    if target is not None:
+        from iotsecbench.vmcu import target as find_target
+
+        chosen = find_target(target)
     console = Console(stderr=True)
-    with console.status("measuring (warm-up, then timed batches per scheme and size)…"):
-        bench = run_crypto_benchmark(names, _sizes(sizes), repetitions=repetitions)
+    with console.status("measuring (warm-up, then timed batches per scheme and size)…") as status:
+        bench = run_crypto_benchmark(
+            names,
+            _sizes(sizes),
+            repetitions=repetitions,
+            target=chosen,
+            on_count=lambda c: status.update(
+                f"counted {c.scheme} at {c.payload_bytes} B on {c.target}…"
+            ),
+        )
     if json_file:
         write_atomic(json_file, bench.to_json())
     if csv_file:
@@ -87,16 +111,11 @@ def crypto(
     if plot:
         plot_cost_per_byte(bench, plot)
 
-    table = Table(
-        title="Payload schemes: seal / open cost, median (q1–q3); harness = identity scheme",
-        title_justify="left",
-        header_style="bold",
-    )
-    for heading in (
-        "scheme", "bytes", "seal ns", "seal ns/B", "open ns", "MB/s seal", "harness ns",
-        "+B", "heap B", "kx ms", "implementation",
-    ):  # fmt: skip
-        table.add_column(heading, no_wrap=heading == "scheme", min_width=len(heading))
+    table = _table(
+        "Payload schemes: seal / open cost, median (q1–q3); harness = identity scheme",
+        ("scheme", "bytes", "seal ns", "seal ns/B", "open ns", "MB/s seal", "harness ns",
+         "+B", "heap B", "kx ms", "implementation"),
+    )  # fmt: skip
     for r in bench.results:
         provenance = r.provenance
         table.add_row(
@@ -117,6 +136,50 @@ def crypto(
     kx = ", ".join(f"{k} {v.median_ns / 1e6:.2f} ms" for k, v in bench.key_establishment_ns.items())
     if kx:
         out.print(f"key establishment (both sides, in process, median): {kx}")
+    if bench.target is not None:
+        out.print(_target_table(bench))
+        facts = bench.target
+        out.print(
+            f"counted on {facts['name']} ({facts['device']}'s instruction set) under QEMU: "
+            f"{facts['counter']}; every sealed message equals the host's bytes. ≈ cycles = "
+            f"instructions × {facts['cpi']:g}, an {facts['cpi_basis']}."
+        )
+
+
+def _table(title: str, headings: tuple[str, ...]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for heading in headings:
+        table.add_column(heading, no_wrap=heading == "scheme", min_width=len(heading))
+    return table
+
+
+def _target_table(bench: Any) -> Any:
+    """The virtual-MCU counts, eBACS-style, with the host's seal time of the same case."""
+    host = {(r.scheme, r.payload_bytes): r for r in bench.results}
+    table = _table(
+        f"On {bench.target['name']} ({bench.target['device']}): instructions counted exactly; "
+        "RAM = static + stack + heap",
+        ("scheme", "bytes", "seal instr", "instr/B", "open instr", "≈ cycles/B", "host ns/B",
+         "code B", "RAM B", "stack B", "implementation"),
+    )  # fmt: skip
+    for c in bench.target_results:
+        measured = host.get((c.scheme, c.payload_bytes))
+        table.add_row(
+            c.scheme,
+            str(c.payload_bytes),
+            f"{c.seal_instructions:,}",
+            f"{c.seal_per_byte:,.1f}",
+            f"{c.open_instructions:,}",
+            f"{c.seal_per_byte * bench.target['cpi']:,.0f}",
+            "" if measured is None else f"{measured.seal_ns_per_byte:.2f}",
+            f"{c.code_bytes:,}",
+            f"{c.static_ram_bytes + c.stack_bytes + c.heap_bytes:,}",
+            f"{c.stack_bytes:,}",
+            c.provenance,
+        )
+    return table
 
 
 def register(bench_app: typer.Typer) -> None:

@@ -110,6 +110,28 @@ def check_lightweight_ciphers() -> Check:
     )
 
 
+def check_virtual_mcu() -> Check:
+    from iotsecbench.vmcu import TARGETS, missing_tools
+
+    missing = {name: missing_tools(target) for name, target in TARGETS.items()}
+    ready = [name for name, tools in missing.items() if not tools]
+    detail = (
+        f"{', '.join(ready)} can be built and counted under QEMU (`bench crypto --target`)"
+        if ready
+        else "no target can be built"
+    )
+    absent = sorted({tool for tools in missing.values() for tool in tools})
+    if not absent:
+        return Check("Virtual microcontrollers", True, detail)
+    packages = sorted({p for n, t in TARGETS.items() if missing[n] for p in t.packages})
+    return Check(
+        "Virtual microcontrollers",
+        False,
+        f"{detail}; missing {', '.join(absent)}",
+        f"apt-get install {' '.join(packages)} (or scripts/setup.sh --dev) for `--target`",
+    )
+
+
 def check_tls_recorder() -> Check:
     from iotsecbench.security.tls import recorder_problem
 
@@ -243,6 +265,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_openssl(),
         check_native_aead(),
         check_lightweight_ciphers(),
+        check_virtual_mcu(),
         check_tls_recorder(),
         check_root(),
         check_netns(),

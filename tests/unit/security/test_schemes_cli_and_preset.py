@@ -43,7 +43,8 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(out_json.read_text())
-    assert data["format_version"] == 1 and len(data["results"]) == 4
+    assert data["format_version"] == 2 and len(data["results"]) == 4
+    assert "target" not in data  # counted on a virtual MCU only with --target
     row = data["results"][0]
     for key in ("seal", "open", "harness_ns", "expansion_bytes", "peak_heap_bytes", "provenance"):
         assert key in row
@@ -53,5 +54,9 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
     assert data["environment"]["cpu_affinity"] == [max(os.sched_getaffinity(0))]
     bad = cli("bench", "crypto", "--schemes", "aes128-gmc")
     assert bad.returncode == 2 and "did you mean" in bad.stderr
+    no_target = cli("bench", "crypto", "--target", "avr", "--schemes", "aes128-gcm")
+    assert no_target.returncode == 2 and "rv32imc, cortex-m4" in no_target.stderr
+    no_build = cli("bench", "crypto", "--target", "rv32imc", "--schemes", "aes128-gcm,aes128-eax")
+    assert no_build.returncode == 2 and "aes128-eax has no virtual-MCU build" in no_build.stderr
     no_such_cpu = cli("bench", "crypto", "--cpu", "4096")
     assert no_such_cpu.returncode == 2 and "--cpu 4096 is not a CPU" in no_such_cpu.stderr

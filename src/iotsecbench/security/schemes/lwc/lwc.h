@@ -1,6 +1,6 @@
 /* Lightweight ciphers in plain C99 — our own code from the specifications (issue 19) — with no
  * dependency on Python or the host: the same files build the host's extension (_lightweight.c
- * wraps them) and, later, the virtual microcontroller targets.
+ * wraps them) and the virtual microcontroller firmware (src/iotsecbench/vmcu/firmware/).
  *
  * - SPECK128 and SIMON128 (Beaulieu, Shors, Smith, Treatman-Clark, Weeks, Wingers: "The SIMON
  *   and SPECK Families of Lightweight Block Ciphers", 2013), CTR mode: speck_simon.c;
@@ -48,6 +48,16 @@ void lwc_encrypt_block(int cipher, const uint64_t *rk, int rounds, const uint8_t
 /* in XOR E(counter + i), the 128-bit big-endian counter from initial, mod 2^128. */
 void lwc_ctr(int cipher, const uint64_t *rk, int rounds, const uint8_t initial[16],
              const uint8_t *in, uint8_t *out, size_t len);
+/* The same for one cipher each, so that a build holding one cipher links only its code (the
+ * virtual-MCU firmware, whose sizes are per cipher). */
+int lwc_speck_schedule(const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS]);
+int lwc_simon_schedule(const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS]);
+void lwc_speck_block(const uint64_t *rk, int rounds, const uint8_t in[16], uint8_t out[16]);
+void lwc_simon_block(const uint64_t *rk, int rounds, const uint8_t in[16], uint8_t out[16]);
+void lwc_speck_ctr(const uint64_t *rk, int rounds, const uint8_t initial[16], const uint8_t *in,
+                   uint8_t *out, size_t len);
+void lwc_simon_ctr(const uint64_t *rk, int rounds, const uint8_t initial[16], const uint8_t *in,
+                   uint8_t *out, size_t len);
 
 /* -- Ascon-AEAD128 (ascon.c) ------------------------------------------------------------------ */
 /* out = ciphertext (len bytes); tag 16 bytes. */

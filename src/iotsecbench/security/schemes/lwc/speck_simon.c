@@ -60,13 +60,25 @@ static int simon_schedule(const uint64_t *words, int m, uint64_t *rk)
     return rounds;
 }
 
-int lwc_schedule(int cipher, const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS])
+int lwc_speck_schedule(const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS])
 {
     uint64_t words[4];
     int m = key_words(key, len, words);
-    if (m < 0 || (cipher != LWC_SPECK && cipher != LWC_SIMON))
-        return -1;
-    return cipher == LWC_SPECK ? speck_schedule(words, m, rk) : simon_schedule(words, m, rk);
+    return m < 0 ? -1 : speck_schedule(words, m, rk);
+}
+
+int lwc_simon_schedule(const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS])
+{
+    uint64_t words[4];
+    int m = key_words(key, len, words);
+    return m < 0 ? -1 : simon_schedule(words, m, rk);
+}
+
+int lwc_schedule(int cipher, const uint8_t *key, size_t len, uint64_t rk[LWC_MAX_ROUNDS])
+{
+    if (cipher == LWC_SPECK)
+        return lwc_speck_schedule(key, len, rk);
+    return cipher == LWC_SIMON ? lwc_simon_schedule(key, len, rk) : -1;
 }
 
 static void speck_encrypt(const uint64_t *rk, int rounds, uint64_t *x, uint64_t *y)
@@ -90,30 +102,26 @@ static void simon_encrypt(const uint64_t *rk, int rounds, uint64_t *x, uint64_t 
     *x = a, *y = b;
 }
 
-static void encrypt_words(int cipher, const uint64_t *rk, int rounds, uint64_t *x, uint64_t *y)
-{
-    if (cipher == LWC_SPECK)
-        speck_encrypt(rk, rounds, x, y);
-    else
-        simon_encrypt(rk, rounds, x, y);
-}
+typedef void block_words(const uint64_t *rk, int rounds, uint64_t *x, uint64_t *y);
 
-void lwc_encrypt_block(int cipher, const uint64_t *rk, int rounds, const uint8_t in[16],
-                       uint8_t out[16])
+static inline void block_with(block_words *encrypt, const uint64_t *rk, int rounds,
+                              const uint8_t in[16], uint8_t out[16])
 {
     uint64_t x = load64_be(in), y = load64_be(in + 8);
-    encrypt_words(cipher, rk, rounds, &x, &y);
+    encrypt(rk, rounds, &x, &y);
     store64_be(out, x);
     store64_be(out + 8, y);
 }
 
-void lwc_ctr(int cipher, const uint64_t *rk, int rounds, const uint8_t initial[16],
-             const uint8_t *in, uint8_t *out, size_t len)
+/* Inlined into each cipher's entry point, so that each holds one cipher's rounds. */
+static inline void ctr_with(block_words *encrypt, const uint64_t *rk, int rounds,
+                            const uint8_t initial[16], const uint8_t *in, uint8_t *out,
+                            size_t len)
 {
     uint64_t hi = load64_be(initial), lo = load64_be(initial + 8);
     for (size_t at = 0; at < len; at += 16) {
         uint64_t x = hi, y = lo;
-        encrypt_words(cipher, rk, rounds, &x, &y);
+        encrypt(rk, rounds, &x, &y);
         uint8_t stream[16];
         store64_be(stream, x);
         store64_be(stream + 8, y);
@@ -123,4 +131,38 @@ void lwc_ctr(int cipher, const uint64_t *rk, int rounds, const uint8_t initial[1
         if (++lo == 0) /* the counter is the whole 128-bit block, mod 2^128 */
             hi++;
     }
+}
+
+void lwc_speck_block(const uint64_t *rk, int rounds, const uint8_t in[16], uint8_t out[16])
+{
+    block_with(speck_encrypt, rk, rounds, in, out);
+}
+
+void lwc_simon_block(const uint64_t *rk, int rounds, const uint8_t in[16], uint8_t out[16])
+{
+    block_with(simon_encrypt, rk, rounds, in, out);
+}
+
+void lwc_speck_ctr(const uint64_t *rk, int rounds, const uint8_t initial[16], const uint8_t *in,
+                   uint8_t *out, size_t len)
+{
+    ctr_with(speck_encrypt, rk, rounds, initial, in, out, len);
+}
+
+void lwc_simon_ctr(const uint64_t *rk, int rounds, const uint8_t initial[16], const uint8_t *in,
+                   uint8_t *out, size_t len)
+{
+    ctr_with(simon_encrypt, rk, rounds, initial, in, out, len);
+}
+
+void lwc_encrypt_block(int cipher, const uint64_t *rk, int rounds, const uint8_t in[16],
+                       uint8_t out[16])
+{
+    (cipher == LWC_SPECK ? lwc_speck_block : lwc_simon_block)(rk, rounds, in, out);
+}
+
+void lwc_ctr(int cipher, const uint64_t *rk, int rounds, const uint8_t initial[16],
+             const uint8_t *in, uint8_t *out, size_t len)
+{
+    (cipher == LWC_SPECK ? lwc_speck_ctr : lwc_simon_ctr)(rk, rounds, initial, in, out, len);
 }

@@ -1,0 +1,182 @@
+"""Building the virtual-MCU firmware: the harness (firmware/harness.c), one primitive's
+operations and what they call, cross-compiled for a target with its Debian toolchain and
+picolibc, linked with ``--gc-sections`` so only the code a primitive reaches is in its image.
+
+Third-party libraries are compiled once per target into an archive; every image is cached
+under ``$XDG_CACHE_HOME/iotsecbench/vmcu/<target>/<hash>/``, the hash (*the build's hash*,
+recorded with every count) covering the sources, the flags, the library archive and the
+compiler's version, so an edit rebuilds and a count always names the code it counted.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.security import schemes
+from iotsecbench.vmcu.primitives import Primitive, primitive
+from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
+from iotsecbench.vmcu.targets import COMMON_CFLAGS, Target
+
+FIRMWARE_DIR = Path(__file__).resolve().parent / "firmware"
+LWC_DIR = Path(schemes.__file__).resolve().parent / "lwc"
+HARNESS = ("harness.c",)
+# The part of mbedTLS the primitives reach (its config: firmware/mbedtls_vmcu_config.h).
+MBEDTLS_SOURCES = (
+    "aes.c", "gcm.c", "ccm.c", "chacha20.c", "poly1305.c", "chachapoly.c", "cipher.c",
+    "cipher_wrap.c", "sha256.c", "md.c", "platform.c", "platform_util.c", "constant_time.c",
+    "bignum.c", "ecp.c", "ecp_curves.c", "ecdh.c", "ecdsa.c", "asn1parse.c", "asn1write.c",
+    "rsa.c", "rsa_internal.c", "oid.c",
+)  # fmt: skip
+MBEDTLS_CONFIG = '-DMBEDTLS_CONFIG_FILE="mbedtls_vmcu_config.h"'
+
+
+@dataclass(frozen=True)
+class Firmware:
+    target: str
+    primitive: str
+    path: Path
+    build_hash: str
+    text_bytes: int  # code and read-only data (flash)
+    data_bytes: int  # initialised data (flash and RAM)
+    bss_bytes: int  # zeroed RAM
+
+
+def missing_tools(target: Target) -> list[str]:
+    """The programs this target needs that are not installed."""
+    needed = (target.compiler, f"{target.prefix}-ar", f"{target.prefix}-size", target.qemu[0])
+    return [tool for tool in needed if shutil.which(tool) is None]
+
+
+def require_tools(target: Target) -> None:
+    missing = missing_tools(target)
+    if missing:
+        raise EnvironmentProblem(
+            f"the {target.name} target needs {', '.join(missing)} "
+            f"(apt-get install {' '.join(target.packages)}, or scripts/setup.sh --dev)"
+        )
+
+
+def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
+    if result.returncode != 0:
+        lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
+        error = next((line for line in lines if "error" in line), lines[-1] if lines else "?")
+        raise EnvironmentProblem(f"building {what} failed: {error.strip()}")
+
+
+@functools.cache
+def compiler_version(target: Target) -> str:
+    result = subprocess.run(
+        [target.compiler, "--version"], capture_output=True, text=True, check=False
+    )
+    return result.stdout.splitlines()[0] if result.stdout else "?"
+
+
+def _digest(target: Target, *parts: object) -> Any:
+    """A hash of what every build for ``target`` depends on, and ``parts``."""
+    return hashlib.sha256(repr((target, COMMON_CFLAGS, compiler_version(target), parts)).encode())
+
+
+def _includes(library: str | None) -> list[str]:
+    flags = [f"-I{FIRMWARE_DIR}", f"-I{LWC_DIR}"]
+    if library == "mbedtls":
+        flags += [f"-I{source_dir(ARCHIVES['mbedtls']) / 'include'}", MBEDTLS_CONFIG]
+    return flags
+
+
+def _compile_all(target: Target, sources: list[Path], flags: list[str], into: Path) -> list[Path]:
+    """Objects of ``sources`` in ``into``, compiled two at a time (the machine's cores)."""
+
+    def one(source: Path) -> Path:
+        obj = into / (source.stem + ".o")
+        _run(
+            [target.compiler, *COMMON_CFLAGS, *target.compile_flags, *flags, "-c", str(source),
+             "-o", str(obj)],
+            f"{source.name} for {target.name}",
+        )  # fmt: skip
+        return obj
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return list(pool.map(one, sources))
+
+
+def _library(target: Target, name: str) -> Path:
+    """The third-party archive ``name`` built for ``target`` (cached)."""
+    archive = ARCHIVES[name]
+    root = source_dir(archive)
+    digest = _digest(target, archive.sha256)
+    digest.update((FIRMWARE_DIR / "mbedtls_vmcu_config.h").read_bytes())
+    directory = cache_root() / target.name / f"lib{name}-{digest.hexdigest()[:16]}"
+    library = directory / f"lib{name}.a"
+    if library.exists():
+        return library
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        sources = [root / "library" / file for file in MBEDTLS_SOURCES]
+        objects = _compile_all(target, sources, _includes(name), Path(scratch))
+        partial = Path(scratch) / library.name
+        _run([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], f"lib{name}.a")
+        os.replace(partial, library)
+    return library
+
+
+def _sources(p: Primitive) -> list[Path]:
+    files = [*HARNESS, p.source, *p.extra]
+    return [LWC_DIR / f[4:] if f.startswith("lwc/") else FIRMWARE_DIR / f for f in files]
+
+
+def build_hash(target: Target, p: Primitive) -> str:
+    digest = _digest(target, p)
+    for path in sorted({*_sources(p), *FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]")}):
+        digest.update(path.name.encode() + path.read_bytes())
+    if p.library is not None:
+        digest.update(ARCHIVES[p.library].sha256.encode())
+    return digest.hexdigest()[:16]
+
+
+def firmware(target: Target, name: str) -> Firmware:
+    """The image of primitive ``name`` for ``target``, built now if not cached."""
+    require_tools(target)
+    p = primitive(name)
+    fingerprint = build_hash(target, p)
+    directory = cache_root() / target.name / fingerprint
+    image = directory / f"vmcu-{name}.elf"
+    if not image.exists():
+        library = [str(_library(target, p.library))] if p.library else []
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as scratch:
+            defines = [f"-D{define}" for define in p.defines]
+            objects = _compile_all(
+                target, _sources(p), [*_includes(p.library), *defines], Path(scratch)
+            )
+            partial = Path(scratch) / image.name
+            _run(
+                [target.compiler, *COMMON_CFLAGS, *target.link_flags, "--oslib=semihost",
+                 "--crt0=semihost", *target.memory_flags(), *map(str, objects), *library,
+                 "-o", str(partial)],
+                f"the {name} firmware for {target.name}",
+            )  # fmt: skip
+            os.replace(partial, image)
+    return Firmware(target.name, name, image, fingerprint, *_footprint(target, image))
+
+
+@functools.cache
+def _footprint(target: Target, image: Path) -> tuple[int, int, int]:
+    result = subprocess.run(
+        [f"{target.prefix}-size", str(image)], capture_output=True, text=True, check=False
+    )
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or len(lines) < 2:
+        raise EnvironmentProblem(f"size {image} failed: {result.stderr.strip() or '?'}")
+    text, data, bss = (int(value) for value in lines[1].split()[:3])
+    return text, data, bss
