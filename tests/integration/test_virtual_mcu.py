@@ -6,15 +6,18 @@ the host scheme's, counts repeatable, and the issue's command end to end.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
 import pytest
 
 from iotsecbench.vmcu import (
+    FAMILIES,
     TARGET_CIPHERS,
     TARGETS,
     Request,
+    count_operations,
     count_scheme,
     firmware,
     missing_tools,
@@ -185,7 +188,7 @@ def test_bench_crypto_target_command(target, cli, tmp_path):
     result = cli(
         "bench", "crypto", "--target", target.name, "--schemes",
         "aes128-gcm,chacha20-poly1305,ascon-aead128,speck128-128-ctr-hmac",
-        "--sizes", "64,1024", "--repetitions", "3", "--json", str(out),
+        "--sizes", "64,1024", "--repetitions", "3", "--json", str(out), "--public-key", "x25519",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     document = json.loads(out.read_text())
@@ -197,3 +200,148 @@ def test_bench_crypto_target_command(target, cli, tmp_path):
         assert case["code_bytes"] > 1000 and case["static_ram_bytes"] >= 0
         assert case["stack_bytes"] > 0 and len(case["build_hash"]) == 16
     assert "instr/B" in result.stdout and target.device in result.stdout
+    operations = {op["operation"]: op for op in document["target_operations"]}
+    assert set(operations) == {"x25519-keygen", "x25519-derive"}
+    assert operations["x25519-derive"]["instructions"] > 1e6
+    assert "Public-key operations" in result.stdout
+
+
+# -- the handshakes' public-key operations ------------------------------------------------------
+def test_x25519_wycheproof(target):
+    """mbedTLS's X25519 on the target: valid Wycheproof vectors give the published shared
+    secret; "acceptable" ones (low-order or non-canonical points) may be refused. Every fourth
+    vector (12 million instructions each; the host runs them all)."""
+    tests = [t for _, t in wycheproof("x25519")][::4]
+    requests = [
+        Request("derive", (bytes.fromhex(t["private"]), bytes.fromhex(t["public"]))) for t in tests
+    ]
+    got = answers(target, "x25519", requests)
+    checked = 0
+    for test, answer in zip(tests, got, strict=True):
+        if test["result"] == "valid":
+            assert answer.output.hex() == test["shared"], test["tcId"]
+            checked += 1
+        elif answer.ok:
+            assert answer.output.hex() == test["shared"], test["tcId"]
+    assert checked > 50
+
+
+def test_ecdh_p256_wycheproof(target):
+    """Valid points give the published secret (every fifth vector); invalid ones (off the curve,
+    wrong encodings: all of them) are refused before any secret is computed."""
+    every = [t for _, t in wycheproof("ecdh_secp256r1_ecpoint")]
+    tests = [t for t in every if t["result"] == "invalid"] + every[::5]
+    requests = [
+        Request("derive", (bytes.fromhex(t["private"]), bytes.fromhex(t["public"]))) for t in tests
+    ]
+    got = answers(target, "p256", requests)
+    for test, answer in zip(tests, got, strict=True):
+        if test["result"] == "invalid":
+            assert not answer.ok, test["tcId"]
+        elif test["result"] == "valid" and test["public"].startswith("04"):
+            assert answer.output.hex() == test["shared"], test["tcId"]  # mbedTLS 2.28 takes
+        # uncompressed points only: compressed ones are refused, as its TLS code does
+
+
+def test_mlkem_fips203_acvp(target):
+    vectors = load("mlkem/acvp_fips203_subset.json")
+    for parameter_set, build in (("ML-KEM-512", "mlkem512"), ("ML-KEM-768", "mlkem768")):
+        requests, expected = [], []
+        for v in vectors["keyGen"]:
+            if v["parameterSet"] == parameter_set:
+                requests.append(Request("keygen", (bytes.fromhex(v["d"] + v["z"]),)))
+                expected.append(v["ek"] + v["dk"])
+        for v in vectors["encapsulation"]:
+            if v["parameterSet"] == parameter_set:
+                requests.append(Request("encaps", (bytes.fromhex(v["ek"]), bytes.fromhex(v["m"]))))
+                expected.append(v["c"] + v["k"])
+        for v in vectors["decapsulation"]:  # some modified: implicit rejection's K
+            if v["parameterSet"] == parameter_set:
+                requests.append(Request("decaps", (bytes.fromhex(v["dk"]), bytes.fromhex(v["c"]))))
+                expected.append(v["k"])
+        got = answers(target, build, requests)
+        assert len(got) == 20
+        assert [a.output.hex() for a in got] == [e.lower() for e in expected]
+
+
+def test_mldsa44_fips204_acvp(target):
+    """Key generation from the seed, signing and verification through mu = H(tr || M') (the
+    vectors' internal interface; hashlib's SHAKE256 computes mu on the host)."""
+    vectors = load("mldsa/acvp_fips204_subset.json")
+
+    def mu(tr: bytes, message: str) -> bytes:
+        return hashlib.shake_256(tr + bytes.fromhex(message)).digest(64)
+
+    requests = [Request("keygen", (bytes.fromhex(v["seed"]),)) for v in vectors["keyGen"]]
+    expected: list[object] = [(v["pk"] + v["sk"]).lower() for v in vectors["keyGen"]]
+    for v in vectors["sigGen"]:
+        sk = bytes.fromhex(v["sk"])
+        requests.append(
+            Request("sign_mu", (sk, mu(sk[64:128], v["message"]), bytes.fromhex(v["rnd"])))
+        )
+        expected.append(v["signature"].lower())
+    for v in vectors["sigVer"]:
+        pk = bytes.fromhex(v["pk"])
+        tr = hashlib.shake_256(pk).digest(64)
+        requests.append(
+            Request("verify_mu", (pk, mu(tr, v["message"]), bytes.fromhex(v["signature"])))
+        )
+        expected.append(v["testPassed"])
+    got = answers(target, "mldsa44", requests)
+    assert any(e is False for e in expected) and any(e is True for e in expected)
+    for answer, want in zip(got, expected, strict=True):
+        assert (answer.ok if isinstance(want, bool) else answer.output.hex()) == want
+
+
+def test_ed25519_rfc8032(target):
+    """RFC 8032 §7.1 tests 1 and 2 (``cryptography`` gives the same bytes)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    tests = [  # secret key, public key, message
+        (
+            "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+            "",
+        ),
+        (
+            "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+            "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c",
+            "72",
+        ),
+    ]
+    requests = []
+    for secret, public, message in tests:
+        s, p, m = bytes.fromhex(secret), bytes.fromhex(public), bytes.fromhex(message)
+        signature = Ed25519PrivateKey.from_private_bytes(s).sign(m)
+        requests += [
+            Request("keygen", (s,)),
+            Request("sign", (s, p, m)),
+            Request("verify", (p, m, signature)),
+            Request("verify", (p, m + b"!", signature)),
+        ]
+    got = answers(target, "ed25519", requests)
+    assert got[0].output.hex() == tests[0][1] and got[4].output.hex() == tests[1][1]
+    assert got[1].output.hex().startswith("e5564300c360ac729086e2cc806e828a")  # RFC 8032 test 1
+    assert got[5].output.hex().startswith("92a009a9f0d4cab8720e820b5f642540")  # and test 2
+    assert got[2].ok and got[6].ok and got[3].rejected and got[7].rejected
+
+
+def test_public_key_operations_are_counted_and_checked(target):
+    """Every family's operations: each result checked on the host (shared secrets against
+    cryptography, RSA against pow(), signatures verified, decapsulation recovering the key),
+    and a second count of the same inputs gives the same instructions."""
+    counts = count_operations(target, list(FAMILIES), repetitions=1)
+    names = {c.operation for c in counts}
+    assert {"x25519-derive", "ecdsa-p256-verify", "rsa3072-private", "mlkem768-decaps"} <= names
+    assert {"mldsa44-sign", "ed25519-verify", "mlkem512-encaps"} <= names
+    for c in counts:
+        assert c.instructions > 100_000 and c.stack_bytes > 64 and c.code_bytes > 1000, c
+    by_name = {c.operation: c for c in counts}
+    # An RSA private operation costs far more than the public one; ML-KEM is far cheaper than
+    # X25519 in mbedTLS's generic bignum code (both facts of the field, not tuned here).
+    assert by_name["rsa2048-private"].instructions > 20 * by_name["rsa2048-public"].instructions
+    assert by_name["mlkem768-encaps"].instructions < by_name["x25519-derive"].instructions
+    again = count_operations(target, ["mlkem768", "x25519"], repetitions=1)
+    assert {(c.operation, c.instructions) for c in again} == {
+        (c.operation, c.instructions) for c in counts if c.primitive in ("mlkem768", "x25519")
+    }

@@ -52,9 +52,18 @@ from iotsecbench.security.schemes import (
     key_establishment_names,
     scheme_names,
 )
-from iotsecbench.vmcu import SchemeCount, Target, count_scheme, target_cipher, target_facts
+from iotsecbench.vmcu import (
+    OperationCount,
+    SchemeCount,
+    Target,
+    count_operations,
+    count_scheme,
+    target_cipher,
+    target_facts,
+)
 
-FORMAT_VERSION = 2  # 2: "target" and "target_results" (virtual-MCU counts) when counted
+FORMAT_VERSION = 2  # 2: "target", "target_results" and "target_operations" (virtual-MCU
+# counts of the schemes and of the public-key operations) when counted
 # 1: first format (one record per scheme x payload size)
 DEFAULT_SIZES = (16, 51, 64, 242, 256, 1024, 1460, 4096, 5120, 10240, 16384)
 MIN_BATCH_NS = 200_000  # a batch lasts at least 0.2 ms: timer resolution and cost vanish
@@ -137,6 +146,7 @@ class CryptoBenchmark:
     environment: dict[str, Any] = field(default_factory=dict)
     target: dict[str, Any] | None = None  # the virtual MCU's facts, when counted on one
     target_results: list[SchemeCount] = field(default_factory=list)
+    target_operations: list[OperationCount] = field(default_factory=list)
 
     def to_json(self) -> str:
         document: dict[str, Any] = {
@@ -148,6 +158,7 @@ class CryptoBenchmark:
         if self.target is not None:
             document["target"] = self.target
             document["target_results"] = [count.to_dict() for count in self.target_results]
+            document["target_operations"] = [op.to_dict() for op in self.target_operations]
         return json.dumps(document, indent=2)
 
     def to_csv(self) -> str:
@@ -309,10 +320,12 @@ def run_crypto_benchmark(
     key_establishments: Sequence[str] | None = None,
     on_result: Callable[[CryptoResult], None] | None = None,
     target: Target | None = None,
-    on_count: Callable[[SchemeCount], None] | None = None,
+    public_key: Sequence[str] = (),
+    on_count: Callable[[SchemeCount | OperationCount], None] | None = None,
 ) -> CryptoBenchmark:
     """Measure every scheme at every size; ``on_result`` sees each result as it is made. With
-    ``target``, count each scheme there too (``on_count`` sees each count)."""
+    ``target``, count each scheme there too, and the ``public_key`` families' operations
+    (``on_count`` sees each count)."""
     names = resolve_schemes(schemes)
     bench = CryptoBenchmark(environment=environment())
     if target is not None:
@@ -321,6 +334,7 @@ def run_crypto_benchmark(
         bench.target = target_facts(target)
         for name in names:
             bench.target_results += count_scheme(target, name, sizes, on_count)
+        bench.target_operations = count_operations(target, public_key, on_count=on_count)
     wanted_kx = (
         list(key_establishments)
         if key_establishments is not None

@@ -57,6 +57,16 @@ def crypto(
             "and QEMU (scripts/setup.sh --dev; `iotsecbench doctor` says)."
         ),
     ] = None,
+    public_key: Annotated[
+        str,
+        typer.Option(
+            "--public-key",
+            help="With --target, also count the handshakes' public-key operations of these "
+            "families: x25519, p256 (ECDH and ECDSA), rsa2048, rsa3072, ed25519, mlkem512, "
+            "mlkem768, mldsa44, or all (instructions, stack, heap and code per operation, "
+            "from mbedTLS and wolfCrypt built for the target).",
+        ),
+    ] = "",
     cpu: Annotated[
         int | None,
         typer.Option(
@@ -88,11 +98,15 @@ def crypto(
             )
         os.sched_setaffinity(0, {cpu})
     names = [n for n in schemes.split(",") if n.strip()] if schemes else None
-    chosen = None
+    chosen, families = None, []
     if target is not None:
+        from iotsecbench.vmcu import resolve_families
         from iotsecbench.vmcu import target as find_target
 
         chosen = find_target(target)
+        families = resolve_families(public_key) if public_key else []
+    elif public_key:
+        raise SpecError("--public-key counts on a virtual microcontroller: give --target too")
     console = Console(stderr=True)
     with console.status("measuring (warm-up, then timed batches per scheme and size)…") as status:
         bench = run_crypto_benchmark(
@@ -100,9 +114,8 @@ def crypto(
             _sizes(sizes),
             repetitions=repetitions,
             target=chosen,
-            on_count=lambda c: status.update(
-                f"counted {c.scheme} at {c.payload_bytes} B on {c.target}…"
-            ),
+            public_key=families,
+            on_count=lambda c: status.update(f"counted {_counted(c)} on {c.target}…"),
         )
     if json_file:
         write_atomic(json_file, bench.to_json())
@@ -138,12 +151,43 @@ def crypto(
         out.print(f"key establishment (both sides, in process, median): {kx}")
     if bench.target is not None:
         out.print(_target_table(bench))
+        if bench.target_operations:
+            out.print(_operations_table(bench))
         facts = bench.target
         out.print(
             f"counted on {facts['name']} ({facts['device']}'s instruction set) under QEMU: "
             f"{facts['counter']}; every sealed message equals the host's bytes. ≈ cycles = "
-            f"instructions × {facts['cpi']:g}, an {facts['cpi_basis']}."
+            f"instructions × {facts['cpi']:g}, an {facts['cpi_basis']}. ≈ ms at "
+            f"{facts['clock_hz'] / 1e6:g} MHz ({facts['clock_source']}): a model, never a "
+            "measurement on the device."
         )
+
+
+def _counted(count: Any) -> str:
+    return getattr(count, "operation", None) or f"{count.scheme} at {count.payload_bytes} B"
+
+
+def _operations_table(bench: Any) -> Any:
+    """The public-key operations on the target, with the modelled time at the device's clock."""
+    facts = bench.target
+    table = _table(
+        f"Public-key operations on {facts['name']} ({facts['device']}): instructions, median "
+        "(range) over the samples",
+        ("operation", "instructions", "range", f"≈ ms @ {facts['clock_hz'] / 1e6:g} MHz",
+         "stack B", "heap B", "code B", "implementation"),
+    )  # fmt: skip
+    for op in bench.target_operations:
+        table.add_row(
+            op.operation,
+            f"{op.instructions:,.0f}",
+            f"{op.instructions_min:,}–{op.instructions_max:,}",
+            f"{op.instructions * facts['cpi'] / facts['clock_hz'] * 1e3:,.1f}",
+            f"{op.stack_bytes:,}",
+            f"{op.heap_bytes:,}",
+            f"{op.code_bytes:,}",
+            op.provenance,
+        )
+    return table
 
 
 def _table(title: str, headings: tuple[str, ...]) -> Any:

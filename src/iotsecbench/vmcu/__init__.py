@@ -5,7 +5,7 @@ toolchains and picolibc, run bare-metal under QEMU with exact instruction counti
 ``targets`` (the machines), ``primitives`` (what a firmware build holds), ``sources`` (third-party
 C fetched from a registry at build time), ``build`` (cross-compiling, cached by the build's
 hash), ``run`` (QEMU and the request/answer files), ``count`` (schemes counted and checked
-against the host's bytes)."""
+against the host's bytes), ``operations`` (the handshakes' public-key operations)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from typing import Any
 
 from iotsecbench.vmcu.build import Firmware, compiler_version, firmware, missing_tools
 from iotsecbench.vmcu.count import SchemeCount, count_scheme
+from iotsecbench.vmcu.operations import (
+    FAMILIES,
+    OperationCount,
+    count_operations,
+    resolve_families,
+)
 from iotsecbench.vmcu.primitives import TARGET_CIPHERS, target_cipher
 from iotsecbench.vmcu.run import Answer, Request, run
 from iotsecbench.vmcu.targets import TARGETS, Target, target
@@ -29,20 +35,26 @@ def target_facts(chosen: Target) -> dict[str, Any]:
         "counter": chosen.counter,
         "cpi": chosen.cpi,
         "cpi_basis": chosen.cpi_basis,
+        "clock_hz": chosen.clock_hz,
+        "clock_source": chosen.clock_source,
     }
 
 
 __all__ = [
+    "FAMILIES",
     "TARGETS",
     "TARGET_CIPHERS",
     "Answer",
     "Firmware",
+    "OperationCount",
     "Request",
     "SchemeCount",
     "Target",
+    "count_operations",
     "count_scheme",
     "firmware",
     "missing_tools",
+    "resolve_families",
     "run",
     "target",
     "target_cipher",

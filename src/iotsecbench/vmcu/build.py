@@ -37,7 +37,34 @@ MBEDTLS_SOURCES = (
     "bignum.c", "ecp.c", "ecp_curves.c", "ecdh.c", "ecdsa.c", "asn1parse.c", "asn1write.c",
     "rsa.c", "rsa_internal.c", "oid.c",
 )  # fmt: skip
-MBEDTLS_CONFIG = '-DMBEDTLS_CONFIG_FILE="mbedtls_vmcu_config.h"'
+# wolfCrypt's: the post-quantum primitives, Ed25519 and what they call (firmware/user_settings.h).
+WOLFSSL_SOURCES = tuple(
+    f"wolfcrypt/src/{name}.c"
+    for name in (
+        "wc_mlkem", "wc_mlkem_poly", "wc_mldsa", "sha3", "sha256", "sha512", "ed25519",
+        "ge_operations", "fe_operations", "hash", "memory", "wc_port", "random", "logging",
+        "error",
+    )
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Library:
+    sources: tuple[str, ...]  # relative to the archive's root
+    includes: tuple[str, ...]  # relative to the archive's root
+    flags: tuple[str, ...]
+    config: str  # the firmware/ file that configures it
+
+
+LIBRARIES = {
+    "mbedtls": Library(
+        tuple(f"library/{name}" for name in MBEDTLS_SOURCES),
+        ("include",),
+        ('-DMBEDTLS_CONFIG_FILE="mbedtls_vmcu_config.h"',),
+        "mbedtls_vmcu_config.h",
+    ),
+    "wolfssl": Library(WOLFSSL_SOURCES, ("",), ("-DWOLFSSL_USER_SETTINGS",), "user_settings.h"),
+}
 
 
 @dataclass(frozen=True)
@@ -89,8 +116,9 @@ def _digest(target: Target, *parts: object) -> Any:
 
 def _includes(library: str | None) -> list[str]:
     flags = [f"-I{FIRMWARE_DIR}", f"-I{LWC_DIR}"]
-    if library == "mbedtls":
-        flags += [f"-I{source_dir(ARCHIVES['mbedtls']) / 'include'}", MBEDTLS_CONFIG]
+    if library is not None:
+        root, parts = source_dir(ARCHIVES[library]), LIBRARIES[library]
+        flags += [*(f"-I{root / include}" for include in parts.includes), *parts.flags]
     return flags
 
 
@@ -112,17 +140,17 @@ def _compile_all(target: Target, sources: list[Path], flags: list[str], into: Pa
 
 def _library(target: Target, name: str) -> Path:
     """The third-party archive ``name`` built for ``target`` (cached)."""
-    archive = ARCHIVES[name]
+    archive, parts = ARCHIVES[name], LIBRARIES[name]
     root = source_dir(archive)
-    digest = _digest(target, archive.sha256)
-    digest.update((FIRMWARE_DIR / "mbedtls_vmcu_config.h").read_bytes())
+    digest = _digest(target, archive.sha256, parts)
+    digest.update((FIRMWARE_DIR / parts.config).read_bytes())
     directory = cache_root() / target.name / f"lib{name}-{digest.hexdigest()[:16]}"
     library = directory / f"lib{name}.a"
     if library.exists():
         return library
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        sources = [root / "library" / file for file in MBEDTLS_SOURCES]
+        sources = [root / file for file in parts.sources]
         objects = _compile_all(target, sources, _includes(name), Path(scratch))
         partial = Path(scratch) / library.name
         _run([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], f"lib{name}.a")
@@ -136,7 +164,7 @@ def _sources(p: Primitive) -> list[Path]:
 
 
 def build_hash(target: Target, p: Primitive) -> str:
-    digest = _digest(target, p)
+    digest = _digest(target, p, target.linker_script())
     for path in sorted({*_sources(p), *FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]")}):
         digest.update(path.name.encode() + path.read_bytes())
     if p.library is not None:
@@ -159,10 +187,11 @@ def firmware(target: Target, name: str) -> Firmware:
             objects = _compile_all(
                 target, _sources(p), [*_includes(p.library), *defines], Path(scratch)
             )
-            partial = Path(scratch) / image.name
+            partial, script = Path(scratch) / image.name, Path(scratch) / "board.ld"
+            script.write_text(target.linker_script())
             _run(
                 [target.compiler, *COMMON_CFLAGS, *target.link_flags, "--oslib=semihost",
-                 "--crt0=semihost", *target.memory_flags(), *map(str, objects), *library,
+                 "--crt0=semihost", f"-T{script}", *map(str, objects), *library,
                  "-o", str(partial)],
                 f"the {name} firmware for {target.name}",
             )  # fmt: skip

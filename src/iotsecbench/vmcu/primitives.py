@@ -75,6 +75,14 @@ PRIMITIVES = {
         ),
         Primitive("ascon-aead128", "p_ascon_aead128.c", extra=("lwc/ascon.c",)),
         Primitive("salsa20-blake2b", "p_salsa20_blake2b.c", extra=("lwc/salsa20_blake2b.c",)),
+        # The handshakes' public-key primitives.
+        Primitive("x25519", "p_mbedtls_pk.c", ("VM_PK=1",), library="mbedtls"),
+        Primitive("p256", "p_mbedtls_pk.c", ("VM_PK=2",), library="mbedtls"),
+        Primitive("rsa", "p_mbedtls_pk.c", ("VM_PK=3",), library="mbedtls"),
+        Primitive("mlkem512", "p_wolfcrypt_pq.c", ("VM_PQ=1",), library="wolfssl"),
+        Primitive("mlkem768", "p_wolfcrypt_pq.c", ("VM_PQ=2",), library="wolfssl"),
+        Primitive("mldsa44", "p_wolfcrypt_pq.c", ("VM_PQ=3",), library="wolfssl"),
+        Primitive("ed25519", "p_wolfcrypt_pq.c", ("VM_PQ=4",), library="wolfssl"),
     )
 }
 

@@ -1,6 +1,7 @@
 """Third-party C sources the virtual-MCU firmware builds from, fetched from a package registry
 at build time and never committed: mbedTLS 2.28 as vendored by the ``mbedtls-sys-auto`` crate
-(crates.io). Each archive is pinned by version and SHA-256 and unpacked once into the cache
+and wolfSSL 5.9 as vendored by the ``wolfssl-sys`` crate (crates.io). Each archive is pinned
+by version and SHA-256 and unpacked once into the cache
 (``$XDG_CACHE_HOME/iotsecbench/vmcu/sources``). Without network the first build stops with one
 line naming the address (exit 3); once fetched, builds work offline.
 """
@@ -43,7 +44,15 @@ MBEDTLS = Archive(
     root="vendor",
     library="mbedTLS 2.28.10 (crates.io mbedtls-sys-auto 2.28.15)",
 )
-ARCHIVES = {archive.name: archive for archive in (MBEDTLS,)}
+WOLFSSL = Archive(
+    name="wolfssl",
+    crate="wolfssl-sys",
+    crate_version="5.3.0",
+    sha256="e04fb531435ec8ba1852ee9df66ab351cdb1e3aec1da4013787ae93efa3adac6",
+    root="wolfssl-src",
+    library="wolfSSL 5.9.4 (crates.io wolfssl-sys 5.3.0)",
+)
+ARCHIVES = {archive.name: archive for archive in (MBEDTLS, WOLFSSL)}
 
 
 def cache_root() -> Path:

@@ -46,6 +46,8 @@ class Target:
     qemu: tuple[str, ...]
     packages: tuple[str, ...]  # Debian packages with the toolchain, picolibc and QEMU
     counter: str  # what counts instructions (docs/virtual-mcu.md)
+    clock_hz: float  # the device's CPU clock, for "≈ ms" (a model: instructions x CPI / clock)
+    clock_source: str
     cpi: float  # cycles per instruction for the "≈ cycles" estimate (QEMU counts no cycles)
     cpi_basis: str  # where cpi comes from, and that it is an estimate
 
@@ -53,8 +55,10 @@ class Target:
     def compiler(self) -> str:
         return f"{self.prefix}-gcc"
 
-    def memory_flags(self) -> tuple[str, ...]:
-        """picolibc.ld's memory map for this board."""
+    def linker_script(self) -> str:
+        """This board's memory map, then picolibc's own script. (As ``--defsym``s they come
+        after picolibc.ld on the command line, and its ``DEFINED(__stack_size)`` does not see
+        them: the stack stayed at its 2 KiB default.)"""
         values = {
             "__flash": self.flash,
             "__flash_size": self.flash_size,
@@ -62,7 +66,8 @@ class Target:
             "__ram_size": self.ram_size,
             "__stack_size": self.stack_size,
         }
-        return tuple(f"-Wl,--defsym={name}={value:#x}" for name, value in values.items())
+        lines = [f"{name} = {value:#x};" for name, value in values.items()]
+        return "\n".join([*lines, "INCLUDE picolibc.ld", ""])
 
     def qemu_command(self, firmware: str) -> list[str]:
         return [*self.qemu, *QEMU_COMMON, *ICOUNT, "-kernel", firmware]
@@ -83,6 +88,8 @@ TARGETS = {
         qemu=("qemu-system-riscv32", "-M", "virt", "-cpu", "rv32", "-bios", "none"),
         packages=("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc"),
         counter="minstret under -icount shift=0",
+        clock_hz=160e6,
+        clock_source="ESP32-C3 Series Datasheet v2.4: CPU clock up to 160 MHz",
         cpi=1.0,
         cpi_basis=(
             "estimate, a lower bound: a single-issue in-order core retires at most one "
@@ -104,6 +111,8 @@ TARGETS = {
         qemu=("qemu-system-arm", "-M", "netduinoplus2"),
         packages=("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm"),
         counter="STM32 TIM2 at 1 GHz of virtual time under -icount shift=0",
+        clock_hz=64e6,
+        clock_source="nRF52840 Product Specification: 64 MHz Cortex-M4 (docs/device-facts.md §1.4)",
         cpi=1.0,
         cpi_basis=(
             "estimate, a lower bound: most Cortex-M4 instructions take one cycle, loads two and "

@@ -58,5 +58,9 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
     assert no_target.returncode == 2 and "rv32imc, cortex-m4" in no_target.stderr
     no_build = cli("bench", "crypto", "--target", "rv32imc", "--schemes", "aes128-gcm,aes128-eax")
     assert no_build.returncode == 2 and "aes128-eax has no virtual-MCU build" in no_build.stderr
+    no_board = cli("bench", "crypto", "--public-key", "x25519", "--schemes", "aes128-gcm")
+    assert no_board.returncode == 2 and "give --target too" in no_board.stderr
+    no_family = cli("bench", "crypto", "--target", "rv32imc", "--public-key", "x448")
+    assert no_family.returncode == 2 and "unknown public-key family x448" in no_family.stderr
     no_such_cpu = cli("bench", "crypto", "--cpu", "4096")
     assert no_such_cpu.returncode == 2 and "--cpu 4096 is not a CPU" in no_such_cpu.stderr

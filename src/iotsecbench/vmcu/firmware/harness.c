@@ -51,15 +51,30 @@ void *vm_calloc(size_t count, size_t size)
     return block + 8;
 }
 
+static size_t size_of(const void *pointer)
+{
+    size_t bytes;
+    memcpy(&bytes, (const uint8_t *)pointer - 8, sizeof bytes);
+    return bytes;
+}
+
+void *vm_realloc(void *pointer, size_t size)
+{
+    uint8_t *moved = vm_calloc(1, size);
+    if (moved != NULL && pointer != NULL) {
+        size_t old = size_of(pointer);
+        memcpy(moved, pointer, old < size ? old : size);
+        vm_free(pointer);
+    }
+    return moved;
+}
+
 void vm_free(void *pointer)
 {
     if (pointer == NULL)
         return;
-    uint8_t *block = (uint8_t *)pointer - 8;
-    size_t bytes;
-    memcpy(&bytes, block, sizeof bytes);
-    heap_now -= bytes;
-    free(block);
+    heap_now -= size_of(pointer);
+    free((uint8_t *)pointer - 8);
 }
 
 /* -- deterministic randomness (SplitMix64): a benchmark's keys, never a device's ------------ */
@@ -80,6 +95,12 @@ void vm_random(uint8_t *out, size_t len)
 int vm_random_cb(void *context, unsigned char *out, size_t len)
 {
     (void)context;
+    vm_random(out, len);
+    return 0;
+}
+
+int vm_random_block(unsigned char *out, unsigned int len)
+{
     vm_random(out, len);
     return 0;
 }

@@ -30,10 +30,12 @@ extern const struct vm_entry vm_ops[];
 
 /* Counted allocation (the heap peak of each request) for libraries that allocate. */
 void *vm_calloc(size_t count, size_t size);
+void *vm_realloc(void *pointer, size_t size);
 void vm_free(void *pointer);
 /* Deterministic randomness, seeded by the request's "seed" operation: counts repeat exactly. */
 void vm_random(uint8_t *out, size_t len);
-int vm_random_cb(void *context, unsigned char *out, size_t len);
+int vm_random_cb(void *context, unsigned char *out, size_t len); /* mbedTLS's f_rng */
+int vm_random_block(unsigned char *out, unsigned int len);        /* wolfCrypt's */
 
 /* An operation's first line: refuse any other number of inputs. */
 #define VM_NEED(count)                                                                         \
