@@ -12,6 +12,8 @@ import os
 
 import pytest
 
+from iotsecbench.energy.calibrate import rewrite_parameters
+from iotsecbench.energy.profile import Parameter, load_profile, profile_text
 from iotsecbench.vmcu import (
     FAMILIES,
     TARGET_CIPHERS,
@@ -345,3 +347,53 @@ def test_public_key_operations_are_counted_and_checked(target):
     assert {(c.operation, c.instructions) for c in again} == {
         (c.operation, c.instructions) for c in counts if c.primitive in ("mlkem768", "x25519")
     }
+
+
+# -- device profiles from counts --------------------------------------------------------------
+def _prices(profile) -> dict[str, tuple[float, str]]:
+    return {
+        f"{name}.{field}": (parameter.value, parameter.status)
+        for name, cost in profile.primitives.items()
+        for field, parameter in cost.parameters().items()
+    }
+
+
+def test_device_costs_regenerates_the_shipped_counted_profile(cli, tmp_path):
+    """`bench device-costs` on the shipped esp32-c3 profile gives its numbers back: the shipped
+    prices come from this code (counts are exact; the inputs are seeded)."""
+    if missing_tools(TARGETS["rv32imc"]):
+        pytest.skip("the virtual-MCU target rv32imc is not installed")
+    out = tmp_path / "esp32-c3.toml"
+    result = cli(
+        "bench", "device-costs", "--target", "rv32imc", "--profile", "esp32-c3", "--out", str(out)
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "44 counted" in result.stdout
+    assert _prices(load_profile(str(out))) == _prices(load_profile("esp32-c3"))
+
+
+def test_device_costs_replaces_only_guesses_in_place(cli, tmp_path):
+    """On the ESP32 profile (another instruction set) only guessed software-only prices are
+    replaced, as derived, the file's comments kept: put the guesses back, rerun, get the file."""
+    if missing_tools(TARGETS["rv32imc"]):
+        pytest.skip("the virtual-MCU target rv32imc is not installed")
+    shipped = profile_text("esp32-wroom-32")
+    profile = load_profile("esp32-wroom-32")
+    replaced = {
+        f"primitives.{name}.{field}": Parameter(0.0, parameter.unit, "GUESS: put back", "guess")
+        for name, cost in profile.primitives.items()
+        for field, parameter in cost.parameters().items()
+        if "another 32-bit instruction set" in parameter.source
+    }
+    assert len(replaced) >= 15
+    guessed = tmp_path / "esp32-guessed.toml"
+    guessed.write_text(rewrite_parameters(shipped, replaced))
+    out = tmp_path / "esp32.toml"
+    result = cli(
+        "bench", "device-costs", "--target", "rv32imc", "--profile", str(guessed),
+        "--replace-guesses", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # Values and statuses as shipped (the sources differ: they quote the guess they replaced).
+    assert _prices(load_profile(str(out))) == _prices(profile)
+    assert f"{len(replaced)} guessed prices replaced" in result.stdout

@@ -9,13 +9,14 @@ import importlib
 
 import typer
 
-BENCHMARKS = ("crypto", "handshake")
+BENCHMARKS = ("crypto", "handshake", "device_costs")
 
 
 def register(app: typer.Typer) -> None:
     bench_app = typer.Typer(
         help="Focused microbenchmarks: `bench crypto` (payload schemes), "
-        "`bench handshake` (TLS handshakes).",
+        "`bench handshake` (TLS handshakes), `bench device-costs` (a device profile's crypto "
+        "prices counted on a virtual microcontroller).",
         no_args_is_help=True,
     )
     for name in BENCHMARKS:

@@ -272,6 +272,37 @@ def profile_toml(profile: DeviceProfile, header: str = "") -> str:
     return "\n".join(lines)
 
 
+def rewrite_parameters(text: str, updates: dict[str, Parameter]) -> str:
+    """A profile file's ``text`` with the tables named in ``updates`` (such as
+    ``primitives.salsa20.per_call``) given new value, unit, source and status; every other line,
+    comments included, as it was. A table the text does not have is a ``KeyError``."""
+
+    def quoted(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = text.splitlines(keepends=True)
+    for name, parameter in updates.items():
+        try:
+            start = lines.index(f"[{name}]\n")
+        except ValueError:
+            raise KeyError(name) from None
+        fields = {
+            "value": repr(parameter.value)
+            if isinstance(parameter.value, float)
+            else str(parameter.value),
+            "unit": quoted(parameter.unit),
+            "source": quoted(parameter.source),
+            "status": quoted(parameter.status),
+        }
+        index = start + 1
+        while index < len(lines) and not lines[index].startswith("["):
+            key = lines[index].split("=", 1)[0].strip()
+            if key in fields:
+                lines[index] = f"{key} = {fields[key]}\n"
+            index += 1
+    return "".join(lines)
+
+
 __all__ = [
     "Calibration",
     "CalibrationRun",
@@ -280,5 +311,6 @@ __all__ = [
     "default_names",
     "fittable",
     "profile_toml",
+    "rewrite_parameters",
     "with_values",
 ]

@@ -30,14 +30,24 @@ __all__ = [
     "PrimitiveCost",
     "load_profile",
     "profile_names",
+    "profile_text",
 ]
 
 DEFAULT_PROFILE = "esp32-wroom-32"
 PROFILE_SCHEMA = 1
 
-Status = Literal["datasheet", "measured", "derived", "guess", "calibrated"]
+Status = Literal["datasheet", "measured", "derived", "guess", "calibrated", "counted"]
 # calibrated = fitted to power-meter traces by `iotsecbench calibrate` (its source names them)
-STATUSES: tuple[str, ...] = ("datasheet", "measured", "derived", "guess", "calibrated")
+# counted = instructions counted on the device's instruction set under QEMU, turned into time
+# by a CPI and the clock (`bench device-costs`, docs/virtual-mcu.md)
+STATUSES: tuple[str, ...] = (
+    "datasheet",
+    "measured",
+    "derived",
+    "guess",
+    "calibrated",
+    "counted",
+)
 
 # parameter name -> the one unit it must be written in.
 REQUIRED_PARAMETERS: dict[str, str] = {
@@ -227,6 +237,11 @@ def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> DeviceProfile:
     except tomllib.TOMLDecodeError as error:
         raise SpecError(f"device profile {origin}: invalid TOML: {error}") from None
     return _parse(document, origin)
+
+
+def profile_text(name_or_path: str | Path) -> str:
+    """The file behind a profile name or path, as text (to edit it in place)."""
+    return _read(name_or_path)[0]
 
 
 def _read(name_or_path: str | Path) -> tuple[str, str]:

@@ -24,6 +24,7 @@ BULK_PRIMITIVES: tuple[str, ...] = (
     "aes-ccm",
     "aes-eax",
     "aes-ctr-software",  # AES in software (tiny-AES-c), not the device's AES hardware
+    "aes-ctr-tablefree",  # our table-free, constant-time AES (the *-tablefree schemes)
     "xchacha20-poly1305",
     "xsalsa20-poly1305",
     "salsa20",

@@ -111,7 +111,8 @@ def compiler_version(target: Target) -> str:
 
 def _digest(target: Target, *parts: object) -> Any:
     """A hash of what every build for ``target`` depends on, and ``parts``."""
-    return hashlib.sha256(repr((target, COMMON_CFLAGS, compiler_version(target), parts)).encode())
+    toolchain = (target.prefix, target.compile_flags, target.link_flags, COMMON_CFLAGS)
+    return hashlib.sha256(repr((toolchain, compiler_version(target), parts)).encode())
 
 
 def _includes(library: str | None) -> list[str]:
@@ -164,7 +165,8 @@ def _sources(p: Primitive) -> list[Path]:
 
 
 def build_hash(target: Target, p: Primitive) -> str:
-    digest = _digest(target, p, target.linker_script())
+    # What is built (not how it is described): sources, defines, library, memory map.
+    digest = _digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())
     for path in sorted({*_sources(p), *FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]")}):
         digest.update(path.name.encode() + path.read_bytes())
     if p.library is not None:

@@ -19,6 +19,7 @@ from iotsecbench.vmcu.sources import ARCHIVES
 
 LWC = "lwc"  # our C, src/iotsecbench/security/schemes/lwc/
 OURS = "iotsecbench (our C from the specification)"
+OURS_WITH_HMAC = OURS + "; HMAC-SHA256 from {library}"
 
 
 @dataclass(frozen=True)
@@ -28,17 +29,14 @@ class Primitive:
     defines: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()  # more firmware/ files, or lwc/ files as "lwc/<file>"
     library: str | None = None  # a third-party archive linked in (vmcu.sources)
-    provenance: str = OURS
+    provenance: str | None = None  # None: the library's code, or ours without a library
 
     def provenance_text(self) -> str:
         """Whose code this build counts."""
-        if self.library is None or self.provenance != OURS:
-            return (
-                self.provenance
-                if self.library is None
-                else self.provenance.replace("mbedTLS", ARCHIVES[self.library].library)
-            )
-        return ARCHIVES[self.library].library
+        library = ARCHIVES[self.library].library if self.library else None
+        if self.provenance is None:
+            return library or OURS
+        return self.provenance.format(library=library)
 
 
 PRIMITIVES = {
@@ -55,7 +53,7 @@ PRIMITIVES = {
             ("VM_BLOCK=1",),
             ("etm.c", "lwc/speck_simon.c"),
             "mbedtls",
-            OURS + "; HMAC-SHA256 from mbedTLS",
+            OURS_WITH_HMAC,
         ),
         Primitive(
             "simon128-ctr-hmac",
@@ -63,7 +61,7 @@ PRIMITIVES = {
             ("VM_BLOCK=2",),
             ("etm.c", "lwc/speck_simon.c"),
             "mbedtls",
-            OURS + "; HMAC-SHA256 from mbedTLS",
+            OURS_WITH_HMAC,
         ),
         Primitive(
             "aes-ctr-hmac-tablefree",
@@ -71,7 +69,7 @@ PRIMITIVES = {
             ("VM_BLOCK=3",),
             ("etm.c", "lwc/aes.c"),
             "mbedtls",
-            OURS + "; HMAC-SHA256 from mbedTLS",
+            OURS_WITH_HMAC,
         ),
         Primitive("ascon-aead128", "p_ascon_aead128.c", extra=("lwc/ascon.c",)),
         Primitive("salsa20-blake2b", "p_salsa20_blake2b.c", extra=("lwc/salsa20_blake2b.c",)),
