@@ -42,6 +42,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotsecbench.energy.profile import load_profile
+from iotsecbench.errors import SpecError
 from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.security.key_establishment import EmitterKeyExchange, ReceiverKeyExchange
 from iotsecbench.security.schemes import (
@@ -301,6 +303,23 @@ def measure_key_establishment(kx: str, repetitions: int) -> Summary:
     return Summary.of([first] + [once() for _ in range(count - 1)], 1)
 
 
+def device_facts(target: Target) -> dict[str, Any]:
+    """The target's facts, with the CPI and clock its device profile sources (the "≈ cycles"
+    and "≈ ms" columns: models, never measurements)."""
+    device = load_profile(target.profile)
+    if "cpi" not in device.parameters:
+        raise SpecError(f"device profile {target.profile} has no cpi parameter for {target.name}")
+    cpi, clock = device.parameters["cpi"], device.parameters["cpu_clock"]
+    return {
+        **target_facts(target),
+        "cpi": cpi.value,
+        "cpi_status": cpi.status,
+        "cpi_basis": cpi.source,
+        "clock_hz": device.cpu_clock_hz,
+        "clock_source": clock.source,
+    }
+
+
 def environment() -> dict[str, Any]:
     """What the figures depend on: host, library builds (``measure.host``) and the clock."""
     return {
@@ -331,7 +350,7 @@ def run_crypto_benchmark(
     if target is not None:
         for name in names:
             target_cipher(name)  # a cipher the target cannot run is refused before any work
-        bench.target = target_facts(target)
+        bench.target = device_facts(target)
         for name in names:
             bench.target_results += count_scheme(target, name, sizes, on_count)
         bench.target_operations = count_operations(target, public_key, on_count=on_count)

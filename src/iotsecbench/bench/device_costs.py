@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from iotsecbench.energy.profile import DeviceProfile, Parameter, PrimitiveCost
+from iotsecbench.energy.profile import DeviceProfile, Parameter, PrimitiveCost, load_profile
 from iotsecbench.errors import DataError
 from iotsecbench.vmcu import FAMILIES, Request, Target, count_operations, firmware, run
 from iotsecbench.vmcu.primitives import primitive
@@ -131,10 +131,11 @@ def counted_profile(
     """``profile`` with every countable primitive counted on ``target`` (and the derivable
     ones derived), its other numbers unchanged; ``only``: just these bulk primitives."""
     clock = profile.cpu_clock_hz
+    cpi = load_profile(target.profile).value("cpi")  # the counted core's, not the device's
     command = COMMAND.format(target=target.name, profile=profile.name)
     basis = (
-        f"x CPI {target.cpi:g} (a lower bound: {target.name} QEMU counts instructions, not "
-        f"cycles) at the profile's {clock / 1e6:g} MHz; software only, no accelerator"
+        f"x CPI {cpi:g} ({target.profile}'s cpi: QEMU counts instructions, not cycles) at the "
+        f"profile's {clock / 1e6:g} MHz; software only, no accelerator"
     )
 
     def counted(value: float, unit: str, what: str) -> Parameter:
@@ -154,8 +155,8 @@ def counted_profile(
         primitives[name] = PrimitiveCost(
             name,
             "bulk",
-            cycles_per_byte=counted(per_byte * target.cpi, "cycles/B", what),
-            per_call=counted(per_call * target.cpi / clock * 1e6, "us", call),
+            cycles_per_byte=counted(per_byte * cpi, "cycles/B", what),
+            per_call=counted(per_call * cpi / clock * 1e6, "us", call),
             per_operation=None,
         )
     for name, (source, factor, why) in DERIVED_BULK.items():
@@ -189,7 +190,7 @@ def counted_profile(
             "count",
             None,
             None,
-            counted(count.instructions_mean * target.cpi / clock * 1e3, "ms", what),
+            counted(count.instructions_mean * cpi / clock * 1e3, "ms", what),
         )
         primitives[count.operation] = cost
     for name, (source, factor, why) in DERIVED_COUNT.items():

@@ -157,9 +157,9 @@ def crypto(
         out.print(
             f"counted on {facts['name']} ({facts['device']}'s instruction set) under QEMU: "
             f"{facts['counter']}; every sealed message equals the host's bytes. ≈ cycles = "
-            f"instructions × {facts['cpi']:g}, an {facts['cpi_basis']}. ≈ ms at "
-            f"{facts['clock_hz'] / 1e6:g} MHz ({facts['clock_source']}): a model, never a "
-            "measurement on the device."
+            f"instructions × CPI {facts['cpi']:g} from the {facts['profile']} profile "
+            f"({facts['cpi_basis']}). ≈ ms at its {facts['clock_hz'] / 1e6:g} MHz: a model, never "
+            "a measurement on the device."
         )
 
 

@@ -66,6 +66,8 @@ REQUIRED_PARAMETERS: dict[str, str] = {
 OPTIONAL_PARAMETERS: dict[str, str] = {
     "auto_light_sleep_associated_current": "mA",
     "peak_current": "mA",
+    # cycles per instruction of the core: turns virtual-MCU instruction counts into cycles
+    "cpi": "cycles/instruction",
 }
 # primitive kind -> {cost field: unit}
 _PRIMITIVE_FIELDS: dict[str, dict[str, str]] = {

@@ -33,10 +33,7 @@ def target_facts(chosen: Target) -> dict[str, Any]:
         "compile_flags": list(chosen.compile_flags),
         "qemu": " ".join(chosen.qemu_command("<firmware>")),
         "counter": chosen.counter,
-        "cpi": chosen.cpi,
-        "cpi_basis": chosen.cpi_basis,
-        "clock_hz": chosen.clock_hz,
-        "clock_source": chosen.clock_source,
+        "profile": chosen.profile,
     }
 
 

@@ -89,6 +89,7 @@ def count_scheme(
     for size in sizes:
         plaintext = os.urandom(size)
         message = sealer.seal(plaintext)
+        # version | scheme id | seq (8): no target cipher sends an explicit nonce after it.
         header = message[: scheme.header_bytes]
         frame = Frame(keys, header, int.from_bytes(header[2:], "big"), b"")
         body = message[scheme.header_bytes :]

@@ -46,10 +46,7 @@ class Target:
     qemu: tuple[str, ...]
     packages: tuple[str, ...]  # Debian packages with the toolchain, picolibc and QEMU
     counter: str  # what counts instructions (docs/virtual-mcu.md)
-    clock_hz: float  # the device's CPU clock, for "≈ ms" (a model: instructions x CPI / clock)
-    clock_source: str
-    cpi: float  # cycles per instruction for the "≈ cycles" estimate (QEMU counts no cycles)
-    cpi_basis: str  # where cpi comes from, and that it is an estimate
+    profile: str  # the device profile (energy/profiles) with its clock and CPI
 
     @property
     def compiler(self) -> str:
@@ -88,14 +85,7 @@ TARGETS = {
         qemu=("qemu-system-riscv32", "-M", "virt", "-cpu", "rv32", "-bios", "none"),
         packages=("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc"),
         counter="minstret under -icount shift=0",
-        clock_hz=160e6,
-        clock_source="ESP32-C3 Series Datasheet v2.4: CPU clock up to 160 MHz",
-        cpi=1.0,
-        cpi_basis=(
-            "estimate, a lower bound: a single-issue in-order core retires at most one "
-            "instruction per cycle; loads, taken branches, multiplies and flash-cache misses "
-            "add cycles the ESP32-C3 Technical Reference Manual does not tabulate"
-        ),
+        profile="esp32-c3",
     ),
     "cortex-m4": Target(
         name="cortex-m4",
@@ -111,14 +101,7 @@ TARGETS = {
         qemu=("qemu-system-arm", "-M", "netduinoplus2"),
         packages=("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm"),
         counter="STM32 TIM2 at 1 GHz of virtual time under -icount shift=0",
-        clock_hz=64e6,
-        clock_source="nRF52840 Product Specification: 64 MHz Cortex-M4 (docs/device-facts.md §1.4)",
-        cpi=1.0,
-        cpi_basis=(
-            "estimate, a lower bound: most Cortex-M4 instructions take one cycle, loads two and "
-            "taken branches two to four (ARM Cortex-M4 Technical Reference Manual r0p1, "
-            "DDI 0439B, section 3.3), and the nRF52840's flash cache can add wait states"
-        ),
+        profile="nrf52840",
     ),
 }
 

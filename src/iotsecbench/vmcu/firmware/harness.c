@@ -22,7 +22,7 @@
 #define VM_INPUTS 8
 #define VM_BUFFER (24 * 1024)
 #define VM_STACK_MARGIN 64
-#define VM_PAINT 0xA5
+#define VM_PAINT 0xA5A5A5A5u /* painted and scanned a word at a time: 4x fewer emulated steps */
 #if defined(__riscv)
 #define VM_READ_SP(into) __asm__ volatile("mv %0, sp" : "=r"(into))
 #else
@@ -117,10 +117,10 @@ struct measured {
     uint32_t instructions, stack, heap;
 };
 
-static __attribute__((noinline)) void paint(uint8_t *top)
+static __attribute__((noinline)) void paint(uint32_t *top)
 {
-    for (uint8_t *p = __heap_end; p < top; p++)
-        *(volatile uint8_t *)p = VM_PAINT;
+    for (uint32_t *p = (uint32_t *)__heap_end; p < top; p++)
+        *(volatile uint32_t *)p = VM_PAINT;
 }
 
 static __attribute__((noinline)) struct measured measure(vm_op *run, const struct vm_blob *in,
@@ -129,16 +129,17 @@ static __attribute__((noinline)) struct measured measure(vm_op *run, const struc
     struct measured m;
     uint8_t *sp;
     VM_READ_SP(sp);                        /* where the operation's frames begin */
-    uint8_t *top = sp - VM_STACK_MARGIN;    /* paint()'s own frame lives above top */
+    /* paint()'s own frame lives above top */
+    uint32_t *top = (uint32_t *)((uintptr_t)(sp - VM_STACK_MARGIN) & ~(uintptr_t)3);
     paint(top);
     heap_peak = heap_now;
     uint32_t start = counter_read();
     m.status = run(in, n, output_buffer, sizeof output_buffer);
     m.instructions = counter_read() - start;
-    uint8_t *deepest = __heap_end;
+    uint32_t *deepest = (uint32_t *)__heap_end; /* picolibc.ld aligns it */
     while (deepest < top && *deepest == VM_PAINT)
         deepest++;
-    m.stack = (uint32_t)(sp - deepest);
+    m.stack = (uint32_t)(sp - (uint8_t *)deepest); /* to the word: up to 3 bytes more */
     m.heap = (uint32_t)(heap_peak - heap_now);
     return m;
 }
