@@ -153,16 +153,14 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         cpu_full = full["network_invariant_cpu_s"]["mean"]
         cpu_third = third["network_invariant_cpu_s"]["mean"]
         assert 0.5 < cpu_third / cpu_full < 2.0  # CPU time stays (noisy machine: loose)
+        assert full["quota_throttled_s"] == 0
         if "rsa3072" in profile:
             continue  # waits for the server's RSA signature refill the quota: little throttling
-        # Throttled shows in the wall time. Not in the runnable time reliably: on the lab VM the
-        # trace loses some switches back from the idle task (docs/iotst.md, "Lost switch-ins"),
-        # and whether the quota bites at all depends on where the repetition falls in its
-        # period; measured +0.09 to +0.61 ms more runnable in quiet runs, and -0.02 ms once in
-        # a CI run, late in the suite.
-        wall_ratio = third["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
-        # Throttled only once its quota is spent: measured 1.19-1.4 here (1.19 in a loaded CI run).
-        assert wall_ratio > 1.1, wall_ratio
+        # The quota bites: the kernel held the client back (cgroup cpu.stat), never at share 1.
+        # (That its wall time then grows — 1.19-1.4x measured here — is a benchmark figure,
+        # benchmarks/bench_iotst.py: on this VM the wall ratio of 4 repetitions fell to 1.00
+        # once, in a CI run with another process busy on the other CPU.)
+        assert third["quota_throttled_s"] > 0, third["quota_throttled_s"]
     # The report draws the study's four views from the stored benchmark.
     report = run_cli("report", str(tmp_path / "iotst"), "--format", "html")
     assert report.returncode == 0, report.stderr

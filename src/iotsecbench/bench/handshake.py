@@ -162,6 +162,9 @@ class ProfileResult:
     tally: TraceTally | None = None
     marker_cost_ns: int = 0
     device_model: dict[str, Any] | None = None
+    # How long the --clock quota held the client back over all repetitions (cgroup cpu.stat):
+    # whether the emulated slower clock bit at all, which the wall time alone cannot tell.
+    throttled_ns: int = 0
 
     @property
     def name(self) -> str:
@@ -212,6 +215,7 @@ class ProfileResult:
             "tls_profile_name": self.profile.name,
             "cores": self.placement.cores,
             "cpu_share": str(self.placement.share),
+            "quota_throttled_s": self.throttled_ns / 1e9,
             **traced,
             **({"device_model": self.device_model} if self.device_model else {}),
             "repetitions": len(self.samples),
@@ -478,8 +482,11 @@ def run_handshake_benchmark(
                 for configuration in list(active):
                     result = configuration.result
                     native = configuration.lab.native
+                    share = result.placement.share
                     with quotas.placed(result.placement, native.pid if native else None):
+                        before = quotas.throttled_ns(share)
                         kept = _repetition(configuration, tracer, trace, rng, order)
+                        result.throttled_ns += quotas.throttled_ns(share) - before
                     order += 1
                     done = len(result.samples)
                     finished = done >= planned or (

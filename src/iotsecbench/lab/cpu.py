@@ -101,6 +101,18 @@ class CpuQuotas:
             self._groups[share] = path
         return self._groups[share]
 
+    def throttled_ns(self, share: Fraction) -> int:
+        """How long the kernel has held back the ``share`` group's tasks for lack of quota
+        (cgroup v1 ``cpu.stat`` ``throttled_time``, ns); 0 without a group."""
+        group = self._groups.get(share)
+        if group is None:
+            return 0
+        for line in (group / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "throttled_time":
+                return int(value)
+        return 0
+
     @contextlib.contextmanager
     def placed(self, placement: CpuPlacement, pid: int | None = None) -> Iterator[None]:
         tids = (

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotsecbench.vmcu.build import Firmware, compiler_version, firmware, missing_tools
+from iotsecbench.vmcu.build import (
+    Firmware,
+    compiler_version,
+    firmware,
+    missing_tools,
+    require_tools,
+)
 from iotsecbench.vmcu.count import SchemeCount, count_scheme
 from iotsecbench.vmcu.operations import (
     FAMILIES,
@@ -25,7 +31,9 @@ from iotsecbench.vmcu.targets import TARGETS, Target, target
 
 
 def target_facts(chosen: Target) -> dict[str, Any]:
-    """What a target's counts depend on, stored beside them."""
+    """What a target's counts depend on, stored beside them (exit 3 naming the packages when
+    the toolchain is missing: this is the first thing a benchmark asks of a target)."""
+    require_tools(chosen)
     return {
         "name": chosen.name,
         "device": chosen.device,

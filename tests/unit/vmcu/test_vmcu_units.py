@@ -46,3 +46,14 @@ def test_doctor_names_the_packages_when_the_toolchains_are_missing(monkeypatch):
     assert not check.ok and "no target can be built" in check.detail
     for chosen in TARGETS.values():
         assert all(package in check.consequence for package in chosen.packages)
+
+
+def test_a_missing_toolchain_is_one_line_and_exit_3(cli):
+    """Before any host measurement: the packages to install, no traceback."""
+    for command in (
+        ("bench", "crypto", "--target", "rv32imc", "--schemes", "aes128-gcm"),
+        ("bench", "device-costs", "--target", "cortex-m4", "--profile", "nrf52840", "--out", "x"),
+    ):
+        result = cli(*command, env={"PATH": "/nonexistent"})
+        assert result.returncode == 3, result.stderr
+        assert "Traceback" not in result.stderr and "apt-get install" in result.stderr
