@@ -247,7 +247,11 @@ def test_ecdh_p256_wycheproof(target):
 
 def test_mlkem_fips203_acvp(target):
     vectors = load("mlkem/acvp_fips203_subset.json")
-    for parameter_set, build in (("ML-KEM-512", "mlkem512"), ("ML-KEM-768", "mlkem768")):
+    for parameter_set, build in (
+        ("ML-KEM-512", "mlkem512"),
+        ("ML-KEM-768", "mlkem768"),
+        ("ML-KEM-1024", "mlkem1024"),
+    ):
         requests, expected = [], []
         for v in vectors["keyGen"]:
             if v["parameterSet"] == parameter_set:
@@ -263,33 +267,40 @@ def test_mlkem_fips203_acvp(target):
                 expected.append(v["k"])
         got = answers(target, build, requests)
         assert len(got) == 20
-        assert [a.output.hex() for a in got] == [e.lower() for e in expected]
+        assert [a.output.hex() for a in got] == [e.lower() for e in expected], parameter_set
 
 
-def test_mldsa44_fips204_acvp(target):
+@pytest.mark.parametrize(
+    ("parameter_set", "build"), [("ML-DSA-44", "mldsa44"), ("ML-DSA-65", "mldsa65")]
+)
+def test_mldsa_fips204_acvp(target, parameter_set, build):
     """Key generation from the seed, signing and verification through mu = H(tr || M') (the
     vectors' internal interface; hashlib's SHAKE256 computes mu on the host)."""
     vectors = load("mldsa/acvp_fips204_subset.json")
 
+    def mine(group: str) -> list[dict]:
+        return [v for v in vectors[group] if v["parameterSet"] == parameter_set]
+
     def mu(tr: bytes, message: str) -> bytes:
         return hashlib.shake_256(tr + bytes.fromhex(message)).digest(64)
 
-    requests = [Request("keygen", (bytes.fromhex(v["seed"]),)) for v in vectors["keyGen"]]
-    expected: list[object] = [(v["pk"] + v["sk"]).lower() for v in vectors["keyGen"]]
-    for v in vectors["sigGen"]:
+    requests = [Request("keygen", (bytes.fromhex(v["seed"]),)) for v in mine("keyGen")]
+    expected: list[object] = [(v["pk"] + v["sk"]).lower() for v in mine("keyGen")]
+    for v in mine("sigGen"):
         sk = bytes.fromhex(v["sk"])
         requests.append(
             Request("sign_mu", (sk, mu(sk[64:128], v["message"]), bytes.fromhex(v["rnd"])))
         )
         expected.append(v["signature"].lower())
-    for v in vectors["sigVer"]:
+    for v in mine("sigVer"):
         pk = bytes.fromhex(v["pk"])
         tr = hashlib.shake_256(pk).digest(64)
         requests.append(
             Request("verify_mu", (pk, mu(tr, v["message"]), bytes.fromhex(v["signature"])))
         )
         expected.append(v["testPassed"])
-    got = answers(target, "mldsa44", requests)
+    assert len(requests) == 24
+    got = answers(target, build, requests)
     assert any(e is False for e in expected) and any(e is True for e in expected)
     for answer, want in zip(got, expected, strict=True):
         assert (answer.ok if isinstance(want, bool) else answer.output.hex()) == want
@@ -335,7 +346,8 @@ def test_public_key_operations_are_counted_and_checked(target):
     counts = count_operations(target, list(FAMILIES), repetitions=1)
     names = {c.operation for c in counts}
     assert {"x25519-derive", "ecdsa-p256-verify", "rsa3072-private", "mlkem768-decaps"} <= names
-    assert {"mldsa44-sign", "ed25519-verify", "mlkem512-encaps"} <= names
+    assert {"mldsa44-sign", "ed25519-verify", "mlkem512-encaps", "mlkem1024-decaps"} <= names
+    assert {"mldsa65-sign", "mldsa65-verify"} <= names
     for c in counts:
         assert c.instructions > 100_000 and c.stack_bytes > 64 and c.code_bytes > 1000, c
     by_name = {c.operation: c for c in counts}
@@ -368,7 +380,7 @@ def test_device_costs_regenerates_the_shipped_counted_profile(cli, tmp_path):
         "bench", "device-costs", "--target", "rv32imc", "--profile", "esp32-c3", "--out", str(out)
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "44 counted" in result.stdout
+    assert "50 counted" in result.stdout
     assert _prices(load_profile(str(out))) == _prices(load_profile("esp32-c3"))
 
 

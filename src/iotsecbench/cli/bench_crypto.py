@@ -63,8 +63,8 @@ def crypto(
             "--public-key",
             help="With --target, also count the handshakes' public-key operations of these "
             "families: x25519, p256 (ECDH and ECDSA), rsa2048, rsa3072, ed25519, mlkem512, "
-            "mlkem768, mldsa44, or all (instructions, stack, heap and code per operation, "
-            "from mbedTLS and wolfCrypt built for the target).",
+            "mlkem768, mlkem1024, mldsa44, mldsa65, or all (instructions, stack, heap and "
+            "code per operation, from mbedTLS and wolfCrypt built for the target).",
         ),
     ] = "",
     cpu: Annotated[

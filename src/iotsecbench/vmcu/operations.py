@@ -1,6 +1,7 @@
 """Counting the handshakes' public-key operations on a virtual target: key generation and
-agreement (X25519, ECDH P-256, ML-KEM), signatures (ECDSA P-256, Ed25519, ML-DSA-44) and RSA's
-public and private exponentiations, each the way one side of a handshake runs it.
+agreement (X25519, ECDH P-256, ML-KEM-512/768/1024), signatures (ECDSA P-256, Ed25519,
+ML-DSA-44/65) and RSA's public and private exponentiations, each the way one side of a
+handshake runs it.
 
 Inputs are derived from a fixed seed — keys, messages, randomness, even the RSA primes — so a
 rerun counts the same instructions; operations whose cost depends on their input (ML-DSA's
@@ -194,7 +195,7 @@ def _ed25519(rng: random.Random, reps: int) -> Steps:
 
 
 def _mlkem(level: int) -> Callable[[random.Random, int], Steps]:
-    name, ek_bytes = f"mlkem{level}", {512: 800, 768: 1184}[level]
+    name, ek_bytes = f"mlkem{level}", {512: 800, 768: 1184, 1024: 1568}[level]
 
     def steps(rng: random.Random, reps: int) -> Steps:
         keys = yield [
@@ -215,18 +216,24 @@ def _mlkem(level: int) -> Callable[[random.Random, int], Steps]:
     return steps
 
 
-def _mldsa44(rng: random.Random, reps: int) -> Steps:
-    pk_bytes = 1312
-    keys = yield [("mldsa44-keygen", Request("keygen", (rng.randbytes(32),))) for _ in range(reps)]
-    messages = [rng.randbytes(SIGNED_BYTES) for _ in range(reps)]
-    signed = yield [
-        ("mldsa44-sign", Request("sign", (key.output[pk_bytes:], m, b"", rng.randbytes(32))))
-        for key, m in zip(keys, messages, strict=True)
-    ]
-    yield [
-        ("mldsa44-verify", Request("verify", (key.output[:pk_bytes], m, b"", s.output)))
-        for key, m, s in zip(keys, messages, signed, strict=True)
-    ]
+def _mldsa(level: int) -> Callable[[random.Random, int], Steps]:
+    name, pk_bytes = f"mldsa{level}", {44: 1312, 65: 1952}[level]
+
+    def steps(rng: random.Random, reps: int) -> Steps:
+        keys = yield [
+            (f"{name}-keygen", Request("keygen", (rng.randbytes(32),))) for _ in range(reps)
+        ]
+        messages = [rng.randbytes(SIGNED_BYTES) for _ in range(reps)]
+        signed = yield [
+            (f"{name}-sign", Request("sign", (key.output[pk_bytes:], m, b"", rng.randbytes(32))))
+            for key, m in zip(keys, messages, strict=True)
+        ]
+        yield [
+            (f"{name}-verify", Request("verify", (key.output[:pk_bytes], m, b"", s.output)))
+            for key, m, s in zip(keys, messages, signed, strict=True)
+        ]
+
+    return steps
 
 
 # family -> (firmware build, its steps)
@@ -238,7 +245,9 @@ FAMILIES: dict[str, tuple[str, Callable[[random.Random, int], Steps]]] = {
     "ed25519": ("ed25519", _ed25519),
     "mlkem512": ("mlkem512", _mlkem(512)),
     "mlkem768": ("mlkem768", _mlkem(768)),
-    "mldsa44": ("mldsa44", _mldsa44),
+    "mlkem1024": ("mlkem1024", _mlkem(1024)),
+    "mldsa44": ("mldsa44", _mldsa(44)),
+    "mldsa65": ("mldsa65", _mldsa(65)),
 }
 
 

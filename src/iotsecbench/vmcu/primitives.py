@@ -79,7 +79,9 @@ PRIMITIVES = {
         Primitive("rsa", "p_mbedtls_pk.c", ("VM_PK=3",), library="mbedtls"),
         Primitive("mlkem512", "p_wolfcrypt_pq.c", ("VM_PQ=1",), library="wolfssl"),
         Primitive("mlkem768", "p_wolfcrypt_pq.c", ("VM_PQ=2",), library="wolfssl"),
+        Primitive("mlkem1024", "p_wolfcrypt_pq.c", ("VM_PQ=5",), library="wolfssl"),
         Primitive("mldsa44", "p_wolfcrypt_pq.c", ("VM_PQ=3",), library="wolfssl"),
+        Primitive("mldsa65", "p_wolfcrypt_pq.c", ("VM_PQ=6",), library="wolfssl"),
         Primitive("ed25519", "p_wolfcrypt_pq.c", ("VM_PQ=4",), library="wolfssl"),
     )
 }

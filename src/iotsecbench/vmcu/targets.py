@@ -81,7 +81,7 @@ TARGETS = {
         flash_size=0x40_0000,
         ram=0x8040_0000,
         ram_size=0x5_0000,  # 320 KiB: the ESP32-C3's data RAM less what its ROM keeps
-        stack_size=0x1_0000,
+        stack_size=0x8000,  # 3x the deepest call counted (ML-DSA signing, ~11 KiB)
         qemu=("qemu-system-riscv32", "-M", "virt", "-cpu", "rv32", "-bios", "none"),
         packages=("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf", "qemu-system-misc"),
         counter="minstret under -icount shift=0",
@@ -97,7 +97,7 @@ TARGETS = {
         flash_size=0x10_0000,
         ram=0x2000_0000,
         ram_size=0x3_0000,  # 192 KiB: all the STM32F405 board has (the nRF52840: 256 KiB)
-        stack_size=0x1_0000,
+        stack_size=0x8000,  # 3x the deepest call counted (ML-DSA signing, ~11 KiB)
         qemu=("qemu-system-arm", "-M", "netduinoplus2"),
         packages=("gcc-arm-none-eabi", "picolibc-arm-none-eabi", "qemu-system-arm"),
         counter="STM32 TIM2 at 1 GHz of virtual time under -icount shift=0",

@@ -1,5 +1,5 @@
-/* wolfCrypt's ML-KEM (FIPS 203), ML-DSA (FIPS 204) and Ed25519 (RFC 8032), built from its
- * registry source (vmcu/sources.py), one per build (VM_PQ). Operations take encoded keys as a
+/* wolfCrypt's ML-KEM-512/768/1024 (FIPS 203), ML-DSA-44/65 (FIPS 204) and Ed25519 (RFC 8032),
+ * built from its registry source (vmcu/sources.py), one per build (VM_PQ). Operations take encoded keys as a
  * device receives or stores them, so each count includes decoding, as the field's reference
  * benchmark (pqm4's crypto_kem_* and crypto_sign_*) does. */
 #include <string.h>
@@ -11,10 +11,13 @@
 #define MLKEM768 2
 #define MLDSA44 3
 #define ED25519 4
+#define MLKEM1024 5
+#define MLDSA65 6
 
-#if VM_PQ == MLKEM512 || VM_PQ == MLKEM768
+#if VM_PQ == MLKEM512 || VM_PQ == MLKEM768 || VM_PQ == MLKEM1024
 #include <wolfssl/wolfcrypt/wc_mlkem.h>
-#define TYPE (VM_PQ == MLKEM512 ? WC_ML_KEM_512 : WC_ML_KEM_768)
+#define TYPE                                                                                   \
+    (VM_PQ == MLKEM512 ? WC_ML_KEM_512 : VM_PQ == MLKEM768 ? WC_ML_KEM_768 : WC_ML_KEM_1024)
 
 static int32_t done(MlKemKey *key, int32_t result)
 {
@@ -71,12 +74,13 @@ const struct vm_entry vm_ops[] = {
     {"keygen", keygen}, {"encaps", encaps}, {"decaps", decaps}, {0, 0},
 };
 
-#elif VM_PQ == MLDSA44
+#elif VM_PQ == MLDSA44 || VM_PQ == MLDSA65
 #include <wolfssl/wolfcrypt/wc_mldsa.h>
+#define LEVEL (VM_PQ == MLDSA44 ? WC_ML_DSA_44 : WC_ML_DSA_65)
 
 static int open_key(wc_MlDsaKey *key)
 {
-    return wc_MlDsaKey_Init(key, NULL, INVALID_DEVID) || wc_MlDsaKey_SetParams(key, WC_ML_DSA_44);
+    return wc_MlDsaKey_Init(key, NULL, INVALID_DEVID) || wc_MlDsaKey_SetParams(key, LEVEL);
 }
 
 static int32_t done(wc_MlDsaKey *key, int32_t result)

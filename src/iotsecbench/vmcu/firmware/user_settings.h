@@ -48,9 +48,11 @@
 #define WOLFSSL_WC_MLKEM
 #define WOLFSSL_WC_ML_KEM_512
 #define WOLFSSL_WC_ML_KEM_768
+#define WOLFSSL_WC_ML_KEM_1024
 #define HAVE_DILITHIUM
 #define WOLFSSL_WC_DILITHIUM
 #define WOLFSSL_DILITHIUM_NO_ASN1
+#define WOLFSSL_NO_ML_DSA_87 /* ML-DSA-44 and -65: what the handshakes and schemes use */
 #define HAVE_ED25519
 #define WOLFSSL_SHA3
 #define WOLFSSL_SHAKE128
