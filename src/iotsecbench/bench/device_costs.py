@@ -143,10 +143,9 @@ def counted_profile(
 
     primitives = dict(profile.primitives)
     wanted = set(BULK) | set(DERIVED_BULK) if only is None else set(only)
+    sources = {DERIVED_BULK[name][0] for name in wanted & set(DERIVED_BULK)}
     for name, how in BULK.items():
-        if name not in wanted and not any(
-            DERIVED_BULK.get(other, ("",))[0] == name for other in wanted
-        ):
+        if name not in wanted | sources:
             continue
         per_byte, per_call, build_hash = _count_bulk(target, name, how)
         code = primitive(how.build).provenance_text()

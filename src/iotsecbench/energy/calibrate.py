@@ -241,32 +241,34 @@ def _standard_errors(jacobian: NDArray[np.float64], residuals: NDArray[np.float6
     return np.sqrt(np.clip(np.diag(covariance), 0, None)).tolist()
 
 
+def _text(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def _fields(parameter: Parameter) -> dict[str, str]:
+    """A parameter's table lines as TOML: field name -> value text."""
+    value = parameter.value
+    return {
+        "value": repr(value) if isinstance(value, float) else str(value),
+        "unit": _text(parameter.unit),
+        "source": _text(parameter.source),
+        "status": _text(parameter.status),
+    }
+
+
 def profile_toml(profile: DeviceProfile, header: str = "") -> str:
     """The profile as a TOML file ``load_profile`` reads back unchanged."""
 
-    def text(value: str) -> str:
-        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
-
-    def number(value: float) -> str:
-        return repr(value) if isinstance(value, float) else str(value)
-
     def table(name: str, parameter: Parameter) -> list[str]:
-        return [
-            f"[{name}]",
-            f"value = {number(parameter.value)}",
-            f"unit = {text(parameter.unit)}",
-            f"source = {text(parameter.source)}",
-            f"status = {text(parameter.status)}",
-            "",
-        ]
+        return [f"[{name}]", *(f"{k} = {v}" for k, v in _fields(parameter).items()), ""]
 
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
-    lines += ["", "schema = 1", "", "[device]", f"name = {text(profile.name)}"]
-    lines += [f"description = {text(profile.description)}", ""]
+    lines += ["", "schema = 1", "", "[device]", f"name = {_text(profile.name)}"]
+    lines += [f"description = {_text(profile.description)}", ""]
     for name, parameter in profile.parameters.items():
         lines += table(f"parameters.{name}", parameter)
     for name, cost in profile.primitives.items():
-        lines += [f"[primitives.{name}]", f"kind = {text(cost.kind)}", ""]
+        lines += [f"[primitives.{name}]", f"kind = {_text(cost.kind)}", ""]
         for field, parameter in cost.parameters().items():
             lines += table(f"primitives.{name}.{field}", parameter)
     return "\n".join(lines)
@@ -276,24 +278,13 @@ def rewrite_parameters(text: str, updates: dict[str, Parameter]) -> str:
     """A profile file's ``text`` with the tables named in ``updates`` (such as
     ``primitives.salsa20.per_call``) given new value, unit, source and status; every other line,
     comments included, as it was. A table the text does not have is a ``KeyError``."""
-
-    def quoted(value: str) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
     lines = text.splitlines(keepends=True)
     for name, parameter in updates.items():
         try:
             start = lines.index(f"[{name}]\n")
         except ValueError:
             raise KeyError(name) from None
-        fields = {
-            "value": repr(parameter.value)
-            if isinstance(parameter.value, float)
-            else str(parameter.value),
-            "unit": quoted(parameter.unit),
-            "source": quoted(parameter.source),
-            "status": quoted(parameter.status),
-        }
+        fields = _fields(parameter)
         index = start + 1
         while index < len(lines) and not lines[index].startswith("["):
             key = lines[index].split("=", 1)[0].strip()

@@ -164,6 +164,7 @@ def _sources(p: Primitive) -> list[Path]:
     return [LWC_DIR / f[4:] if f.startswith("lwc/") else FIRMWARE_DIR / f for f in files]
 
 
+@functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, p: Primitive) -> str:
     # What is built (not how it is described): sources, defines, library, memory map.
     digest = _digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())

@@ -129,12 +129,17 @@ def _p256(rng: random.Random, reps: int) -> Steps:
             raise DataError("an ECDSA P-256 signature made on the target does not verify") from None
 
 
+# Odd primes below 2000: trial division before Miller-Rabin.
+SMALL_PRIMES = tuple(
+    p for p in range(3, 2000, 2) if all(p % q for q in range(3, int(p**0.5) + 1, 2))
+)
+
+
 def _probable_prime(rng: random.Random, bits: int) -> int:
     """A prime of ``bits`` bits (top two set) from ``rng``: Miller-Rabin, 40 rounds."""
-    small = [p for p in range(3, 2000, 2) if all(p % q for q in range(3, int(p**0.5) + 1, 2))]
     while True:
         candidate = rng.getrandbits(bits) | (3 << (bits - 2)) | 1
-        if any(candidate % p == 0 for p in small):
+        if any(candidate % p == 0 for p in SMALL_PRIMES):
             continue
         d, r = candidate - 1, 0
         while d % 2 == 0:

@@ -4,6 +4,7 @@ answers come back in vmcu-out.bin (formats: firmware/harness.c)."""
 
 from __future__ import annotations
 
+import functools
 import struct
 import subprocess
 import tempfile
@@ -81,10 +82,17 @@ def _decode_header(data: bytes) -> tuple[int, int, list[str], int]:
     return overhead, buffer, names, offset
 
 
-def run(image: Firmware, requests: Sequence[Request]) -> Session:
-    """Every request through ``image`` under QEMU, in order, in one emulator run (after an
-    empty one that reads the firmware's operations and buffer size)."""
+@functools.cache  # an image's operations never change: its path names its build's hash
+def _layout(image: Firmware) -> tuple[int, list[str]]:
+    """(buffer bytes, operation names) of ``image``, from one run with no request."""
     _, buffer, names, _ = _decode_header(_execute(image, b""))
+    return buffer, names
+
+
+def run(image: Firmware, requests: Sequence[Request]) -> Session:
+    """Every request through ``image`` under QEMU, in order, in one emulator run (the first
+    call for an image runs it once more, empty, to read its operations and buffer size)."""
+    buffer, names = _layout(image)
     data = _execute(image, _encode(names, buffer, requests))
     overhead, _, _, offset = _decode_header(data)
     answers = []

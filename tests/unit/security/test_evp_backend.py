@@ -7,14 +7,12 @@ tests/validation/test_vectors_aead.py (``aead_seal`` uses whichever backend is a
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from cryptography.exceptions import InvalidTag
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.blocked_import import run_with_import_blocked
 from tests.conftest import missing_c_build_tool
 
 from iotsecbench.lab.capabilities import check_native_aead
@@ -55,14 +53,7 @@ needs_evp = pytest.mark.skipif(not evp.AVAILABLE, reason=f"{evp.MISSING_REASON}"
 
 
 def keys_for(name: str, direction: str = "e2r") -> DirectionKeys:
-    scheme = get_scheme(name)
-    return DirectionKeys(
-        os.urandom(scheme.enc_key_bytes),
-        os.urandom(32),
-        os.urandom(scheme.nonce_prefix_bytes),
-        os.urandom(8),
-        direction,
-    )
+    return get_scheme(name).random_keys(os.urandom(8), direction)
 
 
 @pytest.fixture
@@ -202,7 +193,6 @@ def test_provenance_names_the_backend_that_runs():
 def test_without_the_extension_everything_runs_through_pyca():
     # What a machine without a C compiler gets: simulated by blocking the module's import.
     code = (
-        "import sys; sys.modules['iotsecbench.security.schemes._evp'] = None\n"
         "from iotsecbench.security.schemes import evp, get_scheme\n"
         "from iotsecbench.lab.capabilities import check_native_aead\n"
         "from tests.unit.security.test_evp_backend import keys_for\n"
@@ -213,12 +203,9 @@ def test_without_the_extension_everything_runs_through_pyca():
         "check = check_native_aead()\n"
         "print(scheme.provenance.library, check.ok, check.consequence)\n"
     )
-    root = Path(__file__).resolve().parents[3]
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60
-    )
-    assert completed.returncode == 0, completed.stderr
-    library, ok, consequence = completed.stdout.split(" ", 2)
+    library, ok, consequence = run_with_import_blocked(
+        "iotsecbench.security.schemes._evp", code
+    ).split(" ", 2)
     assert (library, ok) == ("cryptography", "False")
     assert "libssl-dev" in consequence and "scripts/setup.sh" in consequence
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.blocked_import import run_with_import_blocked
 
 from iotsecbench.security.schemes import (
     AuthenticationError,
@@ -33,14 +31,7 @@ SLOW = {name for name in CIPHER_SCHEMES if not get_scheme(name).provenance.nativ
 
 
 def keys_for(name: str, direction: str = "e2r", session: bytes = b"SESSION1") -> DirectionKeys:
-    scheme = get_scheme(name)
-    return DirectionKeys(
-        enc_key=os.urandom(scheme.enc_key_bytes),
-        mac_key=os.urandom(scheme.mac_key_bytes),
-        nonce_prefix=os.urandom(scheme.nonce_prefix_bytes),
-        session_id=session,
-        direction=direction,
-    )
+    return get_scheme(name).random_keys(session, direction)
 
 
 def test_every_study_cipher_is_registered():
@@ -202,7 +193,6 @@ def test_without_the_lightweight_extension_the_schemes_say_pure_python():
     SPECK and SIMON still work (the pure-Python code) and say so; ascon-aead128 is not
     offered; doctor names the fix."""
     code = (
-        "import os, sys; sys.modules['iotsecbench.security.schemes._lightweight'] = None\n"
         "from iotsecbench.security.schemes import cipher_names, get_scheme\n"
         "from iotsecbench.lab.capabilities import check_lightweight_ciphers\n"
         "from tests.unit.security.test_scheme_library import keys_for\n"
@@ -218,11 +208,8 @@ def test_without_the_lightweight_extension_the_schemes_say_pure_python():
         "check = check_lightweight_ciphers()\n"
         "print(scheme.provenance.native, check.ok, check.consequence)\n"
     )
-    root = Path(__file__).resolve().parents[3]
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60
-    )
-    assert completed.returncode == 0, completed.stderr
-    native, ok, consequence = completed.stdout.split(" ", 2)
+    native, ok, consequence = run_with_import_blocked(
+        "iotsecbench.security.schemes._lightweight", code
+    ).split(" ", 2)
     assert (native, ok) == ("False", "False")
     assert "scripts/setup.sh" in consequence

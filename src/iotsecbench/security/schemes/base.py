@@ -491,15 +491,15 @@ class PayloadScheme(ABC):
         """Shortest body (after header and explicit nonce) that can possibly be valid."""
         return self.tag_bytes
 
-    def random_keys(self, session_id: bytes) -> DirectionKeys:
-        """Fresh random keys of this scheme's sizes, direction e2r: for benchmarks and forged
-        messages (a session's real keys come from its key establishment)."""
+    def random_keys(self, session_id: bytes, direction: str = "e2r") -> DirectionKeys:
+        """Fresh random keys of this scheme's sizes: for benchmarks, tests and forged messages
+        (a session's real keys come from its key establishment)."""
         return DirectionKeys(
             os.urandom(self.enc_key_bytes),
             os.urandom(self.mac_key_bytes),
             os.urandom(self.nonce_prefix_bytes),
             session_id,
-            "e2r",
+            direction,
         )
 
     def sealer(self, keys: DirectionKeys | None, *, first_seq: int = 0) -> Sealer:
