@@ -12,6 +12,7 @@ import numpy as np
 METER_HZ = 2000
 OFFSET_S = 3.25
 SCALE = 1.2  # the meter reads 20 % above the model, as a real device would differ
+NOISE_MA = 0.5  # the meter's noise per sample (standard deviation)
 
 
 def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
@@ -49,7 +50,7 @@ def true_current(facts: dict, run_s: np.ndarray) -> np.ndarray:
     return SCALE * facts["current"][index]
 
 
-def write_ppk2(path: Path, facts: dict, *, offset_s: float = OFFSET_S, noise_ma: float = 0.5,
+def write_ppk2(path: Path, facts: dict, *, offset_s: float = OFFSET_S, noise_ma: float = NOISE_MA,
                tail_s: float = 2.0, seed: int = 1, unrelated: bool = False) -> Path:  # fmt: skip
     generator = np.random.default_rng(seed)
     duration = facts["ends"][-1] + offset_s + tail_s
@@ -74,3 +75,14 @@ def write_ppk2(path: Path, facts: dict, *, offset_s: float = OFFSET_S, noise_ma:
 def expected_charge_uc(facts: dict, start_s: float, end_s: float) -> float:
     grid = np.linspace(start_s, end_s, 20_001)
     return float(np.trapezoid(true_current(facts, grid), grid)) * 1e3
+
+
+def charge_tolerance_uc(start_s: float, end_s: float) -> float:
+    """How far a phase's measured charge may fall from the truth through the meter alone:
+    1 % of the truth for the placement (to one sample) plus four standard deviations of the
+    sample noise in the trapezoid over the phase (each sample weighs one interval) — a
+    handshake phase of a real run lasts 0.3–1.5 ms, one to three samples at 2 kHz, so the
+    noise alone is ~1 % of its charge."""
+    dt = 1 / METER_HZ
+    samples = max((end_s - start_s) / dt, 1.0)
+    return 4 * NOISE_MA * dt * samples**0.5 * 1e3
