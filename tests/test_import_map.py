@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "iotsecbench"
-LEAVES = {"errors", "files"}  # modules every package may import
+LEAVES = {"errors", "files", "sources"}  # modules every package may import
 
 
 def allowed_arrows() -> dict[str, set[str] | None]:

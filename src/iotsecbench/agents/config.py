@@ -53,6 +53,9 @@ class AgentConfig:
     tls: TlsClientFiles | None = None
     fault: str | None = None  # test hook only: see ``fault_at``
     psk_file: str | None = None  # psk-* schemes: 0600 file with the run's pre-shared key (raw)
+    # signed key exchanges (*-mldsa44 …): 0600 file with this side's key and the peer's pinned
+    # public key (security.signatures.provision)
+    signing_file: str | None = None
     keylog: str | None = None  # --keylog: append TLS (NSS format) and session keys here
     transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
     method: str = "unidirectional"  # or "echo": the receiver returns every block (tcp)

@@ -28,7 +28,9 @@ def establish_keys(session: AgentSession) -> Any:
             suffix, lambda c, u, m, s=suffix: inbox.put((s, now_ns(), bytes(m.payload)))
         )
     session.subscribe([(session.topic("kx/receiver"), 1), (session.topic("kx/ready"), 1)])
-    exchange = EmitterKeyExchange(session.scheme.name, session.pre_shared_key())
+    exchange = EmitterKeyExchange(
+        session.scheme.name, session.pre_shared_key(), session.pinned_keys()
+    )
     timeout = session.config.connect_timeout_s
 
     def expect(suffix: str) -> tuple[int, bytes]:

@@ -55,7 +55,9 @@ class Receiver:
     # -- key exchange ----------------------------------------------------------------------
     def start_key_exchange(self) -> None:
         session = self.session
-        self.exchange = ReceiverKeyExchange(session.scheme.name, session.pre_shared_key())
+        self.exchange = ReceiverKeyExchange(
+            session.scheme.name, session.pre_shared_key(), session.pinned_keys()
+        )
         t_ns = now_ns()
         hello = self.exchange.hello()
         session.add_handler("kx/emitter", self.on_emitter_key)

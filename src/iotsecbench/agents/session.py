@@ -32,6 +32,7 @@ from iotsecbench.measure.cpu import process_cpu_ns
 from iotsecbench.measure.memory import peak_rss_bytes
 from iotsecbench.measure.sampler import Sampler
 from iotsecbench.security import resolve_configuration
+from iotsecbench.security.signatures import PinnedKeys, read_pinned_keys
 from iotsecbench.security.tls import (
     HandshakeObserver,
     TlsProfile,
@@ -236,6 +237,10 @@ class AgentSession:
             return None
         return Path(self.config.psk_file).read_bytes()
 
+    def pinned_keys(self) -> PinnedKeys | None:
+        """This side's signing key and the peer's pinned public key (signed key exchanges)."""
+        return read_pinned_keys(self.config.signing_file) if self.config.signing_file else None
+
     def write_key_log(self, lines: list[str]) -> None:
         """Append session-key lines to the --keylog file (one write: O_APPEND keeps lines
         whole when both agents and the TLS layer append to the same file)."""
@@ -290,7 +295,12 @@ class AgentSession:
 
     # -- lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> AgentSession:
-        self.event("agent_start", role=self.config.role, configuration=self.config.configuration)
+        self.event(
+            "agent_start",
+            role=self.config.role,
+            configuration=self.config.configuration,
+            openssl_version=ssl.OPENSSL_VERSION,  # the libssl this process loaded (stacks)
+        )
         self.sampler.start()
         return self
 

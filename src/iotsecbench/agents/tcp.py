@@ -110,7 +110,9 @@ def _connect(session: AgentSession) -> socket.socket:
 
 
 def _emitter_keys(session: AgentSession, sock: socket.socket) -> Any:
-    exchange = EmitterKeyExchange(session.scheme.name, session.pre_shared_key())
+    exchange = EmitterKeyExchange(
+        session.scheme.name, session.pre_shared_key(), session.pinned_keys()
+    )
     hello = _expect(sock, b"H", "the receiver's key-exchange hello")
     t_start, cpu_start = now_ns(), thread_cpu_ns()
     reply = exchange.on_receiver_hello(hello)
@@ -239,7 +241,9 @@ class _Connection:
 
     def keys(self, sock: socket.socket) -> None:
         session = self.session
-        exchange = ReceiverKeyExchange(session.scheme.name, session.pre_shared_key())
+        exchange = ReceiverKeyExchange(
+            session.scheme.name, session.pre_shared_key(), session.pinned_keys()
+        )
         _send(sock, b"H", exchange.hello())
         message = _expect(sock, b"K", "the emitter's key-exchange message")
         t_start, cpu_start = now_ns(), thread_cpu_ns()

@@ -219,7 +219,7 @@ def run(
     OUT/results.duckdb, one transaction per run. Device current is *modelled* from the
     measured activity (docs/energy-model.md). Then `iotsecbench analyze OUT`.
     """
-    from iotsecbench.runner.experiment import run_experiment
+    from iotsecbench.runner.experiment import run_experiment, with_post_quantum_stack
     from iotsecbench.runner.local import LocalExecutor
     from iotsecbench.runner.progress import RichProgress
 
@@ -239,6 +239,9 @@ def run(
         "seed": seed,
     }
     spec = _spec_to_run(spec_file, preset, overrides, out, resume)
+    spec, stack_note = with_post_quantum_stack(spec)
+    if stack_note is not None:
+        Console(stderr=True).print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
     with contextlib.suppress(ValueError):  # only the main thread may set handlers

@@ -38,7 +38,12 @@ def schemes(
     from rich.table import Table
 
     from iotsecbench.security.schemes import describe_schemes
-    from iotsecbench.security.schemes.catalog import CIPHERS, KEY_ESTABLISHMENTS
+    from iotsecbench.security.schemes.catalog import (
+        CIPHERS,
+        KEY_ESTABLISHMENTS,
+        SIGNABLE,
+        SIGNATURES,
+    )
 
     described = describe_schemes()
     if as_json:
@@ -111,20 +116,37 @@ def schemes(
     )
     kx_table.add_column("key establishment", no_wrap=True)
     kx_table.add_column("PFS")
+    kx_table.add_column("PQ")
     kx_table.add_column("what it does")
     for info in KEY_ESTABLISHMENTS.values():
-        kx_table.add_row(info.name, _mark(info.forward_secrecy), info.summary)
+        if "-" in info.name and info.name.rpartition("-")[2] in SIGNATURES:
+            continue  # the signed variants: one line below
+        kx_table.add_row(
+            info.name, _mark(info.forward_secrecy), _mark(info.post_quantum), info.summary
+        )
     console.print(kx_table)
+    suites = ", ".join(
+        f"{s.name}{' (post-quantum)' if s.post_quantum else ''}" for s in SIGNATURES.values()
+    )
+    console.print(
+        f"Signed key establishments, AGREEMENT-SIGNATURE (e.g. x25519mlkem768-mldsa44): "
+        f"{', '.join(SIGNABLE)} with {suites}; both ends sign the exchange with keys pinned per "
+        "run (docs/post-quantum.md)."
+    )
     console.print(
         f"{len(described) - 1} schemes; every scheme is end to end through the broker. "
         "`iotsecbench schemes --all` lists each one, `--json` with full properties."
     )
+    warned: dict[str, list[str]] = {}
     for cipher_class in CIPHERS:
         for warning in cipher_class.cipher_warnings:
-            console.print(f"[yellow]warning[/] {cipher_class.cipher}: {warning}")
+            warned.setdefault(warning, []).append(cipher_class.cipher)
     for info in KEY_ESTABLISHMENTS.values():
         for warning in info.warnings:
-            console.print(f"[yellow]warning[/] {info.name}: {warning}")
+            warned.setdefault(warning, []).append(info.name)
+    for warning, names in warned.items():
+        subject = ", ".join(names) if len(names) <= 4 else f"{names[0]} and {len(names) - 1} more"
+        console.print(f"[yellow]warning[/] {subject}: {warning}")
 
 
 def register(app: typer.Typer) -> None:

@@ -52,6 +52,16 @@ COUNT_PRIMITIVES: tuple[str, ...] = (
     "ffdhe2048-keygen",
     "ffdhe2048-derive",
     "rsa2048-keygen",
+    # post-quantum key establishment and signed exchanges (security/agreements.py,
+    # security/signatures.py) and TLS 1.3's post-quantum groups and certificates
+    *(
+        f"mlkem{level}-{step}"
+        for level in (512, 768, 1024)
+        for step in ("keygen", "encaps", "decaps")
+    ),
+    *(f"mldsa{level}-{step}" for level in (44, 65) for step in ("sign", "verify")),
+    "ed25519-sign",
+    "ed25519-verify",
 )
 
 PRIMITIVE_KINDS: dict[str, PrimitiveKind] = {

@@ -146,6 +146,7 @@ class MosquittoBroker:
         command_prefix: Sequence[str] = (),
         connect: Callable[[str, int, float], socket.socket] | None = None,
         openssl_config: str | None = None,
+        environment: dict[str, str] | None = None,
     ) -> None:
         self.directory = private_directory(directory)
         self.users = list(users)
@@ -164,6 +165,9 @@ class MosquittoBroker:
             lambda host, port, timeout: socket.create_connection((host, port), timeout=timeout)
         )
         self.openssl_config = openssl_config
+        # The process environment (default: ours), e.g. one that loads OpenSSL 3.5's libssl
+        # (security.pq_openssl.library_environment) for post-quantum TLS.
+        self.environment = environment
         self.binary = mosquitto_binary()
         self.listener: Listener | None = None
         self._process: Supervised | None = None
@@ -279,12 +283,13 @@ class MosquittoBroker:
         return "; ".join(messages)
 
     def _environment(self) -> dict[str, str] | None:
-        """The broker's environment: ours, plus OPENSSL_CONF when a TLS profile needs it."""
+        """The broker's environment (``environment`` or ours), plus OPENSSL_CONF when a TLS
+        profile needs it."""
         if self.openssl_config is None:
-            return None
+            return self.environment
         path = self.directory / "openssl.cnf"
         path.write_text(self.openssl_config)
-        return {**os.environ, "OPENSSL_CONF": str(path)}
+        return {**(self.environment or os.environ), "OPENSSL_CONF": str(path)}
 
     def _wait_ready(self, process: Supervised, port: int) -> str | None:
         deadline = time.monotonic() + self.READY_TIMEOUT_S

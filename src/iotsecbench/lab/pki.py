@@ -1,7 +1,9 @@
 """A throw-away public-key infrastructure per experiment: CA, server and client certificates.
 
 Generated with ``cryptography``; the CA signs with the same key type as the leaf it issues,
-so an ``ecdsa-p256`` configuration is ECDSA end to end (``ed25519`` likewise). A chain of
+so an ``ecdsa-p256`` configuration is ECDSA end to end (``ed25519``, ``mldsa44`` and
+``mldsa65`` likewise: ML-DSA certificates follow draft-ietf-lamps-dilithium-certificates, as
+``cryptography`` writes them). A chain of
 length N is root CA → N−1 intermediate CAs → server certificate; the server's certificate
 file holds the leaf, the intermediates and the root — what it sends, N + 1 certificates:
 for a bare leaf OpenSSL would add the root from mosquitto's ``cafile`` anyway (automatic
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from iotsecbench.files import private_directory, write_secret
@@ -28,8 +30,14 @@ from iotsecbench.lab.network import ADDRESSES
 
 NETWORK_BROKER_ADDRESS = ADDRESSES["broker"]
 
-KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519")
-PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
+KEY_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519", "mldsa44", "mldsa65")
+PrivateKey = (
+    rsa.RSAPrivateKey
+    | ec.EllipticCurvePrivateKey
+    | ed25519.Ed25519PrivateKey
+    | mldsa.MLDSA44PrivateKey
+    | mldsa.MLDSA65PrivateKey
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,10 @@ def _new_key(key_type: str) -> PrivateKey:
         return ec.generate_private_key(ec.SECP256R1())
     if key_type == "ed25519":
         return ed25519.Ed25519PrivateKey.generate()
+    if key_type == "mldsa44":
+        return mldsa.MLDSA44PrivateKey.generate()
+    if key_type == "mldsa65":
+        return mldsa.MLDSA65PrivateKey.generate()
     raise ValueError(f"unknown key type {key_type!r}; known: {', '.join(KEY_TYPES)}")
 
 
@@ -122,8 +134,9 @@ def _issue(
         )
         if usage is not None:
             builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    # Ed25519 signs the message itself (RFC 8410): no separate hash algorithm.
-    digest = None if isinstance(issuer_key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
+    # Ed25519 and ML-DSA sign the message itself (RFC 8410, FIPS 204): no separate hash.
+    pure = (ed25519.Ed25519PrivateKey, mldsa.MLDSA44PrivateKey, mldsa.MLDSA65PrivateKey)
+    digest = None if isinstance(issuer_key, pure) else hashes.SHA256()
     return builder.sign(issuer_key, digest)
 
 

@@ -317,11 +317,16 @@ _NATIVE_COUNTERS = (
 
 
 def _stack_facts(emitter: dict[str, list[dict[str, Any]]], counts: dict[str, int]) -> dict:
-    """The emitter's TLS library (from its agent_start event; the Python agents run on this
-    interpreter's OpenSSL), its native counters and the rate it achieved."""
+    """The emitter's TLS library (from its agent_start event: the OpenSSL a Python agent
+    loaded, the native agent's stack), its native counters and the rate it achieved."""
     detail = next((e for e in emitter["event"] if e["kind"] == "agent_start"), {}).get("detail", {})
-    # A native agent names its stack (its plain build none: no version); a Python one does not.
-    version = detail.get("stack_version") or None if "stack" in detail else ssl.OPENSSL_VERSION
+    # A native agent names its stack (its plain build none: no version); a Python one names
+    # the OpenSSL it loaded (older records: this interpreter's).
+    version = (
+        detail.get("stack_version") or None
+        if "stack" in detail
+        else detail.get("openssl_version", ssl.OPENSSL_VERSION)
+    )
     created = sorted(m["t_created_ns"] for m in emitter["message"] if "t_created_ns" in m)
     span_s = (created[-1] - created[0]) / 1e9 if len(created) > 1 else 0.0
     return {

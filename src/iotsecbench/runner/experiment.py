@@ -31,8 +31,8 @@ from iotsecbench.runner.outcome import (
     RunInterrupted,
     RunOutcome,
 )
-from iotsecbench.security import resolve_configuration
-from iotsecbench.security.tls.stacks import NATIVE_STACKS, stack_problem
+from iotsecbench.security import pq_openssl, resolve_configuration
+from iotsecbench.security.tls.stacks import NATIVE_STACKS, OPENSSL_PQ, stack_problem
 from iotsecbench.spec.matrix import PlannedRun, expand, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
@@ -85,6 +85,25 @@ class ExperimentOutcome:
         return [o for o in self.outcomes if not o.ok]
 
 
+def with_post_quantum_stack(spec: ExperimentSpec) -> tuple[ExperimentSpec, str | None]:
+    """``spec`` with every configuration on stack openssl-3.5 when it leaves ``stack`` at its
+    default and a configuration needs post-quantum TLS (Debian's OpenSSL 3.0 has none): one
+    library for all, so the comparison is the algorithms', not the libraries'. The note says
+    so (None: ``spec`` unchanged)."""
+    if "stack" in spec.model_fields_set:
+        return spec, None
+    for name in spec.configurations:
+        profile = resolve_configuration(name).tls_profile_with(spec.tls.model_dump())
+        if profile is not None and profile.needs_pq_library:
+            note = (
+                f"stack {OPENSSL_PQ} for every configuration: {name} needs post-quantum TLS, "
+                f"which Debian's OpenSSL 3.0 lacks (--stack openssl,{OPENSSL_PQ} compares the "
+                "two libraries on the classical configurations)"
+            )
+            return spec.model_copy(update={"stack": [OPENSSL_PQ]}), note
+    return spec, None
+
+
 def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = False) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix (``key_log``:
     the runs log their secrets, ``--keylog``)."""
@@ -114,6 +133,8 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
             missing = native.problem(native.build_of(stack, name))
             if missing is not None:
                 raise EnvironmentProblem(missing)
+        if stack == OPENSSL_PQ and pq_openssl.problem() is not None:
+            raise EnvironmentProblem(f"stack {OPENSSL_PQ}: {pq_openssl.problem()}")
     load_profile(spec.device)
     if broker_url is not None:
         url = urlparse(broker_url)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import select
 import signal
@@ -39,8 +40,14 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.security import resolve_configuration
+from iotsecbench.security.key_establishment import provision_signing_keys, signature_suite
 from iotsecbench.security.tls import TlsProfile
-from iotsecbench.security.tls.stacks import NATIVE_STACKS, group_ids, suite_ids
+from iotsecbench.security.tls.stacks import (
+    NATIVE_STACKS,
+    group_ids,
+    stack_environment,
+    suite_ids,
+)
 from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.matrix import Cell, PlannedRun
 from iotsecbench.spec.network import resolve_profile
@@ -94,6 +101,7 @@ class RunPlan:
 
 
 PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
+SIGNING_FILE = "{role}.signing.json"  # a signed key exchange's pinned keys, as PSK_FILE
 TCP_RECEIVER_PORT = 5001  # the tcp receiver's port in its own namespace (nothing else there)
 
 
@@ -158,6 +166,7 @@ class LocalExecutor:
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
         self._psk_run: str | None = None
+        self._signing_run: str | None = None
         self._faults = FaultPlan.from_environment()
 
     def certificates(
@@ -191,7 +200,9 @@ class LocalExecutor:
         finally:
             # The run's pre-shared key is not needed once its agents exited (--keylog keeps
             # the session keys for whoever wants to decrypt the capture).
-            (run_dir / PSK_FILE).unlink(missing_ok=True)
+            signing = (SIGNING_FILE.format(role=role) for role in ("emitter", "receiver"))
+            for secret in (PSK_FILE, *signing):
+                (run_dir / secret).unlink(missing_ok=True)
         return self._outcome(run, context, run_dir, "ok", None, started)
 
     def _outcome(
@@ -331,6 +342,7 @@ class LocalExecutor:
                 tls,
                 certs,
                 settings=context.spec.broker,
+                environment=stack_environment(run.cell.stack),
                 **(network.broker_options(8883 if tls else 1883) if network else {}),
             )
             with network or contextlib.nullcontext(), broker:
@@ -389,6 +401,7 @@ class LocalExecutor:
             tls=tls_files,
             fault=self._faults.for_role(role, run.run_id),
             psk_file=self._psk_file(run, run_dir),
+            signing_file=self._signing_file(role, run, run_dir),
             keylog=str(self._keylog) if self._keylog is not None else None,
             transport=run.cell.transport,
             method=run.cell.method,
@@ -412,6 +425,20 @@ class LocalExecutor:
             self._psk_run = run.run_id
         return str(path)
 
+    def _signing_file(self, role: str, run: PlannedRun, run_dir: Path) -> str | None:
+        """Signed key exchanges: fresh key pairs per run; each role's 0600 file holds its own
+        private key and the peer's public key (security.signatures.provision)."""
+        suite = signature_suite(resolve_configuration(run.cell.configuration).scheme.name)
+        if suite is None:
+            return None
+        if self._signing_run != run.run_id:  # the run's first agent config: new key pairs
+            for other, record in provision_signing_keys(suite.name).items():
+                path = run_dir / SIGNING_FILE.format(role=other)
+                path.unlink(missing_ok=True)
+                write_secret(path, json.dumps(record).encode())
+            self._signing_run = run.run_id
+        return str(run_dir / SIGNING_FILE.format(role=role))
+
     def _agents(self, plan: RunPlan, on_progress: ProgressCallback) -> None:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
         configs = {role: self._agent_config(role, plan) for role in plan.users}
@@ -434,19 +461,27 @@ class LocalExecutor:
                 str(configs[role]),
             ]
 
+        environment = stack_environment(plan.run.cell.stack)
         with Supervised(
-            argv("receiver"), stdout=subprocess.PIPE, stderr_path=run_dir / "receiver.stderr"
+            argv("receiver"),
+            stdout=subprocess.PIPE,
+            stderr_path=run_dir / "receiver.stderr",
+            env=environment,
         ) as receiver:
             self._wait_ready(receiver, run_dir)
             budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
             attacker = (
-                Supervised(argv("attacker"), stderr_path=run_dir / "attacker.stderr")
+                Supervised(
+                    argv("attacker"), stderr_path=run_dir / "attacker.stderr", env=environment
+                )
                 if "attacker" in configs
                 else contextlib.nullcontext()
             )
             with (
                 attacker,
-                Supervised(argv("emitter"), stderr_path=run_dir / "emitter.stderr") as emitter,
+                Supervised(
+                    argv("emitter"), stderr_path=run_dir / "emitter.stderr", env=environment
+                ) as emitter,
             ):
                 started = time.monotonic()
                 watch = SilenceWatch(

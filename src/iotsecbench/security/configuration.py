@@ -2,6 +2,8 @@
 
 This module owns the configuration vocabulary of docs/internals.md: ``plain``, ``tls1.2``,
 ``tls1.3``, a bare scheme name (plain transport) and ``tls1.2+<scheme>``/``tls1.3+<scheme>``.
+The transport may also be a TLS profile's short name (``tls1.3/x25519mlkem768/mldsa44``,
+``security.tls.parse_profile``): what it names beats the experiment's ``[tls]`` settings.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from iotsecbench.security.naming import suggest, unknown_name_error
 from iotsecbench.security.schemes import get_scheme, scheme_names
 from iotsecbench.security.schemes.base import PayloadScheme
 from iotsecbench.security.tls import TlsProfile
+from iotsecbench.security.tls.profile import profile_options
 
 TRANSPORTS = ("plain", "tls1.2", "tls1.3")
 
@@ -34,6 +37,9 @@ class SecurityConfiguration:
     transport: str  # "plain", "tls1.2" or "tls1.3"
     tls_profile: TlsProfile | None  # None for plain transport
     scheme: PayloadScheme  # the payload scheme ("none" when there is none)
+    # TlsProfile fields the name itself sets (a profile short name as transport): [tls]
+    # settings leave them alone
+    named: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -57,8 +63,12 @@ class SecurityConfiguration:
         try:
             return dataclasses.replace(
                 profile,
-                ciphers=ciphers or profile.ciphers,
-                **{name: settings[name] for name in fields if name in settings},
+                ciphers=profile.ciphers if "ciphers" in self.named else ciphers or profile.ciphers,
+                **{
+                    name: settings[name]
+                    for name in fields
+                    if name in settings and name not in self.named
+                },
             )
         except SpecError as error:
             raise SpecError(f"[tls] with configuration {self.name!r}: {error}") from None
@@ -98,6 +108,21 @@ def resolve_configuration(name: str) -> SecurityConfiguration:
     if not isinstance(name, str) or not name:
         raise SpecError("security configuration name must be a non-empty string")
     transport, plus, scheme_name = name.partition("+")
+    if "/" in transport:  # a TLS profile's short name
+        options = profile_options(transport)
+        profile = TlsProfile(**options)
+        scheme_name = scheme_name or "none"
+        if scheme_name not in scheme_names():
+            raise unknown_name_error("scheme", scheme_name, scheme_names())
+        return SecurityConfiguration(
+            name=profile.name + ("" if scheme_name == "none" else f"+{scheme_name}"),
+            transport=f"tls{profile.version}",
+            tls_profile=profile,
+            scheme=get_scheme(scheme_name),
+            named=frozenset(
+                key for key, value in options.items() if key != "ciphers" or value is not None
+            ),
+        )
     if not plus:
         if name in TRANSPORTS:
             transport, scheme_name = name, "none"

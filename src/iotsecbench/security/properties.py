@@ -16,6 +16,7 @@ from importlib import metadata
 AUTHENTICATION_LEVELS: tuple[str, ...] = (
     "none",
     "pre-shared trust",
+    "pinned signature keys",  # both ends sign the key exchange with keys pinned per run
     "server certificate",
     "mutual certificates",
 )
@@ -34,6 +35,8 @@ class SecurityProperties:
     tag_bytes: int  # length of the authentication tag on the wire, 0 when there is none
     nonce_rule: str  # how nonces/IVs are chosen, e.g. "96-bit counter per direction"
     warnings: tuple[str, ...] = ()  # shown wherever the scheme is listed
+    # the keys resist a quantum computer ("harvest now, decrypt later"): ML-KEM in the exchange
+    post_quantum: bool = False
 
     def __post_init__(self) -> None:
         if self.authentication not in AUTHENTICATION_LEVELS:

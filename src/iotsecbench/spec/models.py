@@ -75,7 +75,7 @@ class CellFilter(StrictModel):
     network: str | None = None
     transport: Literal["mqtt", "tcp"] | None = None
     method: Literal["unidirectional", "echo"] | None = None
-    stack: Literal["openssl", "mbedtls", "wolfssl"] | None = None
+    stack: Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl"] | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -111,9 +111,11 @@ class ExperimentSpec(StrictModel):
     method: list[Literal["unidirectional", "echo"]] = Field(
         default_factory=lambda: ["unidirectional"], min_length=1
     )
-    # The client's TLS stack (a factor): `openssl` (the Python agents) or the native agent
-    # on a device stack, `mbedtls` or `wolfssl` (agents/native, docs/native-agents.md).
-    stack: list[Literal["openssl", "mbedtls", "wolfssl"]] = Field(
+    # The client's TLS stack (a factor): `openssl` (the Python agents on Debian's OpenSSL
+    # 3.0), `openssl-3.5` (the same agents and the broker on OpenSSL 3.5.5: post-quantum TLS,
+    # docs/post-quantum.md) or the native agent on a device stack, `mbedtls` or `wolfssl`
+    # (agents/native, docs/native-agents.md).
+    stack: list[Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl"]] = Field(
         default_factory=lambda: ["openssl"], min_length=1
     )
     # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.
@@ -157,7 +159,7 @@ class ExperimentSpec(StrictModel):
     def _rate_the_agents_keep(self) -> ExperimentSpec:
         # The Python agents' schedule holds up to 10 kHz; the native agent's far more.
         fast = [rate for rate in self.rate_hz if rate > PYTHON_MAX_RATE_HZ]
-        if fast and "openssl" in self.stack:
+        if fast and {"openssl", "openssl-3.5"} & set(self.stack):
             raise ValueError(
                 f"message rate {fast[0]:g} Hz is above what the Python agents keep "
                 f"({PYTHON_MAX_RATE_HZ} Hz): use stack mbedtls or wolfssl (the native agent), "

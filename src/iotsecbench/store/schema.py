@@ -264,7 +264,7 @@ NATIVE_COLUMNS = (
         "-",
         "the client's TLS stack: 'openssl' (Python agents) or 'mbedtls'/'wolfssl' (native "
         "agent); NULL for runs made before the stack factor existed (they ran on openssl)",
-        allowed=("openssl", "mbedtls", "wolfssl"),
+        allowed=("openssl", "openssl-3.5", "mbedtls", "wolfssl"),
     ),
     Column("stack_version", "VARCHAR", "-", "version of the client's TLS library"),
     Column(

@@ -6,6 +6,10 @@ establishment combines with any cipher, so the registry is their product, built 
 
     x25519-chacha20-poly1305     psk-aes128-gcm     rsa-oaep-aes256-gcm
     ffdhe2048-aes128-ctr-hmac    dh-sha256-aes128-ctr-hmac (the block-sizes study's derivation)
+    mlkem768-aes128-gcm          x25519mlkem768-mldsa44-chacha20-poly1305 (post-quantum)
+
+A key establishment may carry a signature suite (``<agreement>-<signature>``): the ephemeral
+agreements of ``SIGNABLE`` with each of ``SIGNATURES``, keys pinned per run.
 
 The scheme's security properties are composed from the cipher's part (confidentiality,
 integrity, replay protection, tag, nonce rule) and the key establishment's part
@@ -67,6 +71,16 @@ class KeyEstablishmentInfo:
     authentication: str  # SecurityProperties.authentication
     forward_secrecy: bool
     warnings: tuple[str, ...] = ()
+    post_quantum: bool = False  # the session keys resist a quantum computer (ML-KEM in it)
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    """A signature suite that can authenticate a key establishment (code: security.signatures)."""
+
+    name: str  # the grammar token, e.g. "mldsa44"
+    summary: str
+    post_quantum: bool
 
 
 KEY_ESTABLISHMENTS: dict[str, KeyEstablishmentInfo] = {
@@ -117,8 +131,71 @@ KEY_ESTABLISHMENTS: dict[str, KeyEstablishmentInfo] = {
                 "man in the middle can substitute its own (as the block-sizes study notes)",
             ),
         ),
+        *(
+            KeyEstablishmentInfo(
+                f"mlkem{level}",
+                f"ML-KEM-{level} (FIPS 203) encapsulation to a fresh receiver key + HKDF-SHA256",
+                "pre-shared trust",
+                True,  # the receiver's decapsulation key is generated per session
+                (UNAUTHENTICATED_WARNING,),
+                True,
+            )
+            for level in (512, 768, 1024)
+        ),
+        KeyEstablishmentInfo(
+            "x25519mlkem768",
+            "hybrid X25519 + ML-KEM-768, both secrets into HKDF-SHA256 (the X25519MLKEM768 "
+            "combiner of draft-ietf-tls-ecdhe-mlkem)",
+            "pre-shared trust",
+            True,
+            (UNAUTHENTICATED_WARNING,),
+            True,
+        ),
     )
 }
+
+# The agreements a signature suite can authenticate: the ephemeral ones the `pq` study compares.
+SIGNABLE = ("x25519", "mlkem512", "mlkem768", "mlkem1024", "x25519mlkem768")
+
+SIGNATURES: dict[str, SignatureInfo] = {
+    info.name: info
+    for info in (
+        SignatureInfo("mldsa44", "ML-DSA-44 (FIPS 204)", True),
+        SignatureInfo("mldsa65", "ML-DSA-65 (FIPS 204)", True),
+        SignatureInfo("ed25519", "Ed25519 (RFC 8032)", False),
+        SignatureInfo("ecdsap256", "ECDSA P-256/SHA-256", False),
+    )
+}
+PINNED_WARNING = (
+    "signatures with keys pinned per run: both ends are authenticated, so an active man in "
+    "the middle is refused, but the keys are provisioned by the runner, not certified"
+)
+
+
+def _signed(kx: KeyEstablishmentInfo, signature: SignatureInfo) -> KeyEstablishmentInfo:
+    quantum_note = (
+        ()
+        if signature.post_quantum or not kx.post_quantum
+        else (f"{signature.name} authentication is not post-quantum: a future quantum computer "
+              "could impersonate a peer (but not decrypt recorded sessions)",)
+    )  # fmt: skip
+    return KeyEstablishmentInfo(
+        f"{kx.name}-{signature.name}",
+        f"{kx.summary}, both sides signing the exchange with {signature.summary}",
+        "pinned signature keys",
+        kx.forward_secrecy,
+        (PINNED_WARNING, *quantum_note),
+        kx.post_quantum,
+    )
+
+
+KEY_ESTABLISHMENTS.update(
+    {
+        f"{name}-{signature}": _signed(KEY_ESTABLISHMENTS[name], SIGNATURES[signature])
+        for name in SIGNABLE
+        for signature in SIGNATURES
+    }
+)
 
 # Every cipher, in listing order. scheme_id values are fixed forever (wire format).
 CIPHERS: tuple[type[PayloadScheme], ...] = (
@@ -163,6 +240,7 @@ def compose_properties(cipher: type[PayloadScheme], kx: KeyEstablishmentInfo) ->
         replay_protection=cipher.sequenced and cipher.tag_bytes > 0,
         end_to_end=True,
         forward_secrecy=kx.forward_secrecy,
+        post_quantum=kx.post_quantum,
         tag_bytes=cipher.tag_bytes,
         nonce_rule=cipher.nonce_rule_text(),
         warnings=tuple(cipher.cipher_warnings) + kx.warnings,

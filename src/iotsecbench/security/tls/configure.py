@@ -25,6 +25,9 @@ OPENSSL_GROUP_NAMES = {
     "secp521r1": "P-521",
     "ffdhe2048": "ffdhe2048",
     "ffdhe3072": "ffdhe3072",
+    "X25519MLKEM768": "X25519MLKEM768",
+    "SecP256r1MLKEM768": "SecP256r1MLKEM768",
+    "MLKEM768": "MLKEM768",
 }
 
 

@@ -46,6 +46,7 @@ GROUP_NAMES = {
     0x0104: "ffdhe8192",
     0x11EC: "X25519MLKEM768",
     0x11EB: "SecP256r1MLKEM768",
+    0x0201: "MLKEM768",  # draft-ietf-tls-mlkem
 }
 
 # SHA-256 (first 16 bytes, hex) of well-known DH primes, big-endian: a TLS 1.2
@@ -77,6 +78,9 @@ SIGNATURE_NAMES = {
     0x0809: "rsa_pss_pss_sha256",
     0x080A: "rsa_pss_pss_sha384",
     0x080B: "rsa_pss_pss_sha512",
+    0x0904: "mldsa44",  # draft-ietf-tls-mldsa
+    0x0905: "mldsa65",
+    0x0906: "mldsa87",
 }
 
 # Handshake message types (RFC 8446 §4, RFC 5246 §7.4).
@@ -422,7 +426,7 @@ def _certificate_list(body: bytes) -> list[bytes]:
 def key_type_of_der(der: bytes) -> str:
     """The lab's name of a certificate's key type (``rsa2048``, ``ecdsa-p256``, ``ed25519``…)."""
     from cryptography import x509
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, rsa
 
     key = x509.load_der_x509_certificate(der).public_key()
     if isinstance(key, rsa.RSAPublicKey):
@@ -433,6 +437,8 @@ def key_type_of_der(der: bytes) -> str:
         )
     if isinstance(key, ed25519.Ed25519PublicKey):
         return "ed25519"
+    if isinstance(key, mldsa.MLDSA44PublicKey | mldsa.MLDSA65PublicKey):
+        return "mldsa44" if isinstance(key, mldsa.MLDSA44PublicKey) else "mldsa65"
     return type(key).__name__
 
 

@@ -14,17 +14,25 @@ _GROUP_OPERATIONS = {
     "x25519": ("x25519-keygen", "x25519-derive"),
     "x448": ("x448-keygen", "x448-derive"),
     "X25519MLKEM768": ("x25519-keygen", "x25519-derive", "mlkem768-keygen", "mlkem768-decaps"),
+    "SecP256r1MLKEM768": (
+        "ecdh-p256-keygen",
+        "ecdh-p256-derive",
+        "mlkem768-keygen",
+        "mlkem768-decaps",
+    ),
+    "MLKEM768": ("mlkem768-keygen", "mlkem768-decaps"),
 }
+_SIGNATURE_CERTIFICATES = ("ecdsa-p256", "ed25519", "mldsa44", "mldsa65")
 
 
 def _verify_operation(certificate: str) -> str:
-    if certificate in ("ecdsa-p256", "ed25519"):
+    if certificate in _SIGNATURE_CERTIFICATES:
         return f"{certificate}-verify"
     return f"{certificate}-public"
 
 
 def _sign_operation(certificate: str) -> str:
-    if certificate in ("ecdsa-p256", "ed25519"):
+    if certificate in _SIGNATURE_CERTIFICATES:
         return f"{certificate}-sign"
     return f"{certificate}-private"
 
@@ -34,9 +42,10 @@ def handshake_operations(negotiated: NegotiatedTls, certificate: str) -> list[tu
 
     Assumptions (the lab's PKI, not facts read from the connection):
 
-    * key exchange: ECDHE/DHE on ``negotiated.group`` costs one keygen and one derive (a
-      hybrid ML-KEM group adds an ML-KEM keygen and decapsulation); with no group in
-      TLS 1.2 the suite is static RSA key transport: one RSA public-key encryption;
+    * key exchange: ECDHE/DHE on ``negotiated.group`` costs one keygen and one derive (an
+      ML-KEM group costs an ML-KEM keygen and decapsulation, beside a hybrid's ECDH); with
+      no group in TLS 1.2 the suite is static RSA key transport: one RSA public-key
+      encryption;
     * the server's handshake signature (ServerKeyExchange in 1.2, CertificateVerify in 1.3)
       is one verification with the server's ``certificate`` key type;
     * every certificate below the root (``server_certificates_sent`` − 1: the lab's server

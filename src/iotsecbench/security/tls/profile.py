@@ -11,7 +11,7 @@ from typing import Any
 from iotsecbench.errors import SpecError
 
 TLS_VERSIONS = ("1.2", "1.3")
-CERTIFICATE_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519")
+CERTIFICATE_TYPES = ("rsa2048", "rsa3072", "ecdsa-p256", "ed25519", "mldsa44", "mldsa65")
 # Certificates below the trust anchor: the server's plus 0-2 intermediates. The lab's
 # server sends these and the root (lab/pki.py), chain_length + 1 certificates.
 CHAIN_LENGTHS = (1, 2, 3)
@@ -36,6 +36,10 @@ GROUP_ALIASES = {
     "ffdhe3072": "ffdhe3072",
     "modp2048": "modp2048",
     "modp3072": "modp3072",
+    "x25519mlkem768": "X25519MLKEM768",
+    "secp256r1mlkem768": "SecP256r1MLKEM768",
+    "p256mlkem768": "SecP256r1MLKEM768",
+    "mlkem768": "MLKEM768",
 }
 # Groups a profile may ask for, with their security strength in bits (NIST SP 800-57 Pt 1
 # Table 2; RFC 7919 §A; RFC 3526). modp* exist only as TLS 1.2 DHE parameters.
@@ -49,10 +53,27 @@ GROUP_BITS = {
     "ffdhe3072": 128,
     "modp2048": 112,
     "modp3072": 128,
+    # ML-KEM-768 is NIST security category 3 (FIPS 203 §8); a hybrid is at least as strong
+    # as its stronger half, and OpenSSL's security levels count it at 192 bits
+    "X25519MLKEM768": 192,
+    "SecP256r1MLKEM768": 192,
+    "MLKEM768": 192,
 }
+# The post-quantum parts (TLS 1.3 only; OpenSSL 3.5, the openssl-3.5 stack): groups with
+# ML-KEM (draft-ietf-tls-ecdhe-mlkem, draft-ietf-tls-mlkem) and ML-DSA certificates
+# (draft-ietf-tls-mldsa).
+PQ_GROUPS = ("X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768")
+PQ_CERTIFICATES = ("mldsa44", "mldsa65")
 FFDHE_GROUPS = ("ffdhe2048", "ffdhe3072")
 MODP_GROUPS = ("modp2048", "modp3072")
-CERTIFICATE_BITS = {"rsa2048": 112, "rsa3072": 128, "ecdsa-p256": 128, "ed25519": 128}
+CERTIFICATE_BITS = {
+    "rsa2048": 112,
+    "rsa3072": 128,
+    "ecdsa-p256": 128,
+    "ed25519": 128,
+    "mldsa44": 128,  # FIPS 204 §4: ML-DSA-44 is category 2, ML-DSA-65 category 3
+    "mldsa65": 192,
+}
 # OpenSSL security levels (SSL_CTX_set_security_level(3)): minimum strength in bits; level 3
 # and above also refuse suites without forward secrecy (static RSA key transport).
 SECURITY_LEVEL_BITS = {0: 0, 1: 80, 2: 112, 3: 128, 4: 192, 5: 256}
@@ -74,6 +95,8 @@ _AUTH_OF_CERTIFICATE = {
     "rsa3072": "auth-rsa",
     "ecdsa-p256": "auth-ecdsa",  # TLS 1.2 signs with Ed25519 through the ECDSA suites
     "ed25519": "auth-ecdsa",
+    "mldsa44": "auth-mldsa",  # TLS 1.3 only
+    "mldsa65": "auth-mldsa",
 }
 _EXAMPLE_SUITE = {
     ("auth-rsa", "kx-ecdhe"): "ECDHE-RSA-AES128-GCM-SHA256",
@@ -177,6 +200,16 @@ class TlsProfile:
                 "use ffdhe2048 or ffdhe3072"
             )
 
+    @property
+    def post_quantum(self) -> bool:
+        """The key exchange resists a quantum computer (an ML-KEM group)."""
+        return self.group in PQ_GROUPS
+
+    @property
+    def needs_pq_library(self) -> bool:
+        """A post-quantum group or certificate: OpenSSL 3.5 on both ends (stack openssl-3.5)."""
+        return self.group in PQ_GROUPS or self.certificate in PQ_CERTIFICATES
+
     def _check_strength(self) -> None:
         level = self.security_level
         minimum = SECURITY_LEVEL_BITS[level]
@@ -198,6 +231,9 @@ class TlsProfile:
             )
 
     def _check_tls12(self) -> None:
+        if self.needs_pq_library:
+            part = self.group if self.group in PQ_GROUPS else f"certificate {self.certificate}"
+            raise SpecError(f"{part} is post-quantum and TLS 1.3 only: use tls1.3")
         if self.group in FFDHE_GROUPS:
             raise SpecError(
                 f"TLS 1.2 cannot negotiate {self.group}: mosquitto 2.0.11 uses OpenSSL's "
@@ -286,8 +322,14 @@ class TlsProfile:
 def parse_profile(text: str) -> TlsProfile:
     """A profile from its short name: ``tls1.2|tls1.3`` then, in any order, separated by
     ``/``: a suite (``ECDHE-ECDSA-AES128-GCM-SHA256``, ``TLS_AES_128_GCM_SHA256``; ``+``
-    joins several), a group (``x25519``, ``P-256``, ``ffdhe2048``), a certificate
-    (``rsa2048`` …; default rsa2048), ``chainN``, ``mutual``, ``resume``, ``seclevelN``."""
+    joins several), a group (``x25519``, ``P-256``, ``ffdhe2048``, ``x25519mlkem768``), a
+    certificate (``rsa2048`` …, ``mldsa44``; default rsa2048), ``chainN``, ``mutual``,
+    ``resume``, ``seclevelN``."""
+    return TlsProfile(**profile_options(text))
+
+
+def profile_options(text: str) -> dict[str, Any]:
+    """The ``TlsProfile`` fields a short name sets (``parse_profile``), defaults included."""
     tokens = [t for t in str(text).strip().split("/") if t]
     if not tokens or tokens[0] not in ("tls1.2", "tls1.3"):
         raise SpecError(
@@ -318,4 +360,4 @@ def parse_profile(text: str) -> TlsProfile:
                 f"a certificate ({', '.join(CERTIFICATE_TYPES)}), chainN, mutual, resume or "
                 "seclevelN)"
             )
-    return TlsProfile(**options)
+    return options

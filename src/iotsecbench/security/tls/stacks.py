@@ -1,6 +1,8 @@
 """The TLS stacks a client can run on (the ``stack`` factor): ``openssl`` (the Python agents,
-through Python's ``ssl``) and the device stacks of the native agent (agents/native):
-``mbedtls`` (Debian 12's 2.28, the ESP-IDF default family) and ``wolfssl`` (Debian 12's 5.5).
+through Python's ``ssl``, on Debian 12's OpenSSL 3.0), ``openssl-3.5`` (the same agents and the
+broker on OpenSSL 3.5.5, which has ML-KEM and ML-DSA: ``security.pq_openssl``) and the device
+stacks of the native agent (agents/native): ``mbedtls`` (Debian 12's 2.28, the ESP-IDF default
+family) and ``wolfssl`` (Debian 12's 5.5).
 
 What each device stack cannot do is refused before anything starts, naming the stack's limit
 (docs/native-agents.md); the offer a profile makes is handed to the native agent as IANA
@@ -13,11 +15,14 @@ from __future__ import annotations
 import functools
 import ssl
 
+from iotsecbench.security import pq_openssl
 from iotsecbench.security.tls.observe import GROUP_NAMES
 from iotsecbench.security.tls.profile import MODP_GROUPS, TlsProfile, expand_tls12_ciphers
 
 OPENSSL = "openssl"
-STACKS = (OPENSSL, "mbedtls", "wolfssl")
+OPENSSL_PQ = "openssl-3.5"
+PYTHON_STACKS = (OPENSSL, OPENSSL_PQ)  # the Python agents, on one OpenSSL or the other
+STACKS = (OPENSSL, OPENSSL_PQ, "mbedtls", "wolfssl")
 NATIVE_STACKS = ("mbedtls", "wolfssl")
 
 # What Debian 12's builds speak (their config headers: mbedtls/config.h, wolfssl/options.h).
@@ -48,6 +53,12 @@ NATIVE_CIPHERS = (
     "aes256-cbc-hmac",
     "chacha20-poly1305",
 )
+
+
+def stack_environment(stack: str) -> dict[str, str] | None:
+    """The environment the broker and the Python agents of ``stack`` run in: OpenSSL 3.5's
+    libraries for ``openssl-3.5`` (EnvironmentProblem when not built), else ours (None)."""
+    return pq_openssl.library_environment() if stack == OPENSSL_PQ else None
 
 
 def _native_scheme_problem(stack: str, scheme: str) -> str | None:
@@ -81,7 +92,12 @@ def stack_problem(
     when it can."""
     if stack not in STACKS:
         return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
-    if stack == OPENSSL:
+    if stack == OPENSSL and profile is not None and profile.needs_pq_library:
+        return (
+            f"Debian's OpenSSL 3.0 has no ML-KEM or ML-DSA ({profile.name}): use stack "
+            f"{OPENSSL_PQ} (OpenSSL 3.5.5, built by scripts/setup.sh)"
+        )
+    if stack in PYTHON_STACKS:
         return None
     if transport not in ("mqtt", "tcp"):
         return f"the native {stack} agent speaks mqtt and tcp only (transport {transport})"
@@ -92,6 +108,8 @@ def stack_problem(
         return scheme_limit
     if profile is None:
         return None
+    if profile.needs_pq_library:
+        return f"Debian 12's {stack} has no ML-KEM or ML-DSA: use stack {OPENSSL_PQ}"
     if profile.version not in _VERSIONS[stack]:
         return f"{stack} (Debian 12) speaks TLS {' and '.join(_VERSIONS[stack])} only"
     certificate_limit = _NO_CERTIFICATE.get(stack, {}).get(profile.certificate)

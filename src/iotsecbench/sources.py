@@ -1,0 +1,73 @@
+"""Third-party sources fetched from a package registry at build time, never committed.
+
+An ``Archive`` is one crates.io crate pinned by version and SHA-256 (the registry's own
+checksum); ``unpack`` fetches it once into a cache directory and unpacks it there. Without
+network the first use stops with one line naming the address (exit 3); a wrong checksum is
+corrupt data (exit 4) and nothing is unpacked. Users: the virtual-MCU firmware (mbedTLS and
+wolfSSL, ``vmcu.sources``) and the post-quantum OpenSSL (``security.tls.pq_openssl``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from iotsecbench.errors import DataError, EnvironmentProblem
+
+
+@dataclass(frozen=True)
+class Archive:
+    name: str
+    crate: str
+    crate_version: str
+    sha256: str
+    root: str  # the library's directory inside the crate
+    library: str  # what it is, for provenance
+
+    @property
+    def url(self) -> str:
+        return (
+            f"https://static.crates.io/crates/{self.crate}/{self.crate}-{self.crate_version}.crate"
+        )
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/iotsecbench`` (``~/.cache/iotsecbench``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "iotsecbench"
+
+
+def unpack(archive: Archive, into: Path, purpose: str) -> Path:
+    """The archive's library directory under ``into``, fetched and unpacked now if missing;
+    ``purpose`` completes the offline error ("the … builds need it once")."""
+    unpacked = into / f"{archive.crate}-{archive.crate_version}"
+    if (unpacked / ".complete").exists():
+        return unpacked / archive.root
+    unpacked.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=unpacked.parent) as scratch:
+        crate = Path(scratch) / "source.crate"
+        try:
+            with urllib.request.urlopen(archive.url, timeout=60) as response:
+                crate.write_bytes(response.read())
+        except OSError as error:
+            raise EnvironmentProblem(
+                f"cannot fetch {archive.library} from {archive.url}: {error} "
+                f"({purpose} need it once; then they work offline)"
+            ) from None
+        digest = hashlib.sha256(crate.read_bytes()).hexdigest()
+        if digest != archive.sha256:
+            raise DataError(
+                f"{archive.url} has SHA-256 {digest}, expected {archive.sha256}: not unpacked"
+            )
+        with tarfile.open(crate) as bundle:
+            bundle.extractall(scratch, filter="data")
+        (Path(scratch) / f"{archive.crate}-{archive.crate_version}" / ".complete").touch()
+        shutil.rmtree(unpacked, ignore_errors=True)
+        os.replace(Path(scratch) / f"{archive.crate}-{archive.crate_version}", unpacked)
+    return unpacked / archive.root
