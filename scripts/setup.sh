@@ -17,6 +17,9 @@ packages+=(gcc libc6-dev python3-dev libssl-dev)
 # The native device agent (src/iotsecbench/agents/native): the MQTT client in C on Debian's
 # device TLS stacks, built below; `size` and `objcopy` come with binutils.
 packages+=(binutils libcjson-dev libmbedtls-dev libwolfssl-dev)
+# Post-quantum TLS (stack openssl-3.5) and ML-KEM-512: OpenSSL 3.5.5 built from the crates.io
+# openssl-src crate into ~/.cache/iotsecbench (once, about 5 minutes on two cores).
+packages+=(make perl)
 # The report's browser test drives Debian's Chromium (never a downloaded browser); the
 # virtual-MCU tests (`bench crypto --target`) cross-compile for RV32IMC and Cortex-M4 with
 # picolibc and count instructions under QEMU.
@@ -46,4 +49,6 @@ fi
 .venv/bin/python -m pip install -q -e ".${extras}"
 .venv/bin/python -c "from iotsecbench.security.schemes import evp; evp.AVAILABLE or print('setup: warning:', evp.MISSING_REASON)"
 .venv/bin/python -m iotsecbench.agents.native || echo "setup: warning: --stack mbedtls/wolfssl will be refused"
+.venv/bin/python -m iotsecbench.security.pq_openssl >/dev/null \
+  || echo "setup: warning: post-quantum TLS (--stack openssl-3.5) and ML-KEM-512 will be refused"
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"

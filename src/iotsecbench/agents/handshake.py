@@ -20,7 +20,7 @@ import paho.mqtt.client as mqtt
 
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import process_cpu_ns, thread_cpu_ns
-from iotsecbench.measure.tcpinfo import read_tcp_info
+from iotsecbench.measure.tcpinfo import TcpInfo, read_tcp_info
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class TlsHandshakeMeasurement:
     tcp_segments_out: int | None  # TCP segments sent (pure ACKs included)
     tcp_segments_in: int | None  # TCP segments received
     tcp_retransmissions: int | None  # segments the client retransmitted
+    tcp_mss: int | None = None  # the connection's send MSS after the handshake (TCP_INFO)
 
     @property
     def wall_ns(self) -> int:
@@ -53,8 +54,7 @@ class TlsHandshakeMeasurement:
         return record
 
 
-def _counters(sock: socket.socket) -> tuple[int, int, int, int, int] | None:
-    info = read_tcp_info(sock)
+def _counters(info: TcpInfo | None) -> tuple[int, int, int, int, int] | None:
     if info is None:
         return None
     return (info.bytes_sent, info.bytes_received, info.segs_out, info.segs_in, info.total_retrans)
@@ -72,7 +72,7 @@ def measured_tls_handshake(
     """Wrap ``tcp_sock`` (connected) and complete the handshake, offering ``session``;
     ``mark`` (a trace marker, ``bench handshake --trace``) opens the ``CLIENT_HELLO`` group
     just before it and ``MQTT_CONNECT`` just after."""
-    before = _counters(tcp_sock)  # wrap_socket detaches tcp_sock: read it first
+    before = _counters(read_tcp_info(tcp_sock))  # wrap_socket detaches tcp_sock: read it first
     ssl_sock = context.wrap_socket(
         tcp_sock, server_hostname=server_hostname, do_handshake_on_connect=False, session=session
     )
@@ -86,7 +86,8 @@ def measured_tls_handshake(
     if mark is not None:
         mark("iotsb grp MQTT_CONNECT")
     process_end = process_cpu_ns()
-    after = _counters(ssl_sock)
+    info = read_tcp_info(ssl_sock)
+    after = _counters(info)
     deltas: list[int | None] = (
         [a - b for a, b in zip(after, before, strict=True)]
         if before is not None and after is not None
@@ -98,6 +99,7 @@ def measured_tls_handshake(
         cpu_end - cpu_start,
         process_end - process_start,
         *deltas,
+        tcp_mss=info.snd_mss_bytes if info is not None else None,
     )
 
 

@@ -224,6 +224,15 @@ class AgentSession:
         negotiated = self.tls_observer.negotiated(sock)
         self.negotiated = negotiated
         self.writer.write("negotiated", **negotiated.to_dict())
+        measured = getattr(self.client, "tls_handshake", None)
+        mss = measured.tcp_mss if measured is not None else None
+        self.event(
+            "tls_wire",
+            client_hello_bytes=negotiated.client_hello_record_bytes,
+            mss=mss,
+            client_hello_segments=negotiated.client_hello_segments(mss),
+            round_trips=negotiated.round_trips,
+        )
         profile = TlsProfile(**self.config.expected_tls_profile())
         try:
             verify_negotiated(profile, negotiated, expect_resumed=profile.resumption)

@@ -67,7 +67,8 @@ from iotsecbench.security.tls import (
     parse_profile,
     verify_negotiated,
 )
-from iotsecbench.security.tls.stacks import OPENSSL
+from iotsecbench.security.tls.observe import client_hello_record_bytes, client_hello_segments
+from iotsecbench.security.tls.stacks import OPENSSL, PYTHON_STACKS, stack_environment
 
 FORMAT_VERSION = 1  # version 1: first format (one record per profile, raw samples included)
 CONFIDENCE = 0.95
@@ -189,6 +190,18 @@ class ProfileResult:
             self.statistic(m).relative_half_width < target for m in ("tls_wall_ns", "tls_cpu_ns")
         )
 
+    def _client_hello(self) -> dict[str, Any]:
+        """The ClientHello's size on the wire and the TCP segments it needed (median MSS)."""
+        if not self.samples:
+            return {}
+        mss = statistics.median([s.tls.tcp_mss or 0 for s in self.samples]) or None
+        sent = self.samples[0].negotiated.get("handshake_messages_sent", [])
+        return {
+            "client_hello_bytes": client_hello_record_bytes(sent),
+            "tcp_mss": mss,
+            "client_hello_segments": client_hello_segments(sent, int(mss) if mss else None),
+        }
+
     def summary(self) -> dict[str, Any]:
         """Statistics, the negotiated parameters and the wire counts of the median handshake."""
         first = self.samples[0].negotiated if self.samples else {}
@@ -236,7 +249,7 @@ class ProfileResult:
                     "handshake_bytes_received",
                 )
             },
-            "median_wire": wire,
+            "median_wire": wire | self._client_hello(),
             "retransmissions": sum(s.tls.tcp_retransmissions or 0 for s in self.samples),
         }
 
@@ -576,7 +589,12 @@ def _start_lab(
     # On an emulated network: one broker per profile on the broker host, one port each.
     placement = network.broker_options(8883 + index) if network is not None else {}
     broker = MosquittoBroker.with_tls(
-        work_dir / "brokers" / f"{index:02d}", [user], profile, certs, **placement
+        work_dir / "brokers" / f"{index:02d}",
+        [user],
+        profile,
+        certs,
+        environment=stack_environment(client_stack),
+        **placement,
     )
     stack.enter_context(broker)
     context = client_context(
@@ -588,7 +606,7 @@ def _start_lab(
     observer = HandshakeObserver()
     observer.install(context)
     client = None
-    if client_stack != OPENSSL:
+    if client_stack not in PYTHON_STACKS:  # openssl-3.5: this process runs on it (cli re-exec)
         client = NativeClient(
             client_stack,
             profile,

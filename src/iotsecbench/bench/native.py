@@ -30,8 +30,15 @@ from iotsecbench.agents.native.translate import negotiated
 from iotsecbench.agents.records import read_records_from
 from iotsecbench.errors import EnvironmentProblem, SpecError
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
+from iotsecbench.security import pq_openssl
 from iotsecbench.security.tls import TlsProfile, verify_negotiated
-from iotsecbench.security.tls.stacks import OPENSSL, group_ids, stack_problem, suite_ids
+from iotsecbench.security.tls.stacks import (
+    OPENSSL_PQ,
+    PYTHON_STACKS,
+    group_ids,
+    stack_problem,
+    suite_ids,
+)
 
 CONNECT_TIMEOUT_S = 10.0
 
@@ -154,7 +161,9 @@ def check_stack(stack: str, profiles: Sequence[TlsProfile]) -> None:
         problem = stack_problem(stack, profile)
         if problem is not None:
             raise SpecError(f"{profile.name} on stack {stack}: {problem}")
-    if stack == OPENSSL:
+    if stack == OPENSSL_PQ and pq_openssl.problem() is not None:
+        raise EnvironmentProblem(f"stack {OPENSSL_PQ}: {pq_openssl.problem()}")
+    if stack in PYTHON_STACKS:
         return
     missing = native.problem(native.build_for(stack, tls=True, scheme=False))
     if missing is not None:

@@ -43,6 +43,41 @@ def handshake_preset(name: str) -> dict[str, Any]:
     return tomllib.loads((folder / f"{name}.toml").read_text())
 
 
+def _post_quantum_stack(stack: str, profiles: list[Any]) -> str:
+    """The stack to measure on: openssl-3.5 when a profile needs post-quantum TLS and the
+    stack was left at openssl (every profile then runs on it: one library). The client is
+    this process, so on openssl-3.5 it re-executes itself with OpenSSL 3.5's libraries."""
+    import os
+    import ssl
+    import sys
+
+    from iotsecbench.errors import EnvironmentProblem
+    from iotsecbench.security import pq_openssl
+    from iotsecbench.security.tls.stacks import OPENSSL, OPENSSL_PQ
+
+    if stack == OPENSSL and any(profile.needs_pq_library for profile in profiles):
+        stack = OPENSSL_PQ
+        print(
+            f"note: stack {OPENSSL_PQ} for every profile (post-quantum TLS needs OpenSSL 3.5; "
+            f"--stack {OPENSSL} with classical profiles measures Debian's 3.0)",
+            file=sys.stderr,
+        )
+    if stack != OPENSSL_PQ or ssl.OPENSSL_VERSION_NUMBER >= 0x30500000:
+        return stack
+    if os.environ.get("IOTSECBENCH_PQ_REEXEC"):
+        raise EnvironmentProblem(
+            f"stack {OPENSSL_PQ}: Python's ssl still loads {ssl.OPENSSL_VERSION}"
+        )
+    environment = pq_openssl.library_environment() | {"IOTSECBENCH_PQ_REEXEC": "1"}
+    arguments = [sys.executable, "-m", "iotsecbench", *sys.argv[1:]]
+    if "--stack" not in sys.argv:
+        arguments += ["--stack", OPENSSL_PQ]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, arguments, environment)
+    raise AssertionError("unreachable")
+
+
 def _ms(value: float) -> str:
     return "–" if math.isnan(value) else f"{value / 1e6:.3f}"
 
@@ -185,6 +220,7 @@ def handshake(
     if not names:
         raise SpecError("give --profiles or --preset (e.g. --preset cipher-suites)")
     chosen = resolve_profiles(names)  # every profile checked before any broker starts
+    stack = _post_quantum_stack(stack, chosen)
     target = _percent(target_ci) if target_ci is not None else None
     if reps is not None and reps < 2:
         raise SpecError("--reps must be at least 2 (a confidence interval needs two values)")
@@ -233,7 +269,7 @@ def handshake(
     )
     for heading in (
         "profile", "n", "negotiated", "TLS wall", "TLS CPU (compute)", "TLS wait",
-        "connect→CONNACK", "bytes out/in", "segs out/in", "RTT",
+        "connect→CONNACK", "bytes out/in", "segs out/in", "ClientHello B (MSS)", "RTT",
     ):  # fmt: skip
         table.add_column(heading, no_wrap=heading == "profile")
     for result in bench.results:
@@ -253,6 +289,8 @@ def handshake(
             *cells,
             f"{wire.get('tcp_bytes_sent', 0):.0f}/{wire.get('tcp_bytes_received', 0):.0f}",
             f"{wire.get('tcp_segments_out', 0):.0f}/{wire.get('tcp_segments_in', 0):.0f}",
+            f"{wire.get('client_hello_bytes')} ({wire.get('client_hello_segments')} × "
+            f"{wire.get('tcp_mss')})",
             str(negotiated.get("round_trips")),
         )
     output_console().print(table)

@@ -132,6 +132,26 @@ def check_virtual_mcu() -> Check:
     )
 
 
+def check_post_quantum() -> Check:
+    from iotsecbench.security import pq_openssl
+
+    problem = pq_openssl.problem()
+    if problem is None:
+        return Check(
+            "Post-quantum TLS",
+            True,
+            f"{pq_openssl.library_version()} in {pq_openssl.prefix()}: stack openssl-3.5 "
+            "(ML-KEM groups, ML-DSA certificates) and the mlkem512 key establishment",
+        )
+    return Check(
+        "Post-quantum TLS",
+        False,
+        "OpenSSL 3.5 is not built: stack openssl-3.5 and mlkem512-* are refused (ML-KEM-768/"
+        "1024 and ML-DSA payload schemes work through cryptography)",
+        "python -m iotsecbench.security.pq_openssl (or scripts/setup.sh)",
+    )
+
+
 def check_tls_recorder() -> Check:
     from iotsecbench.security.tls import recorder_problem
 
@@ -267,6 +287,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_lightweight_ciphers(),
         check_virtual_mcu(),
         check_tls_recorder(),
+        check_post_quantum(),
         check_root(),
         check_netns(),
         check_leftover_namespaces(),

@@ -58,6 +58,10 @@ COLUMNS = (
     SummaryColumn("latency_p50_ms", "p50", "ms", "measured", 2),
     SummaryColumn("latency_p95_ms", "p95", "ms", "measured", 2),
     SummaryColumn("latency_p99_ms", "p99", "ms", "measured", 2),
+    SummaryColumn("setup_bytes_out", "set-up out", "B", "measured", 0),
+    SummaryColumn("setup_bytes_in", "set-up in", "B", "measured", 0),
+    SummaryColumn("client_hello_segments", "ClientHello", "MSS", "measured", 0),
+    SummaryColumn("first_message_ms", "to 1st message", "ms", "measured", 2),
     SummaryColumn("seal_us", "seal", "µs", "measured", 1),
     SummaryColumn("open_us", "open", "µs", "measured", 1),
     SummaryColumn("emitter_cpu_us_per_message", "CPU/msg emitter", "µs", "measured", 0),
@@ -115,6 +119,7 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
     for phase in PHASES:
         wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
         values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")
+    values.update(_setup_wire(emitter_handshakes, events[events["agent"] == "emitter"], messages))
     start = events.loc[(events["agent"] == "emitter") & (events["kind"] == "publish_start"), "t_ns"]
     end = events.loc[(events["agent"] == "emitter") & (events["kind"] == "publish_end"), "t_ns"]
     sent = len(messages)
@@ -136,6 +141,38 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
         if len(inside):
             values["wire_bytes_per_message"] = sent_bytes / len(inside)
             values["expansion_bytes"] = values["wire_bytes_per_message"] - run["payload_bytes"]
+    return values
+
+
+def _setup_wire(
+    handshakes: pd.DataFrame, events: pd.DataFrame, messages: pd.DataFrame
+) -> dict[str, float]:
+    """What setting up the emitter's session put on the wire: TLS handshake bytes (TCP_INFO)
+    plus the payload key exchange's messages, each way; how many MSS-sized segments its
+    ClientHello needed; and the time from the first connection phase to the first message
+    published (the session's first application message)."""
+    values = dict.fromkeys(("setup_bytes_out", "setup_bytes_in", "client_hello_segments"), np.nan)
+    first_phase = handshakes.groupby("phase")["t_start_ns"].min()
+    details = {
+        phase: json.loads(text or "{}")
+        for phase, text in handshakes.groupby("phase")["detail_json"].first().items()
+    }
+    tls, exchange = details.get("tls_handshake", {}), details.get("key_exchange", {})
+    outgoing = [tls.get("tcp_bytes_sent"), exchange.get("bytes_out")]
+    incoming = [tls.get("tcp_bytes_received"), exchange.get("bytes_in")]
+    if any(v is not None for v in outgoing):
+        values["setup_bytes_out"] = float(sum(v for v in outgoing if v is not None))
+        values["setup_bytes_in"] = float(sum(v for v in incoming if v is not None))
+    wire = events.loc[events["kind"] == "tls_wire", "detail_json"]
+    segments = json.loads(wire.iloc[0] or "{}").get("client_hello_segments") if len(wire) else None
+    if segments is not None:
+        values["client_hello_segments"] = float(segments)
+    published = messages["t_published_ns"].dropna() if "t_published_ns" in messages else []
+    values["first_message_ms"] = (
+        (float(published.min()) - float(first_phase.min())) / 1e6
+        if len(published) and len(first_phase)
+        else np.nan
+    )
     return values
 
 

@@ -26,6 +26,16 @@ GROUPS = (
         ),
     ),
     (
+        "Session set-up on the wire (measured on this host: TLS handshake bytes from TCP_INFO "
+        "plus the payload key exchange's messages; ClientHello in MSS-sized segments)",
+        (
+            "setup_bytes_out",
+            "setup_bytes_in",
+            "client_hello_segments",
+            "first_message_ms",
+        ),
+    ),
+    (
         "Cost per message (measured on this host)",
         (
             "seal_us",

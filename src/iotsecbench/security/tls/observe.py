@@ -21,6 +21,7 @@ import os
 import ssl
 import threading
 import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -83,6 +84,7 @@ SIGNATURE_NAMES = {
     0x0906: "mldsa87",
 }
 
+RECORD_HEADER_BYTES = 5  # TLS record header: type, version, length (RFC 8446 §5.1)
 # Handshake message types (RFC 8446 §4, RFC 5246 §7.4).
 _SERVER_HELLO = 2
 _CERTIFICATE = 11
@@ -125,6 +127,13 @@ class NegotiatedTls:
         """Handshake message bytes received (post-handshake tickets included if already read)."""
         return sum(size for _, size in self.handshake_messages_received)
 
+    @property
+    def client_hello_record_bytes(self) -> int | None:
+        return client_hello_record_bytes(self.handshake_messages_sent)
+
+    def client_hello_segments(self, mss: int | None) -> int | None:
+        return client_hello_segments(self.handshake_messages_sent, mss)
+
     def to_dict(self) -> dict:
         """Plain-JSON form with message counts and byte totals."""
         record = asdict(self)
@@ -135,6 +144,21 @@ class NegotiatedTls:
         record["handshake_bytes_sent"] = self.handshake_bytes_sent
         record["handshake_bytes_received"] = self.handshake_bytes_received
         return record
+
+
+def client_hello_record_bytes(messages_sent: Iterable[Sequence[Any]]) -> int | None:
+    """The first ClientHello as sent: the message plus its 5-byte record header (RFC 8446
+    §5.1; a ClientHello under 16 KiB is one record). ``messages_sent``: (type, bytes) pairs."""
+    sizes = [size for kind, size in messages_sent if kind == "client_hello"]
+    return sizes[0] + RECORD_HEADER_BYTES if sizes else None
+
+
+def client_hello_segments(messages_sent: Iterable[Sequence[Any]], mss: int | None) -> int | None:
+    """How many TCP segments of ``mss`` bytes the first ClientHello needs (more than one: the
+    server waits for the second before it can answer — what an ML-KEM key share does on a
+    1,500-byte MTU)."""
+    size = client_hello_record_bytes(messages_sent)
+    return -(-size // mss) if size is not None and mss else None
 
 
 class _Transcript:
