@@ -83,6 +83,14 @@ class AgentConfig:
         else:
             os._exit(17)
 
+    def key_exchange_in_transit(self, message: bytes) -> bytes:
+        """Test hook (``fault``): "tamper-kx" flips the last bit of the emitter's key-exchange
+        reply after it is signed, as a man in the middle would, so the receiver's signature
+        check refuses it in a real run."""
+        if self.fault != "tamper-kx":
+            return message
+        return message[:-1] + bytes((message[-1] ^ 1,))
+
     def expected_tls_profile(self) -> dict[str, Any]:
         """The TLS profile the live connection is checked against. Test hook (``fault``):
         "expect-group=NAME" asks for another group than the one configured, so a real

@@ -44,7 +44,7 @@ def establish_keys(session: AgentSession) -> Any:
 
     t_start, hello = expect("kx/receiver")
     cpu_start = thread_cpu_ns()
-    reply = exchange.on_receiver_hello(hello)
+    reply = session.config.key_exchange_in_transit(exchange.on_receiver_hello(hello))
     cpu_ns = thread_cpu_ns() - cpu_start
     assert session.client is not None
     session.client.publish(session.topic("kx/emitter"), reply, qos=1).wait_for_publish(timeout)

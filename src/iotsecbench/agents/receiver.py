@@ -73,8 +73,8 @@ class Receiver:
         cpu_start = thread_cpu_ns()
         try:
             ready, keys = self.exchange.on_emitter_message(bytes(message.payload))
-        except Exception as error:
-            session.event("kx_rejected", error=type(error).__name__)
+        except Exception as error:  # refused, the run goes on (the emitter waits in vain)
+            session.event("kx_rejected", error=f"{type(error).__name__}: {error}")
             return
         self.opener = session.scheme.opener(keys.emitter_to_receiver)
         cpu_ns = thread_cpu_ns() - cpu_start

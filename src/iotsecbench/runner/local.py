@@ -563,4 +563,10 @@ class LocalExecutor:
             )
             message = lines[-1] if lines else "no error message"
         when = " before it was ready" if before_ready else ""
-        return f"{role} failed{when} ({describe_exit(agent.poll())}): {message}"
+        refused = [
+            record.get("detail", {}).get("error", "")
+            for record in read_records(run_dir / "receiver.jsonl")
+            if record.get("type") == "event" and record.get("kind") == "kx_rejected"
+        ]
+        because = f" (the receiver refused the key exchange: {refused[0]})" if refused else ""
+        return f"{role} failed{when} ({describe_exit(agent.poll())}): {message}{because}"

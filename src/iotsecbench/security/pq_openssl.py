@@ -251,10 +251,11 @@ def _mlkem_classes(level: int) -> tuple[type, type]:
             try:
                 pointer = _VOID()
                 params, _buffer = _octets(b"seed", seed) if seed is not None else (None, None)
-                seeded = params is None or library.EVP_PKEY_CTX_set_params(context, params) == 1
                 if (
                     library.EVP_PKEY_keygen_init(context) != 1
-                    or not seeded
+                    or (
+                        params is not None and library.EVP_PKEY_CTX_set_params(context, params) != 1
+                    )
                     or library.EVP_PKEY_generate(context, ctypes.byref(pointer)) != 1
                 ):
                     raise ValueError(f"ML-KEM-{level} key generation failed")

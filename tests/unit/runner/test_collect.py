@@ -100,8 +100,8 @@ def test_unknown_primitives_are_reported_not_silently_free() -> None:
         "emitter": [
             _sample(100_000_000),
             _sample(200_000_000),
-            {"type": "operation", "t_ns": 150_000_000, "primitive": "frodokem640-decaps", "amount": 1},
+            {"type": "operation", "t_ns": 150_000_000, "primitive": "frodo640-decaps", "amount": 1},
         ]
     }
     facts, _ = collect("r1", records, 64, DEVICE)
-    assert facts["unmodelled_primitives"] == ["frodokem640-decaps"]
+    assert facts["unmodelled_primitives"] == ["frodo640-decaps"]

@@ -38,8 +38,9 @@ def test_grammar_is_the_product():
     assert len(ALL) == len(cipher_names()) * len(key_establishment_names())
     unsigned = {"psk", "ecdh-p256", "x25519", "ffdhe2048", "dh-sha256", "rsa-oaep",
                 "mlkem512", "mlkem768", "mlkem1024", "x25519mlkem768"}  # fmt: skip
-    signed = {f"{kx}-{signature}" for kx in ("x25519", "mlkem512", "mlkem768", "mlkem1024",
-              "x25519mlkem768") for signature in ("mldsa44", "mldsa65", "ed25519", "ecdsap256")}  # fmt: skip
+    signable = ("x25519", "mlkem512", "mlkem768", "mlkem1024", "x25519mlkem768")
+    suites = ("mldsa44", "mldsa65", "ed25519", "ecdsap256")
+    signed = {f"{kx}-{suite}" for kx in signable for suite in suites}
     assert set(key_establishment_names()) == unsigned | signed
     for name in ("x25519-chacha20-poly1305", "psk-aes128-gcm", "rsa-oaep-aes256-gcm",
                  "ffdhe2048-aes128-ctr-hmac", "dh-sha256-aes128-ctr-hmac"):  # fmt: skip
