@@ -15,7 +15,7 @@ from pathlib import Path
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
-from iotsecbench.report import figures_iotst, html, html_compare, measured
+from iotsecbench.report import figures_iotst, figures_setup, html, html_compare, measured
 from iotsecbench.report.compare import compare, default_directory, load_experiments
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
@@ -75,7 +75,9 @@ def build_report(
     directory = out or (source if source.is_dir() else source.parent) / default
     directory.mkdir(parents=True, exist_ok=True)
     figures, skipped = build_figures(
-        data, (*BUILDERS, *figures_iotst.BUILDERS, *measured.BUILDERS), exports=figure_formats
+        data,
+        (*BUILDERS, *figures_setup.BUILDERS, *figures_iotst.BUILDERS, *measured.BUILDERS),
+        exports=figure_formats,
     )
     tables = build_tables(data) + measured.tables(data)
     findings = find(data)

@@ -82,6 +82,10 @@ class SecurityConfiguration:
             properties["hop_confidentiality"] = True
             properties["hop_integrity"] = True
             properties["server_authentication"] = True
+            # an ML-KEM group protects the hop against "harvest now, decrypt later"
+            properties["hop_post_quantum"] = bool(
+                self.tls_profile is not None and self.tls_profile.post_quantum
+            )
         return properties
 
 

@@ -50,7 +50,10 @@ class TlsSettings(StrictModel):
     cannot negotiate what they ask for are refused before anything starts (the runner builds
     each configuration's ``security.tls.TlsProfile``)."""
 
-    certificate: Literal["rsa2048", "rsa3072", "ecdsa-p256", "ed25519"] = "rsa2048"  # server key
+    # the server's key type (mldsa*: TLS 1.3 on stack openssl-3.5)
+    certificate: Literal["rsa2048", "rsa3072", "ecdsa-p256", "ed25519", "mldsa44", "mldsa65"] = (
+        "rsa2048"
+    )
     # OpenSSL cipher string (TLS 1.2) or ":"-list of TLS_* suites (TLS 1.3); None: default.
     ciphers: str | None = None
     ciphers_tls13: str | None = None  # TLS 1.3 suites when a spec mixes tls1.2 and tls1.3
