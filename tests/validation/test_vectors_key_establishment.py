@@ -16,15 +16,15 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, x25519
 from cryptography.hazmat.primitives.serialization import load_der_private_key
 
-from iotsecbench.security.key_establishment import (
+from iotsecbench.security.agreements import (
     AGREEMENTS,
     FFDHE2048_P,
     FFDHE2048_Q,
     X25519Agreement,
     _load_peer_public_key,
-    hkdf_sha256,
     validate_ffdh_public,
 )
+from iotsecbench.security.key_establishment import hkdf_sha256
 from iotsecbench.security.schemes import AuthenticationError, MalformedMessageError
 
 VECTORS = Path(__file__).resolve().parents[1] / "data" / "vectors" / "wycheproof"
