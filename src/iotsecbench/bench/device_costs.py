@@ -110,6 +110,9 @@ SOFTWARE_ONLY = (
     "chacha20-poly1305", "xchacha20-poly1305", "xsalsa20-poly1305", "salsa20", "blake2b",
     "ascon128", "ascon-aead128", "speck128", "simon128", "aes-ctr-tablefree",
 )  # fmt: skip
+# Their public-key kin: lattice and Edwards-curve operations (the ESP32's MPI accelerator
+# multiplies big integers; ML-KEM's NTT and ML-DSA's polynomials do not use it).
+SOFTWARE_ONLY_OPERATIONS = ("mlkem512", "mlkem768", "mlkem1024", "mldsa44", "mldsa65", "ed25519")
 
 
 def _count_bulk(target: Target, name: str, how: BulkCount) -> tuple[float, float, str]:
@@ -126,10 +129,14 @@ def _count_bulk(target: Target, name: str, how: BulkCount) -> tuple[float, float
 
 
 def counted_profile(
-    profile: DeviceProfile, target: Target, only: Collection[str] | None = None
+    profile: DeviceProfile,
+    target: Target,
+    only: Collection[str] | None = None,
+    families: Collection[str] = (),
 ) -> DeviceProfile:
     """``profile`` with every countable primitive counted on ``target`` (and the derivable
-    ones derived), its other numbers unchanged; ``only``: just these bulk primitives."""
+    ones derived), its other numbers unchanged; ``only``: just these bulk primitives and the
+    public-key operations of ``families``."""
     clock = profile.cpu_clock_hz
     cpi = load_profile(target.profile).value("cpi")  # the counted core's, not the device's
     command = COMMAND.format(target=target.name, profile=profile.name)
@@ -177,21 +184,10 @@ def counted_profile(
             ),
             per_operation=None,
         )
+    counted_families = list(FAMILIES) if only is None else families
+    primitives.update(_counted_operations(target, counted_families, counted, clock, cpi))
     if only is not None:
         return dataclasses.replace(profile, primitives=MappingProxyType(primitives))
-    for count in count_operations(target, list(FAMILIES)):
-        what = (
-            f"{count.operation}, {count.provenance}, build {count.build_hash}: mean of "
-            f"{count.samples} inputs {count.instructions_mean:,.0f} instructions"
-        )
-        cost = PrimitiveCost(
-            count.operation,
-            "count",
-            None,
-            None,
-            counted(count.instructions_mean * cpi / clock * 1e3, "ms", what),
-        )
-        primitives[count.operation] = cost
     for name, (source, factor, why) in DERIVED_COUNT.items():
         base = primitives[source]
         milliseconds = (
@@ -214,13 +210,47 @@ def counted_profile(
     return dataclasses.replace(profile, primitives=MappingProxyType(primitives))
 
 
+def _counted_operations(
+    target: Target,
+    families: Collection[str],
+    counted: Callable[[float, str, str], Parameter],
+    clock: float,
+    cpi: float,
+) -> dict[str, PrimitiveCost]:
+    """Every public-key operation of ``families`` counted on ``target``: its mean over the
+    seeded inputs (the energy model wants the expected cost) as milliseconds."""
+    costs = {}
+    for count in count_operations(target, list(families)):
+        what = (
+            f"{count.operation}, {count.provenance}, build {count.build_hash}: mean of "
+            f"{count.samples} inputs {count.instructions_mean:,.0f} instructions"
+        )
+        milliseconds = counted(count.instructions_mean * cpi / clock * 1e3, "ms", what)
+        costs[count.operation] = PrimitiveCost(count.operation, "count", None, None, milliseconds)
+    return costs
+
+
 def borrowed_guesses(profile: DeviceProfile, target: Target) -> dict[str, Parameter]:
     """For a device of another instruction set (the ESP32's Xtensa): its *guessed* prices of
-    software-only primitives, replaced by counts on ``target`` — status ``derived``, the source
-    saying which instruction set was counted; measured and datasheet numbers stay."""
-    counted = counted_profile(profile, target, only=SOFTWARE_ONLY)
+    software-only primitives and public-key operations, replaced by counts on ``target`` —
+    status ``derived``, the source saying which instruction set was counted; measured and
+    datasheet numbers stay."""
+    guessed_families = [
+        family
+        for family in SOFTWARE_ONLY_OPERATIONS
+        if any(
+            parameter.status == "guess"
+            for name, cost in profile.primitives.items()
+            if name.startswith(f"{family}-")
+            for parameter in cost.parameters().values()
+        )
+    ]
+    counted = counted_profile(profile, target, only=SOFTWARE_ONLY, families=guessed_families)
     updates = {}
-    for name in SOFTWARE_ONLY:
+    operations = [n for n in counted.primitives if n.split("-")[0] in guessed_families]
+    for name in (*SOFTWARE_ONLY, *operations):
+        if name not in profile.primitives:
+            continue  # an operation the firmware counts that the vocabulary does not price
         old, new = profile.primitives[name].parameters(), counted.primitives[name].parameters()
         for field, parameter in old.items():
             if parameter.status == "guess" and field in new:

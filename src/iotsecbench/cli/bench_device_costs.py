@@ -32,8 +32,9 @@ def device_costs(
             "--replace-guesses",
             help="For a device of another instruction set (esp32-wroom-32, an Xtensa): only "
             "replace its guessed prices of software-only primitives (ChaCha20, Salsa20, "
-            "BLAKE2b, Ascon, SPECK, SIMON, table-free AES) with the counts, as `derived`, "
-            "editing PROFILE's file in place of its tables (comments kept).",
+            "BLAKE2b, Ascon, SPECK, SIMON, table-free AES) and operations (ML-KEM, ML-DSA, "
+            "Ed25519) with the counts, as `derived`, editing PROFILE's file in place of its "
+            "tables (comments kept).",
         ),
     ] = False,
 ) -> None:

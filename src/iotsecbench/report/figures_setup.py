@@ -29,10 +29,14 @@ def session_setup(data: ReportData, palette: Palette) -> ReportFigure | None:
     frame = summary.dropna(subset=["setup_bytes_out"])
     if len(frame) < 2:
         return None
-    facts = runs.groupby("cell_label")[["configuration", "network"]].first()
+    link = frame["configuration"].map(runs.groupby("cell_label")["network"].first())
     frame = frame.assign(
-        family=frame["configuration"].map(facts["configuration"]),
-        link=frame["configuration"].map(facts["network"]),
+        # the cell's label without its link: one row per cell of the other factors
+        family=[
+            " · ".join(part for part in label.split(" · ") if part != network)
+            for label, network in zip(frame["configuration"], link, strict=True)
+        ],
+        link=link,
         setup_ms=sum(frame[f"{p}_ms"].fillna(0.0) for p in PHASES if f"{p}_ms" in frame),
     )
     families = list(dict.fromkeys(frame["family"]))

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iotsecbench.security.properties import SecurityProperties
+from cryptography.hazmat.backends.openssl import backend
+
+from iotsecbench.security import pq_openssl
+from iotsecbench.security.properties import CRYPTOGRAPHY, SecurityProperties
 from iotsecbench.security.schemes import lightweight
 from iotsecbench.security.schemes.aead import (
     Aes256Ccm8,
@@ -247,13 +250,31 @@ def compose_properties(cipher: type[PayloadScheme], kx: KeyEstablishmentInfo) ->
     )
 
 
+def key_establishment_library(kx_name: str) -> str:
+    """Which library runs a key establishment's public-key work (and its HKDF): recorded in
+    each scheme's provenance, so a result says which OpenSSL computed its ML-KEM."""
+    bundled = f"cryptography {CRYPTOGRAPHY.version} ({backend.openssl_version_text()})"
+    if kx_name.split("-")[0] == "mlkem512":
+        return f"{pq_openssl.ARCHIVE.library} via ctypes, HKDF and signatures: {bundled}"
+    return bundled
+
+
 def compose(cipher: type[PayloadScheme], kx_name: str) -> type[PayloadScheme]:
     """The scheme class ``<kx_name>-<cipher>``: the cipher's class with the key establishment."""
     kx = KEY_ESTABLISHMENTS[kx_name]
     name = f"{kx.name}-{cipher.cipher}"
+    detail = "; ".join(
+        part
+        for part in (
+            cipher.provenance.detail,
+            f"key establishment: {key_establishment_library(kx_name)}",
+        )
+        if part
+    )
     attributes = {
         "name": name,
         "key_establishment": kx.name,
+        "provenance": cipher.provenance.with_detail(detail),
         "properties": compose_properties(cipher, kx),
         "__doc__": f"{cipher.__doc__ or cipher.cipher} Keys: {kx.summary}.",
         "__module__": cipher.__module__,
