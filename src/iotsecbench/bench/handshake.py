@@ -82,6 +82,10 @@ class HandshakeMismatch(RuntimeError):
     """A handshake negotiated something other than its profile asks for."""
 
 
+class HandshakeFailed(RuntimeError):
+    """A connection did not complete (a timeout on a slow link, a refused handshake)."""
+
+
 @dataclass(frozen=True)
 class Statistic:
     """Mean, SD, median and the Student-t confidence interval of the mean, in ns."""
@@ -194,12 +198,12 @@ class ProfileResult:
         """The ClientHello's size on the wire and the TCP segments it needed (median MSS)."""
         if not self.samples:
             return {}
-        mss = statistics.median([s.tls.tcp_mss or 0 for s in self.samples]) or None
+        mss = round(statistics.median([s.tls.tcp_mss or 0 for s in self.samples])) or None
         sent = self.samples[0].negotiated.get("handshake_messages_sent", [])
         return {
             "client_hello_bytes": client_hello_record_bytes(sent),
             "tcp_mss": mss,
-            "client_hello_segments": client_hello_segments(sent, int(mss) if mss else None),
+            "client_hello_segments": client_hello_segments(sent, mss),
         }
 
     def summary(self) -> dict[str, Any]:
@@ -309,6 +313,7 @@ class _Lab:
     session: ssl.SSLSession | None = None
     connections: int = 0
     native: NativeClient | None = None  # --stack mbedtls|wolfssl: the native agent connects
+    timeout_s: float = CONNACK_TIMEOUT_S  # per handshake, and again from it to CONNACK
 
 
 def _connect_once(
@@ -322,7 +327,7 @@ def _connect_once(
     profile = lab.profile
     offer = lab.session if profile.resumption else None
     client = TimedClient(
-        handshake_timeout_s=CONNACK_TIMEOUT_S,
+        handshake_timeout_s=lab.timeout_s,
         mark=mark,
         callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
         client_id=f"iotsb-bench-{lab.connections}",
@@ -335,10 +340,16 @@ def _connect_once(
     acknowledged: list[Any] = []
     client.on_connect = lambda c, u, flags, reason, props: acknowledged.append(reason)
     cpu_start = thread_cpu_ns()
-    client.connect(lab.broker.listener.host, lab.broker.listener.port, keepalive=60)
+    try:
+        client.connect(lab.broker.listener.host, lab.broker.listener.port, keepalive=60)
+    except (OSError, ssl.SSLError) as error:  # TimeoutError is an OSError
+        raise HandshakeFailed(
+            f"{profile.name}: the connection did not complete ({error or type(error).__name__}); "
+            f"on a slow link raise --timeout (now {lab.timeout_s:g} s)"
+        ) from None
     t_ready = now_ns()
     cpu_ready = thread_cpu_ns()
-    deadline = t_ready + int(CONNACK_TIMEOUT_S * 1e9)
+    deadline = t_ready + int(lab.timeout_s * 1e9)
     while not acknowledged and now_ns() < deadline:
         client.loop(timeout=1.0)
     t_connack, cpu_end = now_ns(), thread_cpu_ns()
@@ -440,6 +451,7 @@ def run_handshake_benchmark(
     stack: str = OPENSSL,
     on_progress: ProgressCallback | None = None,
     on_profile_done: Callable[[ProfileResult], None] | None = None,
+    timeout_s: float = CONNACK_TIMEOUT_S,
 ) -> HandshakeBenchmark:
     """Measure every profile × placement against the profile's own embedded broker,
     interleaved (module docstring); with ``trace``, every repetition is traced and has an
@@ -471,6 +483,7 @@ def run_handshake_benchmark(
         for index, profile in enumerate(profiles):
             marker = tracer.path / "trace_marker" if tracer is not None else None
             lab = _start_lab(profile, index, work_dir, stack, lab_network, client_stack, marker)
+            lab.timeout_s = timeout_s
             for placement in placements:
                 result = ProfileResult(profile, broker_version=version, placement=placement)
                 if tracer is not None:

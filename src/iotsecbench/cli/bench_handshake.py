@@ -161,6 +161,13 @@ def handshake(
             "wolfssl (the native C agent; docs/native-agents.md)."
         ),
     ] = "openssl",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a handshake, and then the CONNACK, may take (raise it on slow links: "
+            "an ML-DSA chain is ~12 KB, seconds at NB-IoT or LoRa rates)."
+        ),
+    ] = 10.0,
     keep_retransmissions: Annotated[
         bool,
         typer.Option(help="Keep traced repetitions with TCP retransmissions (default: drop)."),
@@ -178,6 +185,7 @@ def handshake(
 
     from iotsecbench.bench.handshake import (
         DEFAULT_REPETITIONS,
+        HandshakeFailed,
         HandshakeMismatch,
         TraceSettings,
         resolve_profiles,
@@ -222,6 +230,8 @@ def handshake(
     chosen = resolve_profiles(names)  # every profile checked before any broker starts
     stack = _post_quantum_stack(stack, chosen)
     target = _percent(target_ci) if target_ci is not None else None
+    if not 0 < timeout <= 3600:
+        raise SpecError(f"--timeout takes seconds between 0 and 3600 (got {timeout:g})")
     if reps is not None and reps < 2:
         raise SpecError("--reps must be at least 2 (a confidence interval needs two values)")
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
@@ -255,9 +265,13 @@ def handshake(
                 network=network,
                 stack=stack,
                 on_progress=on_progress,
+                timeout_s=timeout,
             )
     except HandshakeMismatch as error:
         raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
+    except HandshakeFailed as error:
+        console.print(f"iotsecbench: error: {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     store_results(bench, out)
     if json_file:
         write_atomic(json_file, bench.to_json())
