@@ -6,8 +6,8 @@ from iotsecbench.bench.handshake import (
     ProfileResult,
     Statistic,
     run_handshake_benchmark,
-    store_results,
 )
+from iotsecbench.bench.handshake_store import store_results
 
 __all__ = [
     "HandshakeBenchmark",

@@ -190,8 +190,8 @@ def handshake(
         TraceSettings,
         resolve_profiles,
         run_handshake_benchmark,
-        store_results,
     )
+    from iotsecbench.bench.handshake_store import store_results
     from iotsecbench.files import write_atomic
 
     names: list[str] = []
