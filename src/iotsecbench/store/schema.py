@@ -262,8 +262,9 @@ NATIVE_COLUMNS = (
         "stack",
         "VARCHAR",
         "-",
-        "the client's TLS stack: 'openssl' (Python agents) or 'mbedtls'/'wolfssl' (native "
-        "agent); NULL for runs made before the stack factor existed (they ran on openssl)",
+        "the client's TLS stack: 'openssl' (Python agents on the system's OpenSSL), "
+        "'openssl-3.5' (Python agents and broker on OpenSSL 3.5.5) or 'mbedtls'/'wolfssl' "
+        "(native agent); NULL for runs made before the stack factor existed (openssl)",
         allowed=("openssl", "openssl-3.5", "mbedtls", "wolfssl"),
     ),
     Column("stack_version", "VARCHAR", "-", "version of the client's TLS library"),
@@ -422,7 +423,13 @@ EVENTS = Table(
         _run_id(),
         _agent(),
         Column("t_ns", "BIGINT", MONOTONIC, f"when it happened; {MONOTONIC_NOTE}"),
-        Column("kind", "VARCHAR", "-", "event kind, e.g. 'connected', 'first_message'"),
+        Column(
+            "kind",
+            "VARCHAR",
+            "-",
+            "event kind, e.g. 'connected', 'first_message', 'tls_wire' (the ClientHello's "
+            "size and MSS-sized segments), 'kx_rejected'",
+        ),
         Column("detail_json", "VARCHAR", "JSON", "event details"),
     ),
     order_by=("run_id", "t_ns", "agent"),
