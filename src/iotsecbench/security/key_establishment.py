@@ -237,12 +237,9 @@ class _KeyExchange:
         if self._pinned is None:
             return
         self._operations.append((f"{self._pinned.suite.primitive}-verify", 1))
-        try:
-            self._pinned.verify(signature, signature_label(self._scheme.name, message) + signed,
-                                what)  # fmt: skip
-        except AuthenticationError:
-            self._state = "failed"
-            raise
+        # A refused message leaves the state as it was: a forgery refuses itself, not the
+        # session (the genuine message may still come).
+        self._pinned.verify(signature, signature_label(self._scheme.name, message) + signed, what)
 
     def _signature_bytes(self) -> int:
         return self._suite.signature_bytes if self._suite else 0
