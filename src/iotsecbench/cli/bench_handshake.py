@@ -87,8 +87,9 @@ def handshake(
         str | None,
         typer.Option(
             help="Comma-separated TLS profiles: tls1.2|tls1.3 then /-separated parts in any "
-            "order — a suite, a group (x25519, P-256, P-384, ffdhe2048, modp2048), a "
-            "certificate (rsa2048, rsa3072, ecdsa-p256, ed25519), chainN, mutual, resume, "
+            "order — a suite, a group (x25519, P-256, P-384, ffdhe2048, modp2048, "
+            "x25519mlkem768, mlkem768), a certificate (rsa2048, rsa3072, ecdsa-p256, ed25519, "
+            "mldsa44, mldsa65), chainN, mutual, resume, "
             "seclevelN. E.g. tls1.3/x25519/ecdsa-p256,tls1.2/AES256-GCM-SHA384/rsa2048"
         ),
     ] = None,
@@ -157,7 +158,8 @@ def handshake(
     stack: Annotated[
         str,
         typer.Option(
-            help="The client's TLS stack: openssl (paho on Python's ssl, default), mbedtls or "
+            help="The client's TLS stack: openssl (paho on Python's ssl, default), openssl-3.5 "
+            "(the same on OpenSSL 3.5.5, chosen when a profile is post-quantum), mbedtls or "
             "wolfssl (the native C agent; docs/native-agents.md)."
         ),
     ] = "openssl",

@@ -150,8 +150,10 @@ def run(
     stack: Annotated[
         str | None,
         typer.Option(
-            help="The client's TLS stack(s), comma-separated: openssl (the Python agents, "
-            "default), mbedtls (2.28, TLS 1.2) or wolfssl (5.5, TLS 1.2/1.3) — the native C "
+            help="The client's TLS stack(s), comma-separated: openssl (the Python agents on "
+            "Debian's OpenSSL 3.0, default), openssl-3.5 (agents and broker on OpenSSL 3.5.5: "
+            "post-quantum TLS, docs/post-quantum.md; chosen for every configuration when one "
+            "needs it), mbedtls (2.28, TLS 1.2) or wolfssl (5.5, TLS 1.2/1.3) — the native C "
             "agent on a device stack, with its heap and footprint (docs/native-agents.md).",
         ),
     ] = None,
