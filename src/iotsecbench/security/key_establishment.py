@@ -366,13 +366,9 @@ def exchange_operations(scheme_name: str) -> dict[str, Operations]:
     in memory (psk-* with a throw-away key). For agents that do the exchange elsewhere (the
     native agent) and log only its timing: the protocol fixes the operations."""
     psk = bytes(PSK_MIN_BYTES * 2)
-    receiver, emitter = (
-        ReceiverKeyExchange(scheme_name, psk, pinned["receiver"]),
-        EmitterKeyExchange(scheme_name, psk, pinned["emitter"]),
-    ) if (pinned := in_memory_pinned_keys(scheme_name)) else (
-        ReceiverKeyExchange(scheme_name, psk),
-        EmitterKeyExchange(scheme_name, psk),
-    )  # fmt: skip
+    pinned = in_memory_pinned_keys(scheme_name)
+    receiver = ReceiverKeyExchange(scheme_name, psk, pinned.get("receiver"))
+    emitter = EmitterKeyExchange(scheme_name, psk, pinned.get("emitter"))
     ready, _ = receiver.on_emitter_message(emitter.on_receiver_hello(receiver.hello()))
     emitter.on_ready(ready)
     return {"emitter": emitter.operations(), "receiver": receiver.operations()}
@@ -384,11 +380,11 @@ def signature_suite(scheme_name: str) -> SignatureSuite | None:
     return parse_key_establishment(establishment)[1] if establishment else None
 
 
-def in_memory_pinned_keys(scheme_name: str) -> dict[str, PinnedKeys] | None:
-    """Fresh pinned keys for both roles of a signed scheme (None for an unsigned one): for
+def in_memory_pinned_keys(scheme_name: str) -> dict[str, PinnedKeys]:
+    """Fresh pinned keys for both roles of a signed scheme (empty for an unsigned one): for
     exchanges run in memory (benchmarks, operation counts, tests)."""
     suite = signature_suite(scheme_name)
     if suite is None:
-        return None
+        return {}
     records = provision_signing_keys(suite.name)
     return {role: pinned_keys(record) for role, record in records.items()}
