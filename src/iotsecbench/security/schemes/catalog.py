@@ -250,13 +250,15 @@ def compose_properties(cipher: type[PayloadScheme], kx: KeyEstablishmentInfo) ->
     )
 
 
+# Which library runs a key establishment's public-key work (and its HKDF), recorded in each
+# scheme's provenance so a result says which OpenSSL computed its ML-KEM: read once.
+_BUNDLED = f"cryptography {CRYPTOGRAPHY.version} ({backend.openssl_version_text()})"
+_MLKEM512 = f"{pq_openssl.ARCHIVE.library} via ctypes, HKDF and signatures: {_BUNDLED}"
+
+
 def key_establishment_library(kx_name: str) -> str:
-    """Which library runs a key establishment's public-key work (and its HKDF): recorded in
-    each scheme's provenance, so a result says which OpenSSL computed its ML-KEM."""
-    bundled = f"cryptography {CRYPTOGRAPHY.version} ({backend.openssl_version_text()})"
-    if kx_name.split("-")[0] == "mlkem512":
-        return f"{pq_openssl.ARCHIVE.library} via ctypes, HKDF and signatures: {bundled}"
-    return bundled
+    """The library of a key establishment's public-key operations (and its HKDF)."""
+    return _MLKEM512 if kx_name.split("-")[0] == "mlkem512" else _BUNDLED
 
 
 def compose(cipher: type[PayloadScheme], kx_name: str) -> type[PayloadScheme]:
