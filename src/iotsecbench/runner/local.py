@@ -165,8 +165,7 @@ class LocalExecutor:
         self._certificates: dict[str, CertificateSet] = {}
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
-        self._psk_run: str | None = None
-        self._signing_run: str | None = None
+        self._secrets_run: str | None = None  # the run whose secret files exist
         self._faults = FaultPlan.from_environment()
 
     def certificates(
@@ -400,8 +399,7 @@ class LocalExecutor:
             output=str(run_dir / f"{role}.jsonl"),
             tls=tls_files,
             fault=self._faults.for_role(role, run.run_id),
-            psk_file=self._psk_file(run, run_dir),
-            signing_file=self._signing_file(role, run, run_dir),
+            **self._secret_files(role, run, run_dir),
             keylog=str(self._keylog) if self._keylog is not None else None,
             transport=run.cell.transport,
             method=run.cell.method,
@@ -413,31 +411,27 @@ class LocalExecutor:
         write_secret(path, config.to_json().encode())
         return path
 
-    def _psk_file(self, run: PlannedRun, run_dir: Path) -> str | None:
-        """psk-* schemes: a fresh 256-bit key per run, in a 0600 file both agents read."""
-        scheme = resolve_configuration(run.cell.configuration).scheme
-        if scheme.key_establishment != "psk":
-            return None
-        path = run_dir / PSK_FILE
-        if self._psk_run != run.run_id:  # the run's first agent config: a new key
-            path.unlink(missing_ok=True)
-            write_secret(path, os.urandom(32))
-            self._psk_run = run.run_id
-        return str(path)
-
-    def _signing_file(self, role: str, run: PlannedRun, run_dir: Path) -> str | None:
-        """Signed key exchanges: fresh key pairs per run; each role's 0600 file holds its own
+    def _secret_files(self, role: str, run: PlannedRun, run_dir: Path) -> dict[str, str | None]:
+        """The run's secrets one agent reads (``AgentConfig.psk_file``, ``signing_file``), made
+        fresh at the run's first agent config, each a 0600 file in the run directory: psk-*
+        schemes share a 256-bit key; signed key exchanges get one file per role with its own
         private key and the peer's public key (security.signatures.provision)."""
-        suite = signature_suite(resolve_configuration(run.cell.configuration).scheme.name)
-        if suite is None:
-            return None
-        if self._signing_run != run.run_id:  # the run's first agent config: new key pairs
-            for other, record in provision_signing_keys(suite.name).items():
-                path = run_dir / SIGNING_FILE.format(role=other)
-                path.unlink(missing_ok=True)
-                write_secret(path, json.dumps(record).encode())
-            self._signing_run = run.run_id
-        return str(run_dir / SIGNING_FILE.format(role=role))
+        scheme = resolve_configuration(run.cell.configuration).scheme
+        psk = scheme.key_establishment == "psk"
+        suite = signature_suite(scheme.name)
+        if self._secrets_run != run.run_id:  # the run's first agent config: new secrets
+            secrets: dict[str, bytes] = {PSK_FILE: os.urandom(32)} if psk else {}
+            if suite is not None:
+                for other, record in provision_signing_keys(suite.name).items():
+                    secrets[SIGNING_FILE.format(role=other)] = json.dumps(record).encode()
+            for name, data in secrets.items():
+                (run_dir / name).unlink(missing_ok=True)
+                write_secret(run_dir / name, data)
+            self._secrets_run = run.run_id
+        return {
+            "psk_file": str(run_dir / PSK_FILE) if psk else None,
+            "signing_file": str(run_dir / SIGNING_FILE.format(role=role)) if suite else None,
+        }
 
     def _agents(self, plan: RunPlan, on_progress: ProgressCallback) -> None:
         spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
