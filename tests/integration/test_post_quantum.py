@@ -57,6 +57,7 @@ def test_payload_and_tls_post_quantum_configurations_deliver_every_message(
     wire = query(out, """select detail_json from events where kind = 'tls_wire'
                          and agent = 'emitter'""")  # fmt: skip
     assert json.loads(wire[0][0])["client_hello_segments"] == 1  # loopback's MSS is ~64 KiB
+    assert not list(out.glob("runs/*/*.signing.json"))  # the pinned keys, removed after each run
 
 
 def test_tampering_with_the_signed_exchange_fails_the_run_with_its_reason(

@@ -241,9 +241,10 @@ def run(
         "seed": seed,
     }
     spec = _spec_to_run(spec_file, preset, overrides, out, resume)
+    console = Console(stderr=True)
     spec, stack_note = with_post_quantum_stack(spec)
     if stack_note is not None:
-        Console(stderr=True).print(f"note: {stack_note}", highlight=False)
+        console.print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
     with contextlib.suppress(ValueError):  # only the main thread may set handlers
@@ -257,7 +258,6 @@ def run(
         executor = SimulatedExecutor()
     else:
         executor = LocalExecutor(keylog=keylog)
-    console = Console(stderr=True)
     try:
         outcome = run_experiment(
             spec,

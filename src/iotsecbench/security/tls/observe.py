@@ -461,8 +461,10 @@ def key_type_of_der(der: bytes) -> str:
         )
     if isinstance(key, ed25519.Ed25519PublicKey):
         return "ed25519"
-    if isinstance(key, mldsa.MLDSA44PublicKey | mldsa.MLDSA65PublicKey):
-        return "mldsa44" if isinstance(key, mldsa.MLDSA44PublicKey) else "mldsa65"
+    if isinstance(key, mldsa.MLDSA44PublicKey):
+        return "mldsa44"
+    if isinstance(key, mldsa.MLDSA65PublicKey):
+        return "mldsa65"
     return type(key).__name__
 
 
