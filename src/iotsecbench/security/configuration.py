@@ -112,28 +112,20 @@ def resolve_configuration(name: str) -> SecurityConfiguration:
     if not isinstance(name, str) or not name:
         raise SpecError("security configuration name must be a non-empty string")
     transport, plus, scheme_name = name.partition("+")
-    if "/" in transport:  # a TLS profile's short name
+    profile, named, label = None, frozenset(), transport
+    if "/" in transport:  # a TLS profile's short name: what it sets beats [tls]
         options = profile_options(transport)
         profile = TlsProfile(**options)
-        scheme_name = scheme_name or "none"
-        if scheme_name not in scheme_names():
-            raise unknown_name_error("scheme", scheme_name, scheme_names())
-        return SecurityConfiguration(
-            name=profile.name + ("" if scheme_name == "none" else f"+{scheme_name}"),
-            transport=f"tls{profile.version}",
-            tls_profile=profile,
-            scheme=get_scheme(scheme_name),
-            named=frozenset(
-                key for key, value in options.items() if key != "ciphers" or value is not None
-            ),
-        )
-    if not plus:
+        transport, label, scheme_name = f"tls{profile.version}", profile.name, scheme_name or "none"
+        named = frozenset(k for k, v in options.items() if k != "ciphers" or v is not None)
+    elif not plus:
         if name in TRANSPORTS:
             transport, scheme_name = name, "none"
         elif name in scheme_names():
             transport, scheme_name = "plain", name
         else:
             raise unknown_name_error("security configuration", name, configuration_names())
+        label = transport
     if transport not in TRANSPORTS:
         match = suggest(transport, TRANSPORTS)
         hint = (
@@ -142,13 +134,12 @@ def resolve_configuration(name: str) -> SecurityConfiguration:
         raise SpecError(f"unknown transport {transport!r} in {name!r} ({hint})")
     if scheme_name not in scheme_names():
         match = suggest(scheme_name, scheme_names())
-        hint = (
-            f"did you mean {transport}+{match}?" if match else f"known: {', '.join(scheme_names())}"
-        )
+        hint = f"did you mean {label}+{match}?" if match else f"known: {', '.join(scheme_names())}"
         raise SpecError(f"unknown scheme {scheme_name!r} in {name!r} ({hint})")
     return SecurityConfiguration(
-        name=_canonical_name(transport, scheme_name),
+        name=_canonical_name(label, scheme_name),
         transport=transport,
-        tls_profile=DEFAULT_TLS_PROFILES.get(transport),
+        tls_profile=profile or DEFAULT_TLS_PROFILES.get(transport),
         scheme=get_scheme(scheme_name),
+        named=named,
     )
