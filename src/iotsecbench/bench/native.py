@@ -161,8 +161,8 @@ def check_stack(stack: str, profiles: Sequence[TlsProfile]) -> None:
         problem = stack_problem(stack, profile)
         if problem is not None:
             raise SpecError(f"{profile.name} on stack {stack}: {problem}")
-    if stack == OPENSSL_PQ and pq_openssl.problem() is not None:
-        raise EnvironmentProblem(f"stack {OPENSSL_PQ}: {pq_openssl.problem()}")
+    if stack == OPENSSL_PQ:
+        pq_openssl.require()  # exit 3, naming the build command, before anything starts
     if stack in PYTHON_STACKS:
         return
     missing = native.problem(native.build_for(stack, tls=True, scheme=False))

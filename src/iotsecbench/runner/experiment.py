@@ -133,8 +133,8 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
             missing = native.problem(native.build_of(stack, name))
             if missing is not None:
                 raise EnvironmentProblem(missing)
-        if stack == OPENSSL_PQ and pq_openssl.problem() is not None:
-            raise EnvironmentProblem(f"stack {OPENSSL_PQ}: {pq_openssl.problem()}")
+        if stack == OPENSSL_PQ:
+            pq_openssl.require()  # exit 3, naming the build command, before anything starts
     load_profile(spec.device)
     if broker_url is not None:
         url = urlparse(broker_url)
