@@ -206,6 +206,30 @@ def run(
             "session keys (docs/wire-format.md) to FILE (created 0600). Secrets: keep it safe.",
         ),
     ] = None,
+    executor_name: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local (runs one by one on this machine, default) or dask: blocks of runs "
+            "(every configuration of one repetition) on Dask workers, a local cluster of "
+            "--dask-workers unless --scheduler names one (docs/scale.md).",
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor dask: an existing cluster's scheduler, tcp://HOST:PORT."
+        ),
+    ] = None,
+    dask_workers: Annotated[
+        int,
+        typer.Option(
+            "--dask-workers",
+            help="With --executor dask and no --scheduler: worker processes of the local "
+            "cluster. 1 (default) runs in sequence; more run in parallel on this machine and "
+            "disturb each other's timing (recorded with every run).",
+        ),
+    ] = 1,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
     simulate: Annotated[
         bool,
@@ -222,7 +246,6 @@ def run(
     measured activity (docs/energy-model.md). Then `iotsecbench analyze OUT`.
     """
     from iotsecbench.runner.experiment import run_experiment, with_post_quantum_stack
-    from iotsecbench.runner.local import LocalExecutor
     from iotsecbench.runner.progress import RichProgress
 
     overrides = {
@@ -252,12 +275,7 @@ def run(
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
-    if simulate:
-        from iotsecbench.runner.simulated import SimulatedExecutor
-
-        executor = SimulatedExecutor()
-    else:
-        executor = LocalExecutor(keylog=keylog)
+    executor = _executor(executor_name, scheduler, dask_workers, keylog, simulate, console)
     try:
         outcome = run_experiment(
             spec,
@@ -287,6 +305,39 @@ def run(
         for failure in failed:
             stdout.print(f"[red]failed[/] {failure.run_row['run_id']}: {failure.run_row['error']}")
         raise typer.Exit(1)
+
+
+def _executor(
+    name: str,
+    scheduler: str | None,
+    workers: int,
+    keylog: Path | None,
+    simulate: bool,
+    console: Console,
+) -> Any:
+    """The executor ``--executor`` names, its options checked before anything starts."""
+    if name not in ("local", "dask"):
+        raise SpecError(f"--executor {name!r}: use local or dask")
+    if name == "local":
+        if scheduler is not None or workers != 1:
+            raise SpecError("--scheduler and --dask-workers need --executor dask")
+        if simulate:
+            from iotsecbench.runner.simulated import SimulatedExecutor
+
+            return SimulatedExecutor()
+        from iotsecbench.runner.local import LocalExecutor
+
+        return LocalExecutor(keylog=keylog)
+    if keylog is not None:
+        raise SpecError("--keylog writes a file on this machine: use it with --executor local")
+    if scheduler is not None and workers != 1:
+        raise SpecError("--dask-workers starts a local cluster: drop it with --scheduler")
+    from iotsecbench.runner.cluster import ClusterOptions, DaskSweep
+
+    options = ClusterOptions(scheduler=scheduler, workers=workers, simulate=simulate)
+    sweep = DaskSweep(options)
+    console.print(f"note: {options.note}", highlight=False)
+    return sweep
 
 
 def _summarise_and_report(

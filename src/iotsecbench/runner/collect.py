@@ -316,6 +316,86 @@ _NATIVE_COUNTERS = (
 )
 
 
+# Run facts of a fleet that add up over its devices, and those whose fleet value is the
+# largest device's; every other fact describes device 0, the fleet's representative device
+# (its per-device rows hold them all).
+_SUMMED = (
+    "messages_sent",
+    "messages_received",
+    "messages_delivered",
+    "messages_lost",
+    "duplicates",
+    "auth_failures",
+    "malformed",
+    "replays_rejected",
+)
+_LARGEST = ("peak_rss_emitter_bytes", "peak_rss_receiver_bytes")
+# The emitter's connection phases before it can publish: its session set-up.
+SETUP_PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect")
+
+
+def _percentile_ms(values_ns: list[int], q: float) -> float | None:
+    return float(np.percentile(np.asarray(values_ns, dtype=float), q)) / 1e6 if values_ns else None
+
+
+def collect_fleet(
+    run_id: str,
+    fleet: list[dict[str, list[dict[str, Any]]]],
+    payload_bytes: int,
+    device: DeviceProfile | None,
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """``collect`` for every device of a run (one without a fleet), its rows tagged with
+    ``device_index``, plus the fleet's figures: devices connected per second, session set-up
+    and message latency percentiles across the fleet."""
+    facts: dict[str, Any] = {}
+    tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    setups: list[tuple[int, int]] = []  # per device: set-up wall time, completion time
+    for index, records in enumerate(fleet):
+        device_facts, device_tables = collect(run_id, records, payload_bytes, device)
+        for name, rows in device_tables.items():
+            for row in rows:
+                row["device_index"] = index
+            tables[name] += rows
+        if index == 0:
+            facts = device_facts
+        else:
+            for name in _SUMMED:
+                if device_facts.get(name) is not None:
+                    facts[name] = (facts.get(name) or 0) + device_facts[name]
+            for name in _LARGEST:
+                facts[name] = max((v for v in (facts[name], device_facts[name]) if v), default=None)
+            starts = [v for v in (facts["t0_ns"], device_facts["t0_ns"]) if v is not None]
+            facts["t0_ns"] = min(starts) if starts else None
+            facts["unmodelled_primitives"] = sorted(
+                {*facts["unmodelled_primitives"], *device_facts["unmodelled_primitives"]}
+            )
+        phases = [
+            h
+            for h in device_tables["handshakes"]
+            if h["agent"] == "emitter" and h["phase"] in SETUP_PHASES
+        ]
+        if any(h["phase"] == "mqtt_connect" for h in phases):
+            start = min(h["t_start_ns"] for h in phases)
+            end = max(h["t_end_ns"] for h in phases)
+            setups.append((end - start, end))
+    latencies = [
+        m["t_delivered_ns"] - m["t_created_ns"]
+        for m in tables["messages"]
+        if m["status"] == "delivered" and m.get("t_created_ns") is not None
+    ]
+    completions = sorted(end for _, end in setups)
+    span_s = (completions[-1] - completions[0]) / 1e9 if len(completions) > 1 else 0.0
+    facts.update(
+        fleet_size=len(fleet),
+        connect_rate_hz=(len(completions) - 1) / span_s if span_s > 0 else None,
+        setup_p50_ms=_percentile_ms([wall for wall, _ in setups], 50),
+        setup_p99_ms=_percentile_ms([wall for wall, _ in setups], 99),
+        latency_p50_ms=_percentile_ms(latencies, 50),
+        latency_p99_ms=_percentile_ms(latencies, 99),
+    )
+    return facts, dict(tables)
+
+
 def _stack_facts(emitter: dict[str, list[dict[str, Any]]], counts: dict[str, int]) -> dict:
     """The emitter's TLS library (from its agent_start event: the OpenSSL a Python agent
     loaded, the native agent's stack), its native counters and the rate it achieved."""
@@ -343,23 +423,28 @@ def utc_now() -> str:
 def build_outcome(
     run: PlannedRun,
     context: ExperimentContext,
-    records: dict[str, list[dict[str, Any]]],
+    records: dict[str, list[dict[str, Any]]] | list[dict[str, list[dict[str, Any]]]],
     *,
     status: str,
     error: str | None,
     started_utc: str,
     details: dict[str, Any] | None = None,
     host_counters: list[Any] | None = None,
+    broker: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """The run's ``runs`` row and table rows, from its agents' records.
+    """The run's ``runs`` row and table rows, from its agents' records (one role → records
+    mapping per fleet device; a bare mapping for one device).
 
     ``host_counters`` are the ``lab.network.CounterRow``s of an emulated network (None on
     loopback); their TCP retransmissions are summed into ``tcp_retransmissions``.
+    ``broker``: the embedded broker's figures and samples (runner/broker_watch.py).
     """
-    facts, tables = collect(run.run_id, records, run.cell.payload_bytes, context.device)
+    fleet = [records] if isinstance(records, dict) else records
+    facts, tables = collect_fleet(run.run_id, fleet, run.cell.payload_bytes, context.device)
+    tables.setdefault("host_counters", [])
     retransmissions = None
     if host_counters is not None:
-        tables["host_counters"] = [
+        tables["host_counters"] += [
             {"run_id": run.run_id, **dataclasses.asdict(counter)} for counter in host_counters
         ]
         retransmissions = sum(
@@ -385,6 +470,8 @@ def build_outcome(
         "tcp_retransmissions": retransmissions,
         "duration_s": context.spec.duration_s,
         "device": context.device.name,
+        "worker": "local",  # runner/cluster.py names its worker instead
+        "parallel_runs": 1,
         "repetition": run.repetition,
         "run_order": run.run_order,
         "status": status,
@@ -404,4 +491,10 @@ def build_outcome(
         ),
         **facts,
     }
+    if broker is not None:
+        row.update(broker["figures"])
+        tables["samples"] += [{"run_id": run.run_id, **sample} for sample in broker["samples"]]
+        tables["host_counters"] += [
+            {"run_id": run.run_id, **counter} for counter in broker["counters"]
+        ]
     return RunOutcome(row, tables)

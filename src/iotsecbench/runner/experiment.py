@@ -26,6 +26,7 @@ from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.runner.interrupts import SignalGuard
 from iotsecbench.runner.outcome import (
+    BlockRunner,
     Executor,
     ExperimentContext,
     RunInterrupted,
@@ -166,7 +167,7 @@ def _set_aside_previous(results_dir: Path) -> Path | None:
 def run_experiment(
     spec: ExperimentSpec,
     results_dir: Path,
-    executor: Executor,
+    executor: Executor | BlockRunner,
     *,
     resume: bool = False,
     force_new: bool = False,
@@ -177,7 +178,8 @@ def run_experiment(
     key_log: bool = False,
 ) -> ExperimentOutcome:
     """Plan, execute and store every run of ``spec`` into ``results_dir`` (``key_log``: the
-    executor writes ``--keylog``, which some stacks cannot)."""
+    executor writes ``--keylog``, which some stacks cannot). ``executor`` runs one run at a
+    time here, or (a ``BlockRunner``) streams runs measured elsewhere back for storing."""
     observer = observer or RunObserver()
     validate(spec, broker_url, key_log=key_log)
     planned = plan_runs(spec)
@@ -230,11 +232,49 @@ def run_experiment(
             result.skipped = len(planned) - len(todo)
             _safely(lambda: observer.experiment_started(todo, result.skipped, spec))
             try:
-                for run in todo:
-                    _execute_and_store(run, context, executor, store, guard, observer, result)
+                if hasattr(executor, "stream"):
+                    _stream_and_store(todo, context, executor, store, guard, observer, result)
+                else:
+                    for run in todo:
+                        _execute_and_store(run, context, executor, store, guard, observer, result)
             finally:
                 _safely(observer.experiment_finished)
     return result
+
+
+def _resume_hint(result: ExperimentOutcome) -> str:
+    return (
+        f"{len(result.outcomes)} runs completed and stored in {result.results_dir} (continue "
+        f"with `iotsecbench run --resume --out {result.results_dir}`)"
+    )
+
+
+def _stream_and_store(
+    runs: list[PlannedRun],
+    context: ExperimentContext,
+    runner: BlockRunner,
+    store: ResultsStore,
+    guard: SignalGuard,
+    observer: RunObserver,
+    result: ExperimentOutcome,
+) -> None:
+    """Runs measured elsewhere: waited for with signals live, each stored with signals held
+    back as soon as it arrives."""
+    stream = runner.stream(runs, context)
+    while True:
+        try:
+            with guard.interruptible():
+                arrived = next(stream, None)
+        except KeyboardInterrupt:
+            stream.close()  # stops the cluster it started; the workers' runs die with it
+            raise Interrupted(f"interrupted; {_resume_hint(result)}") from None
+        if arrived is None:
+            return
+        run, outcome = arrived
+        _safely(lambda: observer.run_started(run))  # noqa: B023 (called at once)
+        store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
+        result.outcomes.append(outcome)
+        _safely(lambda: observer.run_finished(run, outcome))  # noqa: B023
 
 
 def _execute_and_store(
@@ -247,11 +287,7 @@ def _execute_and_store(
     result: ExperimentOutcome,
 ) -> None:
     """One run: measured with signals live, stored with signals held back."""
-    stored = len(result.outcomes)
-    resume_hint = (
-        f"{stored} runs completed and stored in {context.results_dir} (continue with "
-        f"`iotsecbench run --resume --out {context.results_dir}`)"
-    )
+    resume_hint = _resume_hint(result)
     _safely(lambda: observer.run_started(run))
     try:
         with guard.interruptible():

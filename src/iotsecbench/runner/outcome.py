@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,3 +58,13 @@ class Executor(Protocol):
     def execute(
         self, run: PlannedRun, context: ExperimentContext, on_progress: ProgressCallback
     ) -> RunOutcome: ...
+
+
+class BlockRunner(Protocol):
+    """Runs many planned runs elsewhere (runner/cluster.py) and yields each outcome as it
+    comes back, its files already in its run directory; a run it could not measure comes
+    back as a ``failed`` outcome."""
+
+    def stream(
+        self, runs: list[PlannedRun], context: ExperimentContext
+    ) -> Iterator[tuple[PlannedRun, RunOutcome]]: ...

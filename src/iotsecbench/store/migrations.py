@@ -94,19 +94,42 @@ def migrate_to_6(connection: duckdb.DuckDBPyConnection) -> None:
         connection.execute(f"ALTER TABLE runs ADD COLUMN {column.name} {column.sql_type}")
 
 
+def migrate_to_7(connection: duckdb.DuckDBPyConnection) -> None:
+    """Scale: the fleet's figures and where each run ran on runs; device_index on the per-agent
+    tables (NULL for every earlier run: one device, on this machine)."""
+    for name, sql_type in (
+        ("fleet_size", "BIGINT"),
+        ("connect_rate_hz", "DOUBLE"),
+        ("setup_p50_ms", "DOUBLE"),
+        ("setup_p99_ms", "DOUBLE"),
+        ("latency_p50_ms", "DOUBLE"),
+        ("latency_p99_ms", "DOUBLE"),
+        ("broker_cpu_mean_percent", "DOUBLE"),
+        ("broker_cpu_peak_percent", "DOUBLE"),
+        ("broker_rss_peak_bytes", "BIGINT"),
+        ("worker", "VARCHAR"),
+        ("worker_host_json", "VARCHAR"),
+        ("parallel_runs", "BIGINT"),
+    ):
+        connection.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql_type}")
+    for table in ("events", "messages", "samples", "handshakes", "operations"):
+        connection.execute(f"ALTER TABLE {table} ADD COLUMN device_index INTEGER")
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: migrate_to_2,
     3: migrate_to_3,
     4: migrate_to_4,
     5: migrate_to_5,
     6: migrate_to_6,
+    7: migrate_to_7,
 }
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
 # (Version 3 set values in its new runs columns; version 5 only added tables; version 6
-# only nullable runs columns.)
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5})
+# only nullable runs columns; version 7 nullable columns.)
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5, 6})
 
 
 def check_readable(version: int, where: str) -> None:

@@ -27,6 +27,11 @@ version 6: native device agents — runs.stack (the client's TLS stack; NULL for
            before the factor, which all ran on openssl), runs.stack_version, the emitter's TLS
            heap (handshake peak, steady state, peak while publishing), its program's static
            footprint (text, data, bss) and runs.achieved_rate_hz.
+version 7: scale — runs.fleet_size and the fleet's figures (connect rate, session set-up and
+           message latency percentiles, the broker's CPU and memory), where the run ran
+           (runs.worker, runs.worker_host_json, runs.parallel_runs); device_index in events,
+           messages, samples, handshakes and operations (which fleet device measured it);
+           agent 'broker' in samples (the embedded broker's /proc, 10 Hz).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # SQL types this schema uses and their Arrow equivalents (for fast bulk inserts and Parquet).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -127,7 +132,23 @@ def _run_id() -> Column:
 
 
 def _agent() -> Column:
-    return Column("agent", "VARCHAR", "-", "process that measured it: 'emitter' or 'receiver'")
+    return Column(
+        "agent",
+        "VARCHAR",
+        "-",
+        "process that measured it: 'emitter' or 'receiver' ('broker': the embedded broker's "
+        "samples; 'attacker': the test suite's forger's events)",
+    )
+
+
+def _device_index() -> Column:
+    return Column(
+        "device_index",
+        "INTEGER",
+        "-",
+        "which device of the run's fleet measured it, 0 … runs.fleet_size - 1 (0 without a "
+        "fleet; NULL in runs stored before schema version 7, which had one device)",
+    )
 
 
 MONOTONIC = "ns (monotonic)"
@@ -317,6 +338,77 @@ NATIVE_COLUMNS = (
     ),
 )
 
+# Version 7 columns of `runs` (migrations.migrate_to_7 adds them, in this order).
+SCALE_COLUMNS = (
+    Column(
+        "fleet_size",
+        "BIGINT",
+        "devices",
+        "emitting devices in the run, each with its own connection, credentials and keys "
+        "(`devices`; 1 without a fleet, NULL for runs stored before schema version 7)",
+    ),
+    Column(
+        "connect_rate_hz",
+        "DOUBLE",
+        "devices/s",
+        "fleet: devices that completed their session set-up per second, (devices - 1) / "
+        "(last - first completion); NULL for one device",
+    ),
+    Column(
+        "setup_p50_ms",
+        "DOUBLE",
+        "ms",
+        "session set-up per device (TCP connect to MQTT CONNACK, TLS included), median across "
+        "the fleet's emitters",
+    ),
+    Column("setup_p99_ms", "DOUBLE", "ms", "session set-up per device, 99th percentile"),
+    Column(
+        "latency_p50_ms",
+        "DOUBLE",
+        "ms",
+        "message latency (created to delivered), median over every delivered message of "
+        "every device",
+    ),
+    Column("latency_p99_ms", "DOUBLE", "ms", "message latency, 99th percentile"),
+    Column(
+        "broker_cpu_mean_percent",
+        "DOUBLE",
+        "% of one CPU",
+        "the embedded broker's CPU use from its first to its last sample (/proc at 10 Hz); "
+        "NULL with an external broker",
+    ),
+    Column(
+        "broker_cpu_peak_percent",
+        "DOUBLE",
+        "% of one CPU",
+        "the embedded broker's CPU use in its busiest 100 ms window",
+    ),
+    Column(
+        "broker_rss_peak_bytes", "BIGINT", "bytes", "the embedded broker's peak resident memory"
+    ),
+    Column(
+        "worker",
+        "VARCHAR",
+        "-",
+        "where the run ran: 'local' (the machine of `run`) or a Dask worker's address "
+        "(`--executor dask`); the analysis can block on it",
+    ),
+    Column(
+        "worker_host_json",
+        "VARCHAR",
+        "JSON",
+        "the worker machine's facts (CPU, kernel, load); NULL for 'local' (see "
+        "experiments.host_json)",
+    ),
+    Column(
+        "parallel_runs",
+        "BIGINT",
+        "runs",
+        "runs the worker's machine could execute at the same time (1: in sequence, the "
+        "default; more only with --dask-workers-per-machine)",
+    ),
+)
+
 RUNS = Table(
     name="runs",
     description="One row per run (one cell × one repetition), written when the run ends.",
@@ -410,6 +502,8 @@ RUNS = Table(
         *BLOCK_COLUMNS,
         # Version 6: the client's TLS stack, its heap and footprint, the achieved rate.
         *NATIVE_COLUMNS,
+        # Version 7: fleets and where each run ran.
+        *SCALE_COLUMNS,
     ),
     primary_key="run_id",
     order_by=("run_order", "run_id"),
@@ -431,6 +525,7 @@ EVENTS = Table(
             "size and MSS-sized segments), 'kx_rejected'",
         ),
         Column("detail_json", "VARCHAR", "JSON", "event details"),
+        _device_index(),
     ),
     order_by=("run_id", "t_ns", "agent"),
 )
@@ -464,6 +559,7 @@ MESSAGES = Table(
             allowed=("delivered", "lost", "rejected", "forged"),
         ),
         Column("duplicates", "INTEGER", "messages", "extra copies of this seq received"),
+        _device_index(),
     ),
     order_by=("run_id", "seq"),
 )
@@ -497,6 +593,7 @@ SAMPLES = Table(
         ),
         Column("tx_fraction", "DOUBLE", "fraction", "modelled share of the window transmitting"),
         Column("rx_fraction", "DOUBLE", "fraction", "modelled share of the window receiving"),
+        _device_index(),
     ),
     order_by=("run_id", "agent", "t_ns"),
 )
@@ -519,6 +616,7 @@ HANDSHAKES = Table(
         Column("wall_ns", "BIGINT", "ns", "elapsed wall time of the phase"),
         Column("cpu_ns", "BIGINT", "ns (thread CPU)", "CPU time the agent spent in the phase"),
         Column("detail_json", "VARCHAR", "JSON", "phase details, e.g. negotiated parameters"),
+        _device_index(),
     ),
     order_by=("run_id", "agent", "t_start_ns"),
 )
@@ -537,6 +635,7 @@ OPERATIONS = Table(
             "bytes or count",
             "bytes for bulk primitives, operation count for the others (docs/internals.md)",
         ),
+        _device_index(),
     ),
     order_by=("run_id", "agent", "t_ns"),
 )

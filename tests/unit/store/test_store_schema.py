@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 6
+    assert schema.SCHEMA_VERSION == 7
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,8 +119,17 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_scale_columns(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 7 added, gone again: the database as version 6 made it."""
+    for column in schema.SCALE_COLUMNS:
+        connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
+    for table in ("events", "messages", "samples", "handshakes", "operations"):
+        connection.execute(f"ALTER TABLE {table} DROP COLUMN device_index")
+
+
 def drop_native_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """What version 6 added, gone again: the database as version 5 made it."""
+    """What versions 6 and 7 added, gone again: the database as version 5 made it."""
+    drop_scale_columns(connection)
     for column in schema.NATIVE_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
 
@@ -130,6 +139,22 @@ def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
     drop_native_columns(connection)
     for name in ("meter_traces", "meter_samples", "meter_phases"):
         connection.execute(f"DROP TABLE {name}")
+
+
+def test_version_6_database_gains_the_scale_columns(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir) as store:
+        store.connection.execute(
+            "INSERT INTO runs (run_id, experiment_id, status) VALUES ('r1', 'e', 'ok')"
+        )
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    drop_scale_columns(connection)
+    connection.close()
+    set_meta_version(results_dir, 6)
+    frame = read.runs_frame(results_dir)
+    assert runs_columns(results_dir) == schema.RUNS.column_names
+    # Runs from before fleets and workers: one device, on this machine (NULL, not invented).
+    assert frame["fleet_size"].isna().all() and frame["worker"].isna().all()
+    assert list(read.table(results_dir, "messages").columns) == schema.MESSAGES.column_names
 
 
 def test_version_5_database_gains_the_stack_columns(results_dir: Path) -> None:

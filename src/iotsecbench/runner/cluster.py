@@ -1,0 +1,278 @@
+"""Sweeps on a Dask cluster (``run --executor dask``): the experiment's runs go to workers in
+*blocks*, every configuration of one repetition in its recorded interleaved order, so that
+one machine measures every configuration of a block and a faster machine cannot pass for a
+faster configuration (docs/scale.md).
+
+Each finished run comes back at once, through a queue on the scheduler, with its run
+directory's files; the caller stores it in the one results store, in its own transaction,
+as the local executor's runs are. A worker that dies fails the rest of its block: those runs
+are stored as failed and ``run --resume`` measures them again. Blocks are not retried on
+another worker: a half-measured block on two machines would mix their speeds.
+
+On one machine parallel runs disturb each other's timing, so a LocalCluster has one worker
+by default and runs in sequence; more workers (``--dask-workers``) are recorded with every
+run (``runs.parallel_runs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iotsecbench.errors import EnvironmentProblem, SpecError
+from iotsecbench.files import private_directory
+from iotsecbench.lab.network import remove_recorded_namespaces
+from iotsecbench.lab.processes import recording_pids, stop_leftovers
+from iotsecbench.measure.host import host_facts
+from iotsecbench.runner.collect import build_outcome, utc_now
+from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
+from iotsecbench.spec.matrix import PlannedRun
+
+INSTALL_HINT = "pip install 'iotsecbench[cluster]' (dask.distributed), or scripts/setup.sh --dev"
+QUEUE_POLL_S = 0.5
+# Test hook (tests/integration/test_cluster.py): IOTSB_TEST_FAULT="worker:die-after@<run id
+# part>" makes the worker process exit right after it has sent that run back.
+FAULT_VARIABLE = "IOTSB_TEST_FAULT"
+
+
+def dask_problem() -> str | None:
+    """Why ``--executor dask`` cannot work here (None: it can)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return f"--executor dask needs dask.distributed: {INSTALL_HINT}"
+    return None
+
+
+def blocks(runs: list[PlannedRun]) -> list[list[PlannedRun]]:
+    """The runs grouped into blocks: one per repetition, each in its run order (plan_runs'
+    seeded permutation), the blocks in the order of their first run."""
+    grouped: dict[int, list[PlannedRun]] = {}
+    for run in sorted(runs, key=lambda r: r.run_order):
+        grouped.setdefault(run.repetition, []).append(run)
+    return list(grouped.values())
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where the blocks run: an existing scheduler, or a LocalCluster of ``workers`` worker
+    processes (one thread each) on this machine."""
+
+    scheduler: str | None = None  # tcp://HOST:PORT
+    workers: int = 1
+    simulate: bool = False  # the workers fabricate runs (runner/simulated.py): tests only
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise SpecError(f"--dask-workers {self.workers}: give 1 or more")
+        if self.scheduler is not None and not self.scheduler.startswith(("tcp://", "tls://")):
+            raise SpecError(f"--scheduler {self.scheduler!r}: use tcp://HOST:PORT")
+
+    @property
+    def note(self) -> str:
+        """One line for the user: where the runs go and how isolated they are."""
+        if self.scheduler is not None:
+            return f"blocks of runs go to the workers of {self.scheduler}, one block per worker"
+        if self.workers == 1:
+            return (
+                "a local Dask cluster with one worker: runs in sequence, as the local executor "
+                "(parallel runs on one machine disturb each other's timing)"
+            )
+        return (
+            f"a local Dask cluster with {self.workers} workers: {self.workers} runs at a time on "
+            "this machine disturb each other's timing (recorded as runs.parallel_runs)"
+        )
+
+
+class DaskSweep:
+    """Runs blocks on a Dask cluster and yields each run's outcome as it comes back."""
+
+    def __init__(self, options: ClusterOptions) -> None:
+        problem = dask_problem()
+        if problem is not None:
+            raise EnvironmentProblem(problem)
+        self.options = options
+
+    @contextlib.contextmanager
+    def _client(self) -> Iterator[Any]:
+        import dask
+        from distributed import Client, LocalCluster
+
+        if self.options.scheduler is not None:
+            try:
+                client = Client(self.options.scheduler, timeout="10s")
+            except OSError as error:
+                raise EnvironmentProblem(
+                    f"no Dask scheduler at {self.options.scheduler} ({error}); start one with "
+                    "`dask scheduler` and its workers with `dask worker ADDRESS`"
+                ) from None
+            with client:
+                yield client
+            return
+        # A dead worker fails its block instead of the scheduler retrying it elsewhere.
+        with (
+            dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+            LocalCluster(
+                n_workers=self.options.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=40,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+
+    def stream(
+        self, runs: list[PlannedRun], context: ExperimentContext
+    ) -> Iterator[tuple[PlannedRun, RunOutcome]]:
+        """Each run's outcome, in the order they finish; the run's files are already in its
+        run directory under ``context.results_dir``."""
+        from distributed import Queue
+
+        if not runs:
+            return
+        with self._client() as client:
+            workers = client.scheduler_info().get("workers", {})
+            parallel = len(workers) if self.options.scheduler is None else 1
+            queue = Queue(f"iotsb-{uuid.uuid4().hex}", client=client)
+            by_id = {run.run_id: run for run in runs}
+            pending: dict[Any, list[PlannedRun]] = {}
+            for block in blocks(runs):
+                future = client.submit(
+                    run_block,
+                    block,
+                    context,
+                    queue.name,
+                    parallel,
+                    self.options.simulate,
+                    pure=False,
+                    key=f"iotsb-block-{block[0].repetition}-{uuid.uuid4().hex[:8]}",
+                )
+                pending[future] = block
+            returned: set[str] = set()
+            while pending:
+                for item in _drain(queue):
+                    run, outcome = _unpack(item, by_id, context)
+                    returned.add(run.run_id)
+                    yield run, outcome
+                for future in [f for f in pending if f.done()]:
+                    block = pending.pop(future)
+                    for item in _drain(queue, everything=True):  # its last runs, if any
+                        run, outcome = _unpack(item, by_id, context)
+                        returned.add(run.run_id)
+                        yield run, outcome
+                    if future.status == "finished":
+                        continue
+                    why = _block_failure(future)
+                    for run in block:
+                        if run.run_id not in returned:
+                            yield run, _failed_outcome(run, context, why)
+
+
+def _drain(queue: Any, everything: bool = False) -> list[Any]:
+    """What the queue holds now (waiting up to QUEUE_POLL_S for the first item, unless
+    ``everything``: then only what is there)."""
+    if everything:
+        size = queue.qsize()
+        return list(queue.get(batch=size)) if size else []
+    try:
+        return [queue.get(timeout=QUEUE_POLL_S)]
+    except TimeoutError:
+        return []
+
+
+def _block_failure(future: Any) -> str:
+    try:
+        error = future.exception(timeout=5)
+    except Exception as unknown:  # the scheduler lost it: still a failed block
+        error = unknown
+    name = type(error).__name__
+    if name == "KilledWorker":
+        return "its Dask worker died during the block; `run --resume` measures it again"
+    return f"its block failed on the Dask worker ({name}: {error}); `run --resume` retries it"
+
+
+def _failed_outcome(run: PlannedRun, context: ExperimentContext, why: str) -> RunOutcome:
+    private_directory(context.run_dir(run))
+    outcome = build_outcome(run, context, {}, status="failed", error=why, started_utc=utc_now())
+    outcome.run_row["worker"] = None  # it ran nowhere to the end
+    return outcome
+
+
+def _unpack(
+    item: bytes, by_id: dict[str, PlannedRun], context: ExperimentContext
+) -> tuple[PlannedRun, RunOutcome]:
+    """A run sent back by a worker: its files written into this run directory."""
+    run_id, row, tables, files = pickle.loads(zlib.decompress(item))
+    run = by_id[run_id]
+    run_dir = private_directory(context.run_dir(run))
+    for name, data in files.items():
+        path = run_dir / name
+        if run_dir.resolve() not in path.resolve().parents:
+            continue  # never outside the run directory, whatever a worker sends
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return run, RunOutcome(row, tables)
+
+
+def _pack(run_id: str, outcome: RunOutcome, run_dir: Path, worker: dict[str, Any]) -> bytes:
+    files = {
+        path.relative_to(run_dir).as_posix(): path.read_bytes()
+        for path in sorted(run_dir.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+    row = {**outcome.run_row, **worker}
+    return zlib.compress(pickle.dumps((run_id, row, outcome.tables, files)), 3)
+
+
+def run_block(
+    block: list[PlannedRun],
+    context: ExperimentContext,
+    queue_name: str,
+    parallel_runs: int,
+    simulate: bool,
+) -> int:
+    """On a worker: every run of ``block`` in order, each sent back as soon as it ends.
+    Runs measure in this worker's scratch directory, removed as they are sent."""
+    from distributed import Queue, get_worker
+
+    from iotsecbench.runner.local import LocalExecutor
+    from iotsecbench.runner.simulated import SimulatedExecutor
+
+    worker = get_worker()
+    # Stable per worker name: a restarted worker stops what a dead one left running.
+    scratch = Path(tempfile.gettempdir()) / f"iotsb-worker-{context.experiment_id}-{worker.name}"
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    pids = scratch / ".processes"
+    stop_leftovers(pids)
+    remove_recorded_namespaces(pids)
+    here = dataclasses.replace(context, results_dir=scratch)
+    executor = SimulatedExecutor() if simulate else LocalExecutor()
+    facts = {
+        "worker": worker.address,
+        "worker_host_json": json.dumps(host_facts()),
+        "parallel_runs": parallel_runs,
+    }
+    queue = Queue(queue_name)
+    fault = os.environ.get(FAULT_VARIABLE, "")
+    with recording_pids(pids):
+        for run in block:
+            outcome = executor.execute(run, here, lambda fraction: None)
+            run_dir = here.run_dir(run)
+            queue.put(_pack(run.run_id, outcome, run_dir, facts))
+            shutil.rmtree(run_dir, ignore_errors=True)
+            if fault.startswith("worker:die-after@") and fault.split("@", 1)[1] in run.run_id:
+                os._exit(1)  # test hook: the worker dies mid-block
+    return len(block)
