@@ -48,6 +48,8 @@ OPTION_OF_FIELD = {
     "network": "--network",
     "device": "--device",
     "seed": "--seed",
+    "devices": "--devices",
+    "connect_ramp_hz": "--ramp",
 }
 
 
@@ -206,6 +208,20 @@ def run(
             "session keys (docs/wire-format.md) to FILE (created 0600). Secrets: keep it safe.",
         ),
     ] = None,
+    devices: Annotated[
+        int | None,
+        typer.Option(
+            help="A fleet: this many emitting devices per run, each with its own connection, "
+            "credentials, keys and receiver, on one broker (docs/scale.md). Refused above what "
+            "this machine allows (file descriptors, ports, processes, memory).",
+        ),
+    ] = None,
+    ramp: Annotated[
+        float | None,
+        typer.Option(
+            help="With --devices: devices that start connecting per second (default: all at once)."
+        ),
+    ] = None,
     executor_name: Annotated[
         str,
         typer.Option(
@@ -262,6 +278,8 @@ def run(
         "saturating": True if rate == "max" else saturating,
         "device": device,
         "seed": seed,
+        "devices": devices,
+        "connect_ramp_hz": ramp,
     }
     spec = _spec_to_run(spec_file, preset, overrides, out, resume)
     console = Console(stderr=True)

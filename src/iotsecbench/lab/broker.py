@@ -147,9 +147,16 @@ class MosquittoBroker:
         connect: Callable[[str, int, float], socket.socket] | None = None,
         openssl_config: str | None = None,
         environment: dict[str, str] | None = None,
+        monitor: BrokerUser | None = None,
     ) -> None:
         self.directory = private_directory(directory)
         self.users = list(users)
+        # The $SYS reader's account (sys_counters): a plain listener of its own on loopback,
+        # so it needs neither the run's TLS nor its network namespace.
+        self.monitor = monitor
+        if monitor is not None:
+            self.users.append(monitor)
+        self.monitor_port: int | None = None
         self.tls_lines = list(tls_lines) if tls_lines is not None else None
         if settings is None:
             from iotsecbench.spec.models import BrokerSettings  # pydantic: only to run one
@@ -232,6 +239,10 @@ class MosquittoBroker:
             lines.append("set_tcp_nodelay true")
         if settings.message_size_limit:
             lines.append(f"message_size_limit {settings.message_size_limit}")
+        if self.monitor is not None:
+            # Before the run's listener: the TLS lines that follow belong to that one.
+            self.monitor_port = free_port()
+            lines += ["sys_interval 1", f"listener {self.monitor_port} 127.0.0.1"]
         lines.append(f"listener {port} {self.host}")
         if self.tls_lines is not None:
             lines += self.tls_lines
@@ -305,6 +316,42 @@ class MosquittoBroker:
             except OSError:
                 time.sleep(0.02)
         return f"not accepting connections on {self.host}:{port} after {self.READY_TIMEOUT_S} s"
+
+    SYS_READ_S = 1.5  # sys_interval 1: every $SYS topic is published again within a second
+
+    def sys_counters(self) -> dict[str, int]:
+        """The broker's own counters now, from its retained ``$SYS/broker/…`` topics (the
+        integer ones, named without the prefix, e.g. 'clients/maximum', 'bytes/received');
+        empty without a ``monitor`` account or when the broker does not answer."""
+        if self.monitor is None or self.monitor_port is None or not self.alive():
+            return {}
+        import paho.mqtt.client as mqtt  # only runs with a monitor read $SYS
+
+        values: dict[str, str] = {}
+
+        def on_message(client: Any, userdata: Any, message: Any) -> None:
+            values[message.topic] = message.payload.decode("utf-8", "replace")
+
+        client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=f"iotsb-monitor-{secrets.token_hex(4)}"
+        )
+        client.username_pw_set(self.monitor.name, self.monitor.password)
+        client.on_message = on_message
+        try:
+            client.connect("127.0.0.1", self.monitor_port, keepalive=10)
+            client.subscribe("$SYS/#")
+            deadline = time.monotonic() + self.SYS_READ_S
+            while time.monotonic() < deadline:
+                client.loop(timeout=0.1)
+            client.disconnect()
+        except OSError:
+            return {}
+        prefix = "$SYS/broker/"
+        return {
+            topic.removeprefix(prefix): int(value)
+            for topic, value in sorted(values.items())
+            if topic.startswith(prefix) and value.strip().isdigit()
+        }
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None

@@ -21,6 +21,7 @@ from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import EnvironmentProblem, Interrupted, SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
+from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.lab.network import remove_recorded_namespaces
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.measure.host import host_facts, software_versions
@@ -137,6 +138,13 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
         if stack == OPENSSL_PQ:
             pq_openssl.require()  # exit 3, naming the build command, before anything starts
     load_profile(spec.device)
+    if spec.devices > 1:
+        limit = fleet_limit(native=any(stack in NATIVE_STACKS for stack in spec.stack))
+        if spec.devices > limit.devices:
+            raise SpecError(
+                f"devices {spec.devices}: this machine allows {limit.devices} at most, "
+                f"limited by {limit.reason}"
+            )
     if broker_url is not None:
         url = urlparse(broker_url)
         if url.scheme not in ("mqtt", "mqtts") or not url.hostname:

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,9 +30,11 @@ from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
 from iotsecbench.files import private_directory, write_secret
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, free_port
+from iotsecbench.lab.limits import raise_fd_limit
 from iotsecbench.lab.network import NetworkLab
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
+from iotsecbench.runner.broker_watch import BrokerWatch
 from iotsecbench.runner.collect import build_outcome, first_error, utc_now
 from iotsecbench.runner.outcome import (
     ExperimentContext,
@@ -85,21 +88,37 @@ class FaultPlan:
         return float(action.split("=")[1]) if action else None
 
 
+@dataclass(frozen=True, eq=False)  # by identity: a key of the run's process maps
+class FleetDevice:
+    """One emitting device of a run and its receiver: their topics, accounts and files."""
+
+    index: int
+    directory: Path  # the run directory; devices/dNNN/ inside it for a fleet's devices
+    topic_prefix: str  # "iotsb/" + 12 hex digits: the device's topics live under it
+    users: dict[str, BrokerUser]  # role → credentials
+
+    def label(self, role: str) -> str:
+        """How errors name the device's agent: 'emitter', or 'device 7 emitter' in a fleet."""
+        return (
+            role if self.directory.parent.name != DEVICES_DIRNAME else f"device {self.index} {role}"
+        )
+
+
 @dataclass(frozen=True)
 class RunPlan:
-    """Everything one run's agents need, decided before either starts."""
+    """Everything one run's agents need, decided before any starts."""
 
     run: PlannedRun
     context: ExperimentContext
     run_dir: Path
-    topic_prefix: str  # "iotsb/" + 12 hex digits: the run's topics live under it
+    devices: tuple[FleetDevice, ...]
     target: tuple[str, int]  # the broker's host and port, as the agents reach it
-    users: dict[str, BrokerUser]  # role → credentials
     tls_files: TlsClientFiles | None
     broker: MosquittoBroker | None = None  # the embedded broker (None: an external one)
     network: NetworkLab | None = None  # the emulated network (None: loopback)
 
 
+DEVICES_DIRNAME = "devices"  # a fleet's run directory holds one dNNN/ directory per device
 PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
 SIGNING_FILE = "{role}.signing.json"  # a signed key exchange's pinned keys, as PSK_FILE
 TCP_RECEIVER_PORT = 5001  # the tcp receiver's port in its own namespace (nothing else there)
@@ -124,26 +143,43 @@ class SilenceWatch:
     10 Hz and flushes each one (agents/records.py), so its file never stops growing for
     long; one that has not grown for ``AGENT_SILENCE_S`` belongs to a hung agent."""
 
-    def __init__(self, agents: dict[str, tuple[Path, Supervised]]) -> None:
-        self._agents = agents
-        self._seen = {role: (-1, time.monotonic()) for role in agents}  # size, when it changed
+    def __init__(
+        self, agents: dict[str, tuple[Path, Supervised]], startup_s: float = AGENT_SILENCE_S
+    ) -> None:
+        self._agents: dict[str, tuple[Path, Supervised]] = {}
+        self._seen: dict[str, tuple[int, float]] = {}  # name → file size, when it changed
+        self._startup_s = startup_s  # how long an agent may take to write its first record
+        for name, (path, process) in agents.items():
+            self.add(name, path, process)
+
+    def add(self, name: str, path: Path, process: Supervised) -> None:
+        """Watch one more agent, from now."""
+        self._agents[name] = (path, process)
+        self._seen[name] = (-1, time.monotonic())
 
     def silent(self, now: float) -> str | None:
         """The running agent that has been silent too long, or None (a finished agent
         has nothing more to say)."""
-        for role, (path, process) in self._agents.items():
+        for name, (path, process) in self._agents.items():
             if process.poll() is not None:
                 continue
             try:
                 size = path.stat().st_size
             except OSError:
-                size = -1  # not created yet: the same clock runs for a start-up hang
-            last_size, since = self._seen[role]
+                size = -1  # not created yet: the clock runs for a start-up hang
+            last_size, since = self._seen[name]
+            allowed = self._startup_s if last_size <= 0 else AGENT_SILENCE_S
             if size != last_size:
-                self._seen[role] = (size, now)
-            elif now - since > AGENT_SILENCE_S:
-                return role
+                self._seen[name] = (size, now)
+            elif now - since > allowed:
+                return name
         return None
+
+
+def _device_directories(run_dir: Path) -> list[Path]:
+    """Where a run's agents wrote: the run directory, or each fleet device's, in order."""
+    devices = sorted((run_dir / DEVICES_DIRNAME).glob("d*"))
+    return devices or [run_dir]
 
 
 class RunFailure(Exception):
@@ -185,7 +221,9 @@ class LocalExecutor:
         run_dir = private_directory(context.run_dir(run))
         for stale in ("emitter.jsonl", "receiver.jsonl"):
             (run_dir / stale).unlink(missing_ok=True)
+        shutil.rmtree(run_dir / DEVICES_DIRNAME, ignore_errors=True)
         started = utc_now()
+        self._broker_result = None
         try:
             self._run_processes(run, context, run_dir, on_progress)
         except RunFailure as failure:
@@ -197,11 +235,12 @@ class LocalExecutor:
             )
             raise RunInterrupted(outcome) from None
         finally:
-            # The run's pre-shared key is not needed once its agents exited (--keylog keeps
+            # The run's pre-shared keys are not needed once its agents exited (--keylog keeps
             # the session keys for whoever wants to decrypt the capture).
-            signing = (SIGNING_FILE.format(role=role) for role in ("emitter", "receiver"))
-            for secret in (PSK_FILE, *signing):
-                (run_dir / secret).unlink(missing_ok=True)
+            for directory in _device_directories(run_dir):
+                signing = (SIGNING_FILE.format(role=role) for role in ("emitter", "receiver"))
+                for secret in (PSK_FILE, *signing):
+                    (directory / secret).unlink(missing_ok=True)
         return self._outcome(run, context, run_dir, "ok", None, started)
 
     def _outcome(
@@ -213,32 +252,36 @@ class LocalExecutor:
         error: str | None,
         started: str,
     ) -> RunOutcome:
-        records = {
-            agent: read_records(run_dir / f"{agent}.jsonl")
-            for agent in ("emitter", "receiver", "attacker")
-        }
-        if run.cell.stack in NATIVE_STACKS:
-            for role in _native_roles(run.cell):
-                config_path = run_dir / f"{role}.config.json"
-                if not config_path.exists():
-                    continue
-                config = AgentConfig.from_file(config_path)
-                program = self._native_program(run.cell)
-                assert program is not None
-                records[role], problem = translate.complete(
-                    records[role], config, native.footprint(program)
-                )
-                if problem is not None and status == "ok":
-                    status, error = "failed", f"{role}: {problem}"
+        fleet = []
+        for directory in _device_directories(run_dir):
+            records = {
+                agent: read_records(directory / f"{agent}.jsonl")
+                for agent in ("emitter", "receiver", "attacker")
+            }
+            if run.cell.stack in NATIVE_STACKS:
+                for role in _native_roles(run.cell):
+                    config_path = directory / f"{role}.config.json"
+                    if not config_path.exists():
+                        continue
+                    config = AgentConfig.from_file(config_path)
+                    program = self._native_program(run.cell)
+                    assert program is not None
+                    records[role], problem = translate.complete(
+                        records[role], config, native.footprint(program)
+                    )
+                    if problem is not None and status == "ok":
+                        status, error = "failed", f"{role}: {problem}"
+            fleet.append(records)
         network = self._networks.pop(run.run_id, None)
         return build_outcome(
             run,
             context,
-            records,
+            fleet,
             status=status,
             error=error,
             started_utc=started,
             host_counters=network.counter_rows if network is not None else None,
+            broker=self._broker_result,
         )
 
     def _network(
@@ -267,6 +310,37 @@ class LocalExecutor:
             url.password or "",
         )
 
+    @staticmethod
+    def _devices(run_dir: Path, count: int) -> tuple[FleetDevice, ...]:
+        """The run's devices, each with its own topics and broker accounts. Every topic prefix
+        has the same length ("iotsb/" + 12 hex digits): the topic travels in every PUBLISH,
+        so a name-dependent topic would bias bytes per message between configurations. (Run
+        ids could also hold '+', an MQTT wildcard.)"""
+        devices = []
+        for index in range(count):
+            prefix = f"iotsb/{os.urandom(6).hex()}"
+            users = {
+                "emitter": BrokerUser.random(
+                    "emitter",
+                    read=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
+                    write=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
+                ),
+                "receiver": BrokerUser.random(
+                    "receiver",
+                    read=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
+                    write=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
+                ),
+            }
+            directory = (
+                run_dir
+                if count == 1
+                else private_directory(
+                    run_dir / DEVICES_DIRNAME / f"d{index:0{len(str(count - 1))}d}"
+                )
+            )
+            devices.append(FleetDevice(index, directory, prefix, users))
+        return tuple(devices)
+
     def _run_processes(
         self,
         run: PlannedRun,
@@ -277,20 +351,7 @@ class LocalExecutor:
         tls = resolve_configuration(run.cell.configuration).tls_profile_with(
             context.spec.tls.model_dump()
         )
-        # Same length for every run ("iotsb/" + 12 hex digits): the topic travels in every
-        # PUBLISH, so a name-dependent topic would bias bytes per message between
-        # configurations. (Run ids could also hold '+', an MQTT wildcard.)
-        prefix = f"iotsb/{os.urandom(6).hex()}"
-        emitter_user = BrokerUser.random(
-            "emitter",
-            read=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
-            write=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
-        )
-        receiver_user = BrokerUser.random(
-            "receiver",
-            read=[f"{prefix}/data", f"{prefix}/ctl/end", f"{prefix}/kx/emitter"],
-            write=[f"{prefix}/kx/receiver", f"{prefix}/kx/ready"],
-        )
+        devices = self._devices(run_dir, context.spec.devices)
         tls_files = None
         certs = None
         tcp = run.cell.transport == "tcp"
@@ -314,7 +375,6 @@ class LocalExecutor:
         if tcp:
             # No broker: the receiver listens (on loopback, or on its own host of the
             # emulated network, whose switch lets the emitter reach it), the emitter connects.
-            users = {"emitter": emitter_user, "receiver": receiver_user}
             network = self._network(run, context, run_dir)
             with network or contextlib.nullcontext():
                 target = (
@@ -322,26 +382,34 @@ class LocalExecutor:
                     if network is not None
                     else ("127.0.0.1", free_port())
                 )
-                plan = RunPlan(
-                    run, context, run_dir, prefix, target, users, tls_files, None, network
-                )
+                plan = RunPlan(run, context, run_dir, devices, target, tls_files, None, network)
                 self._agents(plan, on_progress)
             return
         external = self._broker_target(context, run, tls)
         if external is None:
-            users = {"emitter": emitter_user, "receiver": receiver_user}
+            users = [user for device in devices for user in device.users.values()]
             if self._faults.for_role("attacker", run.run_id) is not None:
                 # Test hook: a third account that may read and write the data topic only.
-                data = [f"{prefix}/data"]
-                users["attacker"] = BrokerUser.random("attacker", read=data, write=data)
+                data = [f"{devices[0].topic_prefix}/data"]
+                attacker = BrokerUser.random("attacker", read=data, write=data)
+                devices[0].users["attacker"] = attacker
+                users.append(attacker)
             network = self._network(run, context, run_dir)
+            if len(devices) > 1:
+                raise_fd_limit(len(devices))  # the broker inherits it: two sockets per device
             broker = MosquittoBroker.with_tls(
                 run_dir / "broker",
-                list(users.values()),
+                users,
                 tls,
                 certs,
                 settings=context.spec.broker,
                 environment=stack_environment(run.cell.stack),
+                # A fleet's $SYS counters, read over loopback (not inside a namespace).
+                monitor=(
+                    BrokerUser.random("monitor", read=["$SYS/#"], write=[])
+                    if len(devices) > 1 and network is None
+                    else None
+                ),
                 **(network.broker_options(8883 if tls else 1883) if network else {}),
             )
             with network or contextlib.nullcontext(), broker:
@@ -350,33 +418,28 @@ class LocalExecutor:
                     run,
                     context,
                     run_dir,
-                    prefix,
+                    devices,
                     (broker.listener.host, broker.listener.port),
-                    users,
                     tls_files,
                     broker,
                     network,
                 )
-                self._agents(plan, on_progress)
+                with BrokerWatch(broker) as watch:
+                    self._agents(plan, on_progress)
+                self._broker_result = watch.result()
                 if not broker.alive():
                     raise RunFailure(f"broker exited ({broker.exit_description()})")
         else:
             host, port, user, password = external
             shared = BrokerUser(user, password)
-            plan = RunPlan(
-                run,
-                context,
-                run_dir,
-                prefix,
-                (host, port),
-                {"emitter": shared, "receiver": shared},
-                tls_files,
-            )
+            for device in devices:
+                device.users.update(emitter=shared, receiver=shared)
+            plan = RunPlan(run, context, run_dir, devices, (host, port), tls_files)
             self._agents(plan, on_progress)
 
-    def _agent_config(self, role: str, plan: RunPlan) -> Path:
-        run, context, run_dir, prefix = plan.run, plan.context, plan.run_dir, plan.topic_prefix
-        user, target, tls_files = plan.users[role], plan.target, plan.tls_files
+    def _agent_config(self, role: str, plan: RunPlan, device: FleetDevice) -> Path:
+        run, context, directory = plan.run, plan.context, device.directory
+        user, target, tls_files = device.users[role], plan.target, plan.tls_files
         spec = context.spec
         config = AgentConfig(
             role=role,
@@ -386,139 +449,166 @@ class LocalExecutor:
             port=target[1],
             username=user.name,
             password=user.password,
-            client_id=f"iotsb-{role}-{prefix.removeprefix('iotsb/')}",
-            topic_prefix=prefix,
+            client_id=f"iotsb-{role}-{device.topic_prefix.removeprefix('iotsb/')}",
+            topic_prefix=device.topic_prefix,
             payload_bytes=run.cell.payload_bytes,
             rate_hz=run.cell.rate_hz,
             duration_s=spec.duration_s,
             qos=run.cell.qos,
             connect_timeout_s=spec.connect_timeout_s,
             drain_s=spec.drain_s,
-            seed=spec.seed,
+            seed=spec.seed + device.index,  # each device its own payload filler
             tcp_nodelay=spec.broker.tcp_nodelay,
-            output=str(run_dir / f"{role}.jsonl"),
+            output=str(directory / f"{role}.jsonl"),
             tls=tls_files,
-            fault=self._faults.for_role(role, run.run_id),
-            **self._secret_files(role, run, run_dir),
+            fault=self._faults.for_role(role, run.run_id) if device.index == 0 else None,
+            **self._secret_paths(role, run, directory),
             keylog=str(self._keylog) if self._keylog is not None else None,
             transport=run.cell.transport,
             method=run.cell.method,
             saturating=spec.saturating,
             stack=run.cell.stack,
         )
-        path = run_dir / f"{role}.config.json"
+        path = directory / f"{role}.config.json"
         path.unlink(missing_ok=True)
         write_secret(path, config.to_json().encode())
         return path
 
-    def _secret_files(self, role: str, run: PlannedRun, run_dir: Path) -> dict[str, str | None]:
-        """The run's secrets one agent reads (``AgentConfig.psk_file``, ``signing_file``), made
-        fresh at the run's first agent config, each a 0600 file in the run directory: psk-*
-        schemes share a 256-bit key; signed key exchanges get one file per role with its own
-        private key and the peer's public key (security.signatures.provision)."""
+    @staticmethod
+    def _write_secrets(run: PlannedRun, directory: Path) -> None:
+        """A device's secrets, made fresh for each run, each a 0600 file in its directory:
+        psk-* schemes share a 256-bit key between the device and its receiver; signed key
+        exchanges get one file per role with its own private key and the peer's public key
+        (security.signatures.provision)."""
+        scheme = resolve_configuration(run.cell.configuration).scheme
+        suite = signature_suite(scheme.name)
+        secrets: dict[str, bytes] = (
+            {PSK_FILE: os.urandom(32)} if scheme.key_establishment == "psk" else {}
+        )
+        if suite is not None:
+            for other, record in provision_signing_keys(suite.name).items():
+                secrets[SIGNING_FILE.format(role=other)] = json.dumps(record).encode()
+        for name, data in secrets.items():
+            (directory / name).unlink(missing_ok=True)
+            write_secret(directory / name, data)
+
+    @staticmethod
+    def _secret_paths(role: str, run: PlannedRun, directory: Path) -> dict[str, str | None]:
+        """Where one agent reads its secrets (``AgentConfig.psk_file``, ``signing_file``)."""
         scheme = resolve_configuration(run.cell.configuration).scheme
         psk = scheme.key_establishment == "psk"
-        suite = signature_suite(scheme.name)
-        if self._secrets_run != run.run_id:  # the run's first agent config: new secrets
-            secrets: dict[str, bytes] = {PSK_FILE: os.urandom(32)} if psk else {}
-            if suite is not None:
-                for other, record in provision_signing_keys(suite.name).items():
-                    secrets[SIGNING_FILE.format(role=other)] = json.dumps(record).encode()
-            for name, data in secrets.items():
-                (run_dir / name).unlink(missing_ok=True)
-                write_secret(run_dir / name, data)
-            self._secrets_run = run.run_id
+        signed = signature_suite(scheme.name) is not None
         return {
-            "psk_file": str(run_dir / PSK_FILE) if psk else None,
-            "signing_file": str(run_dir / SIGNING_FILE.format(role=role)) if suite else None,
+            "psk_file": str(directory / PSK_FILE) if psk else None,
+            "signing_file": str(directory / SIGNING_FILE.format(role=role)) if signed else None,
         }
 
     def _agents(self, plan: RunPlan, on_progress: ProgressCallback) -> None:
-        spec, run_dir, broker, network = plan.context.spec, plan.run_dir, plan.broker, plan.network
-        configs = {role: self._agent_config(role, plan) for role in plan.users}
-
+        """Every device's receiver (each ready: subscribed, hello published), then the
+        emitters, ``connect_ramp_hz`` per second or all at once; supervised until every
+        emitter has finished and every receiver has seen its end."""
+        spec, broker, network = plan.context.spec, plan.broker, plan.network
         program = self._native_program(plan.run.cell)
+        environment = stack_environment(plan.run.cell.stack)
 
-        def argv(role: str) -> list[str]:
+        def argv(role: str, config: Path) -> list[str]:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
             host = "emitter" if role == "attacker" else role
             inside = network.command(host, []) if network is not None else []
             if program is not None and role in _native_roles(plan.run.cell):
-                return [*inside, str(program), "--config", str(configs[role])]
+                return [*inside, str(program), "--config", str(config)]
+            # agents/tcp.py serves both roles of the tcp transport.
+            module = "tcp" if plan.run.cell.transport == "tcp" else role
             return [
                 *inside,
                 sys.executable,
                 "-m",
-                # agents/tcp.py serves both roles of the tcp transport.
-                f"iotsecbench.agents.{'tcp' if plan.run.cell.transport == 'tcp' else role}",
+                f"iotsecbench.agents.{module}",
                 "--config",
-                str(configs[role]),
+                str(config),
             ]
 
-        environment = stack_environment(plan.run.cell.stack)
-        with Supervised(
-            argv("receiver"),
-            stdout=subprocess.PIPE,
-            stderr_path=run_dir / "receiver.stderr",
-            env=environment,
-        ) as receiver:
-            self._wait_ready(receiver, run_dir)
-            budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30
-            attacker = (
-                Supervised(
-                    argv("attacker"), stderr_path=run_dir / "attacker.stderr", env=environment
-                )
-                if "attacker" in configs
-                else contextlib.nullcontext()
+        def start(role: str, device: FleetDevice, **options: object) -> Supervised:
+            config = self._agent_config(role, plan, device)
+            stderr = device.directory / f"{role}.stderr"
+            return stack.enter_context(
+                Supervised(argv(role, config), stderr_path=stderr, env=environment, **options)
             )
-            with (
-                attacker,
-                Supervised(
-                    argv("emitter"), stderr_path=run_dir / "emitter.stderr", env=environment
-                ) as emitter,
-            ):
-                started = time.monotonic()
-                watch = SilenceWatch(
-                    {
-                        "emitter": (run_dir / "emitter.jsonl", emitter),
-                        "receiver": (run_dir / "receiver.jsonl", receiver),
-                    }
-                )
-                kill_broker_after_s = self._faults.broker_kill_after_s(plan.run.run_id)
-                while emitter.poll() is None:
-                    elapsed = time.monotonic() - started
-                    if (
-                        kill_broker_after_s is not None
-                        and broker is not None
-                        and broker.alive()
-                        and elapsed > kill_broker_after_s
-                    ):
-                        os.kill(broker.pid, signal.SIGKILL)  # test hook: "kill-after=SECONDS"
-                    if elapsed > budget_s:
-                        raise RunFailure(
-                            f"emitter did not finish within {budget_s:.0f} s "
-                            "(watchdog); processes killed"
-                        )
-                    hung = watch.silent(time.monotonic())
-                    if hung is not None:
-                        raise RunFailure(
-                            f"{hung} wrote nothing for {AGENT_SILENCE_S:.0f} s "
-                            "(watchdog: alive but hung); processes killed"
-                        )
-                    if broker is not None and not broker.alive():
-                        raise RunFailure(f"broker exited ({broker.exit_description()})")
-                    # The receiver may finish first (end message seen, all delivered) while
-                    # the emitter is still tearing down: only a failing receiver is an error.
+
+        ramp_s = (len(plan.devices) - 1) / spec.connect_ramp_hz if spec.connect_ramp_hz else 0.0
+        budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30 + ramp_s
+        with contextlib.ExitStack() as stack:
+            receivers: dict[FleetDevice, Supervised] = {}
+            for device in plan.devices:
+                self._write_secrets(plan.run, device.directory)
+                receivers[device] = start("receiver", device, stdout=subprocess.PIPE)
+            for device, receiver in receivers.items():
+                self._wait_ready(receiver, device)
+            if "attacker" in plan.devices[0].users:
+                start("attacker", plan.devices[0])
+            watched = {
+                device.label("receiver"): (device.directory / "receiver.jsonl", receiver)
+                for device, receiver in receivers.items()
+            }
+            emitters: dict[FleetDevice, Supervised] = {}
+            pending = list(plan.devices)
+            started = time.monotonic()
+            # A fleet's agents start on a machine their predecessors already keep busy.
+            watch = SilenceWatch(watched, startup_s=AGENT_SILENCE_S + 0.2 * len(plan.devices))
+            kill_broker_after_s = self._faults.broker_kill_after_s(plan.run.run_id)
+            while pending or any(e.poll() is None for e in emitters.values()):
+                elapsed = time.monotonic() - started
+                while pending and (
+                    not spec.connect_ramp_hz or elapsed >= len(emitters) / spec.connect_ramp_hz
+                ):
+                    device = pending.pop(0)
+                    emitters[device] = start("emitter", device)
+                    watch.add(
+                        device.label("emitter"),
+                        device.directory / "emitter.jsonl",
+                        emitters[device],
+                    )
+                if (
+                    kill_broker_after_s is not None
+                    and broker is not None
+                    and broker.alive()
+                    and elapsed > kill_broker_after_s
+                ):
+                    os.kill(broker.pid, signal.SIGKILL)  # test hook: "kill-after=SECONDS"
+                if elapsed > budget_s:
+                    raise RunFailure(
+                        f"emitter did not finish within {budget_s:.0f} s "
+                        "(watchdog); processes killed"
+                    )
+                hung = watch.silent(time.monotonic())
+                if hung is not None:
+                    raise RunFailure(
+                        f"{hung} wrote nothing for {AGENT_SILENCE_S:.0f} s "
+                        "(watchdog: alive but hung); processes killed"
+                    )
+                if broker is not None and not broker.alive():
+                    raise RunFailure(f"broker exited ({broker.exit_description()})")
+                for device, emitter in emitters.items():
+                    # An emitter that failed ends the run at once, as a receiver that failed:
+                    # a receiver may finish first (end seen, all delivered) without error.
+                    if emitter.poll() not in (None, 0):
+                        raise RunFailure(self._agent_problem("emitter", emitter, device))
+                for device, receiver in receivers.items():
                     if receiver.poll() not in (None, 0):
-                        raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
-                    on_progress(min(0.99, elapsed / max(spec.duration_s, 0.1)))
-                    time.sleep(0.1)
+                        raise RunFailure(self._agent_problem("receiver", receiver, device))
+                on_progress(min(0.99, elapsed / max(spec.duration_s + ramp_s, 0.1)))
+                time.sleep(0.1)
+            for device, emitter in emitters.items():
                 if emitter.poll() != 0:
-                    raise RunFailure(self._agent_problem("emitter", emitter, run_dir))
-            if receiver.wait(spec.drain_s + spec.connect_timeout_s + 5) is None:
-                raise RunFailure("receiver did not finish after the end message (watchdog)")
-            if receiver.poll() != 0:
-                raise RunFailure(self._agent_problem("receiver", receiver, run_dir))
+                    raise RunFailure(self._agent_problem("emitter", emitter, device))
+            for device, receiver in receivers.items():
+                if receiver.wait(spec.drain_s + spec.connect_timeout_s + 5) is None:
+                    raise RunFailure(
+                        f"{device.label('receiver')} did not finish after the end message "
+                        "(watchdog)"
+                    )
+                if receiver.poll() != 0:
+                    raise RunFailure(self._agent_problem("receiver", receiver, device))
         on_progress(1.0)
 
     @staticmethod
@@ -529,7 +619,7 @@ class LocalExecutor:
             return None
         return native.binary(native.build_of(cell.stack, cell.configuration))
 
-    def _wait_ready(self, receiver: Supervised, run_dir: Path) -> None:
+    def _wait_ready(self, receiver: Supervised, device: FleetDevice) -> None:
         assert receiver.process is not None and receiver.process.stdout is not None
         stream = receiver.process.stdout
         deadline = time.monotonic() + self.READY_TIMEOUT_S
@@ -543,12 +633,13 @@ class LocalExecutor:
                     break
             if receiver.poll() is not None:
                 break
-        raise RunFailure(self._agent_problem("receiver", receiver, run_dir, before_ready=True))
+        raise RunFailure(self._agent_problem("receiver", receiver, device, before_ready=True))
 
     @staticmethod
     def _agent_problem(
-        role: str, agent: Supervised, run_dir: Path, before_ready: bool = False
+        role: str, agent: Supervised, device: FleetDevice, before_ready: bool = False
     ) -> str:
+        run_dir = device.directory
         message = first_error(read_records(run_dir / f"{role}.jsonl"))
         if message is None:
             stderr = run_dir / f"{role}.stderr"
@@ -563,4 +654,6 @@ class LocalExecutor:
             if record.get("type") == "event" and record.get("kind") == "kx_rejected"
         ]
         because = f" (the receiver refused the key exchange: {refused[0]})" if refused else ""
-        return f"{role} failed{when} ({describe_exit(agent.poll())}): {message}{because}"
+        return (
+            f"{device.label(role)} failed{when} ({describe_exit(agent.poll())}): {message}{because}"
+        )

@@ -66,6 +66,8 @@ class TlsSettings(StrictModel):
 
 PYTHON_MAX_RATE_HZ = 10_000
 NATIVE_MAX_RATE_HZ = 1_000_000
+# A fleet's ceiling in any spec; what one machine allows is lower (lab/capabilities.fleet_limit).
+FLEET_MAX_DEVICES = 10_000
 
 
 class CellFilter(StrictModel):
@@ -123,6 +125,11 @@ class ExperimentSpec(StrictModel):
     )
     # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.
     saturating: bool = False
+    # A fleet (docs/scale.md): this many emitting devices per run, each with its own
+    # connection, client id, credentials, keys and receiver; started `connect_ramp_hz` per
+    # second (None: all at once). What this machine allows is checked before a run starts.
+    devices: int = Field(1, ge=1, le=FLEET_MAX_DEVICES)
+    connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
 
     @field_validator("configurations")
     @classmethod
@@ -202,6 +209,11 @@ class ExperimentSpec(StrictModel):
             )
         if "tcp" in self.transport and self.tls.resumption:
             raise ValueError("TLS resumption is measured over mqtt only: drop tls.resumption")
+        if self.devices > 1 and "tcp" in self.transport:
+            raise ValueError(
+                "a fleet (devices > 1) shares one broker: use transport mqtt (the tcp "
+                "transport's receiver serves one emitter)"
+            )
         if "echo" in self.method and self.transport == ["mqtt"]:
             raise ValueError("method 'echo' needs transport 'tcp' (the study's raw-TCP echo)")
         return self
@@ -238,6 +250,8 @@ class ExperimentSpec(StrictModel):
                 del shaping[key]
         if not shaping["saturating"]:
             del shaping["saturating"]
+        if shaping["devices"] == 1 and shaping["connect_ramp_hz"] is None:  # added with fleets
+            del shaping["devices"], shaping["connect_ramp_hz"]
         if not shaping["networks"]:
             del shaping["networks"]
         for rule in (*shaping["include"], *shaping["exclude"]):

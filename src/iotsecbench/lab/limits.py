@@ -1,0 +1,109 @@
+"""How large a fleet this machine can run (docs/scale.md): each device is an emitter and a
+receiver process, two broker connections, two loopback ports and their memory. A fleet above
+the smallest of these limits is refused before anything starts, naming the limit."""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+# Measured on this project's agents (peak RSS of a run, runs.peak_rss_*_bytes): a Python
+# agent holds about 45 MB, the native C agent about 8 MB. With a margin for the broker.
+AGENT_BYTES = {"python": 48 * 2**20, "native": 10 * 2**20}
+TASKS_PER_DEVICE = 8  # two agents: main, network and sampler threads each, and slack
+FDS_RESERVED = 64  # the runner's own files, the broker's listeners and log
+PORTS_RESERVED = 1000  # leave the rest of the machine its ephemeral ports
+MEMORY_SHARE = 0.8  # of MemAvailable
+
+
+@dataclass(frozen=True)
+class FleetLimit:
+    """The largest fleet this machine allows, and the limit that sets it."""
+
+    devices: int
+    reason: str  # e.g. "file descriptors: hard limit 1024 (ulimit -Hn)"
+
+
+def _mem_available_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _int_file(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def fleet_limit(native: bool = False) -> FleetLimit:
+    """The smallest of the per-device limits: file descriptors (the broker's two connections
+    per device, under the hard limit: a fleet raises the soft one), loopback ephemeral ports,
+    processes and threads, and available memory for the agents (``native``: the C agent)."""
+    limits: list[FleetLimit] = []
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY:
+        limits.append(
+            FleetLimit(
+                (hard - FDS_RESERVED) // 2,
+                f"file descriptors: the broker needs two per device, hard limit {hard} "
+                "(ulimit -Hn; raise it in /etc/security/limits.conf)",
+            )
+        )
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        limits.append(
+            FleetLimit(
+                (high - low + 1 - PORTS_RESERVED) // 2,
+                f"ports: two loopback connections per device, ephemeral range {low}-{high} "
+                "(net.ipv4.ip_local_port_range)",
+            )
+        )
+    except (OSError, ValueError):
+        pass
+    candidates = (
+        _int_file("/proc/sys/kernel/pid_max"),
+        _int_file("/proc/sys/kernel/threads-max"),
+        resource.getrlimit(resource.RLIMIT_NPROC)[0],
+    )
+    tasks = [n for n in candidates if n is not None and n != resource.RLIM_INFINITY and n > 0]
+    if tasks:
+        running = len([name for name in os.listdir("/proc") if name.isdigit()])
+        limits.append(
+            FleetLimit(
+                max(0, (min(tasks) - running * 2) // TASKS_PER_DEVICE),
+                f"processes: two agents with their threads per device, task limit {min(tasks)} "
+                "(ulimit -u, kernel.pid_max, kernel.threads-max)",
+            )
+        )
+    available = _mem_available_bytes()
+    if available is not None:
+        per_device = 2 * AGENT_BYTES["native" if native else "python"]
+        limits.append(
+            FleetLimit(
+                int(available * MEMORY_SHARE) // per_device,
+                f"memory: {available / 2**30:.1f} GiB available, about "
+                f"{per_device / 2**20:.0f} MiB per device ({'native' if native else 'Python'} "
+                "emitter and receiver)",
+            )
+        )
+    if not limits:
+        return FleetLimit(10_000, "no limit found")
+    return min(limits, key=lambda limit: limit.devices)
+
+
+def raise_fd_limit(devices: int) -> None:
+    """Lift the soft file-descriptor limit (inherited by the broker) to what ``devices``
+    need, within the hard limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2 * devices + FDS_RESERVED
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
