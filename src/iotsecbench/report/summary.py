@@ -35,6 +35,14 @@ RUN_COLUMNS: dict[str, tuple[tuple[str, ...], float]] = {
             "achieved_rate_hz",
         )
     },
+    # A fleet's figures (runner.collect.collect_fleet, runner.broker_watch).
+    "fleet_size": (("fleet_size",), 1.0),
+    "connect_rate_hz": (("connect_rate_hz",), 1.0),
+    "setup_p99_ms": (("setup_p99_ms",), 1.0),
+    "fleet_latency_p99_ms": (("latency_p99_ms",), 1.0),
+    "broker_cpu_percent": (("broker_cpu_mean_percent",), 1.0),
+    "broker_rss_mib": (("broker_rss_peak_bytes",), 1 / 2**20),
+    "fleet_lost": (("messages_lost",), 1.0),
     "tls_heap_handshake_kib": (("tls_heap_handshake_peak_bytes",), 1 / 1024),
     "tls_heap_steady_kib": (("tls_heap_steady_bytes",), 1 / 1024),
     "flash_kib": (("footprint_text_bytes", "footprint_data_bytes"), 1 / 1024),
@@ -83,6 +91,13 @@ COLUMNS = (
     SummaryColumn("tls_heap_steady_kib", "heap steady", "KiB", "measured", 1),
     SummaryColumn("flash_kib", "flash text+data", "KiB", "measured", 1),
     SummaryColumn("static_ram_kib", "static RAM data+bss", "KiB", "measured", 1),
+    SummaryColumn("fleet_size", "devices", "", "measured", 0),
+    SummaryColumn("connect_rate_hz", "connects", "/s", "measured", 1),
+    SummaryColumn("setup_p99_ms", "set-up p99", "ms", "measured", 1),
+    SummaryColumn("fleet_latency_p99_ms", "latency p99", "ms", "measured", 2),
+    SummaryColumn("broker_cpu_percent", "broker CPU", "%", "measured", 1),
+    SummaryColumn("broker_rss_mib", "broker RSS", "MiB", "measured", 1),
+    SummaryColumn("fleet_lost", "lost", "", "measured", 0),
     SummaryColumn("lost", "lost", "", "measured", 0),
     SummaryColumn("rejected", "rejected", "", "measured", 0),
 )
@@ -200,8 +215,9 @@ def summary_frames(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
             pd.DataFrame(columns=["run_id", "configuration"]),
             pd.DataFrame(columns=["configuration", *(c.key for c in COLUMNS), "warnings"]),
         )
+    # A fleet's per-device figures are its device 0's (its fleet figures are in `runs`).
     tables = {
-        name: read.table(results_dir, name)
+        name: read.table(results_dir, name, first_device=True)
         for name in ("samples", "events", "messages", "handshakes")
     }
     latency = read.latency_frame(results_dir)

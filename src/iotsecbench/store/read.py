@@ -24,9 +24,17 @@ def _query(results_dir: Path | str, sql: str, parameters: list[Any] | None = Non
         return store.connection.execute(sql, parameters or []).df()
 
 
-def table(results_dir: Path | str, name: str, run_id: str | None = None) -> pd.DataFrame:
+# A fleet's device 0 (and every row of a run without a fleet, NULL before schema 7): the
+# one device whose time series the analysis and the per-device summary read.
+FIRST_DEVICE = "coalesce(device_index, 0) = 0"
+
+
+def table(
+    results_dir: Path | str, name: str, run_id: str | None = None, *, first_device: bool = False
+) -> pd.DataFrame:
     """Every row of one table, or of one run when ``run_id`` is given (columns in schema
-    order, rows in the table's natural order)."""
+    order, rows in the table's natural order); ``first_device``: a fleet's device 0 only
+    (and the broker's samples, which belong to no device, left out)."""
     if name not in schema.DATA_TABLES:
         raise SpecError(
             f"unknown results table {name!r}; the tables are {', '.join(schema.DATA_TABLES)}"
@@ -34,10 +42,16 @@ def table(results_dir: Path | str, name: str, run_id: str | None = None) -> pd.D
     definition = schema.TABLES[name]
     columns = ", ".join(definition.column_names)
     order = ", ".join(definition.order_by) or columns
-    if run_id is None:
-        return _query(results_dir, f"SELECT {columns} FROM {name} ORDER BY {order}")
+    conditions = ["run_id = ?"] if run_id is not None else []
+    if first_device and "device_index" in definition.column_names:
+        conditions.append(FIRST_DEVICE)
+        if name == "samples":
+            conditions.append("agent <> 'broker'")
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     return _query(
-        results_dir, f"SELECT {columns} FROM {name} WHERE run_id = ? ORDER BY {order}", [run_id]
+        results_dir,
+        f"SELECT {columns} FROM {name}{where} ORDER BY {order}",
+        [run_id] if run_id is not None else None,
     )
 
 
@@ -77,6 +91,7 @@ def current_frame(results_dir: Path | str, source: str = "modelled") -> pd.DataF
     if source not in CURRENT_SOURCES:
         raise SpecError(f"current source {source!r}: choose modelled or measured")
     table = "samples" if source == "modelled" else "meter_samples"
+    first_device = f" AND {FIRST_DEVICE}" if source == "modelled" else ""
     return _query(
         results_dir,
         f"""
@@ -86,7 +101,7 @@ def current_frame(results_dir: Path | str, source: str = "modelled") -> pd.DataF
                (s.t_ns - r.t0_ns) / 1e9 AS time_s,
                s.current_ma AS current_ma
         FROM {table} AS s JOIN runs AS r USING (run_id)
-        WHERE r.status = 'ok' AND s.current_ma IS NOT NULL
+        WHERE r.status = 'ok' AND s.current_ma IS NOT NULL{first_device}
         ORDER BY r.cell_label, s.agent, r.repetition, s.t_ns
         """,
     )
@@ -114,7 +129,8 @@ def measured_against_modelled(results_dir: Path | str) -> pd.DataFrame:
 
 
 def latency_frame(results_dir: Path | str) -> pd.DataFrame:
-    """End-to-end latency of every delivered message of every 'ok' run.
+    """End-to-end latency of every delivered message of every 'ok' run (a fleet's device 0:
+    one time series per run; the fleet's percentiles are runs.latency_p50_ms/p99_ms).
 
     Columns: configuration (runs.cell_label), run (runs.repetition), seq,
     latency_ms ((t_delivered_ns − t_created_ns) / 1e6).
@@ -127,7 +143,7 @@ def latency_frame(results_dir: Path | str) -> pd.DataFrame:
                m.seq AS seq,
                (m.t_delivered_ns - m.t_created_ns) / 1e6 AS latency_ms
         FROM messages AS m JOIN runs AS r USING (run_id)
-        WHERE r.status = 'ok' AND m.status = 'delivered'
+        WHERE r.status = 'ok' AND m.status = 'delivered' AND coalesce(m.device_index, 0) = 0
           AND m.t_delivered_ns IS NOT NULL AND m.t_created_ns IS NOT NULL
         ORDER BY r.cell_label, r.repetition, m.seq
         """,

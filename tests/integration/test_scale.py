@@ -1,0 +1,105 @@
+"""Scale end to end: a fleet of 50 devices over TLS 1.2 on the embedded broker (every device
+connects, every message is accounted for, the broker's CPU and the fleet's percentiles are
+stored), and a sweep on a local Dask cluster of two workers that gives the runs of the local
+executor, fails the block of a worker killed mid-block and completes it with --resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from iotsecbench.runner.cluster import dask_problem
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+
+def query(out: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        return db.execute(sql).fetchall()
+
+
+def test_fleet_of_fifty_tls_devices_accounts_for_every_message(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "fleet"
+    result = run_cli(
+        "run", "--configs", "tls1.2", "--devices", "50", "--duration", "10", "--rate", "1",
+        "--reps", "1", "--out", str(out), "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Fleet and broker" in result.stdout
+    [run] = query(out, """select status, fleet_size, messages_sent, messages_delivered,
+        messages_lost, connect_rate_hz, setup_p50_ms, setup_p99_ms, latency_p50_ms,
+        latency_p99_ms, broker_cpu_mean_percent, broker_cpu_peak_percent,
+        broker_rss_peak_bytes, tls_version from runs""")  # fmt: skip
+    status, size, sent, delivered, lost, rate, *percentiles, cpu, peak, rss, tls = run
+    assert (status, size, tls) == ("ok", 50, "1.2")
+    assert sent == delivered == 50 * 10 and lost == 0
+    assert rate > 0 and all(p is not None and p > 0 for p in percentiles)
+    assert percentiles[0] <= percentiles[1] and percentiles[2] <= percentiles[3]
+    assert 0 < cpu <= peak and rss > 1_000_000
+    # Every device connected, with its own TLS handshake, and delivered its ten messages.
+    per_device = query(out, """select device_index, count(*) filter (where status = 'delivered')
+        from messages group by 1 order by 1""")  # fmt: skip
+    assert per_device == [(index, 10) for index in range(50)]
+    handshakes = query(out, """select count(distinct device_index) from handshakes
+        where agent = 'emitter' and phase = 'tls_handshake'""")  # fmt: skip
+    assert handshakes == [(50,)]
+    broker = query(
+        out, "select count(*), min(cpu_ns), max(cpu_ns) from samples where agent = 'broker'"
+    )
+    assert broker[0][0] >= 50 and broker[0][2] > broker[0][1]  # 10 Hz over more than 10 s
+    counters = dict(query(out, "select name, value from host_counters where source = '$SYS'"))
+    assert counters["clients/maximum"] >= 100  # 50 emitters and their receivers
+    assert counters["publish/messages/received"] >= 50 * 10
+    # Each device its own client id and account: 50 distinct emitter users in the ACL.
+    acl = next(out.glob("runs/*/broker/acl")).read_text()
+    assert acl.count("user emitter-") == 50 and acl.count("user receiver-") == 50
+
+
+def test_fleet_beyond_the_machine_is_refused_naming_the_limit(tmp_path: Path) -> None:
+    result = run_cli(
+        "run", "--configs", "plain", "--devices", "9000", "--duration", "1", "--reps", "1",
+        "--out", str(tmp_path / "big"), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "devices 9000: this machine allows" in result.stderr
+    assert any(word in result.stderr for word in ("memory", "file descriptors", "ports"))
+    assert not (tmp_path / "big" / "results.duckdb").exists()
+
+
+@pytest.mark.skipif(dask_problem() is not None, reason=str(dask_problem()))
+def test_dask_sweep_matches_the_local_executor_and_resumes_a_killed_block(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    common = ("--configs", "plain,tls1.2", "--duration", "1", "--reps", "2", "--seed", "7",
+              "--quiet", "--no-report")  # fmt: skip
+    local = tmp_path / "local"
+    assert run_cli("run", *common, "--out", str(local)).returncode == 0
+    planned = query(local, "select run_id, cell_id, run_order from runs order by run_order")
+    # Repetition 2's block dies after its first run: that run is kept, the rest fails.
+    second_block = [run_id for run_id, *_ in planned if run_id.endswith("_r2")]
+    swept = tmp_path / "dask"
+    killed = run_cli(
+        "run", *common, "--executor", "dask", "--dask-workers", "2", "--out", str(swept),
+        env={"IOTSB_TEST_FAULT": f"worker:die-after@{second_block[0]}"},
+    )  # fmt: skip
+    assert killed.returncode == 1, killed.stderr
+    assert "2 workers" in killed.stderr  # the isolation note
+    status = dict(query(swept, "select run_id, status from runs"))
+    assert status[second_block[0]] == "ok" and status[second_block[1]] == "failed"
+    assert "Dask worker died" in killed.stdout
+    resumed = run_cli("run", *common, "--executor", "dask", "--resume", "--out", str(swept))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 runs executed, 3 kept" in resumed.stdout
+    rows = query(swept, """select run_id, cell_id, run_order, status, worker, parallel_runs,
+        worker_host_json from runs order by run_order""")  # fmt: skip
+    assert [row[:3] for row in rows] == planned  # same ids, cells and order as run locally
+    assert all(row[3] == "ok" and row[4].startswith("tcp://") for row in rows)
+    assert {row[5] for row in rows} == {1, 2} and all('"hostname"' in row[6] for row in rows)
+    # One block, one worker: both configurations of repetition 1 ran on the same machine.
+    assert len({row[4] for row in rows if row[0].endswith("_r1")}) == 1
+    assert query(swept, "select count(*) from messages where status = 'delivered'") == [(40,)]
