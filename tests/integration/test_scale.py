@@ -103,3 +103,16 @@ def test_dask_sweep_matches_the_local_executor_and_resumes_a_killed_block(
     # One block, one worker: both configurations of repetition 1 ran on the same machine.
     assert len({row[4] for row in rows if row[0].endswith("_r1")}) == 1
     assert query(swept, "select count(*) from messages where status = 'delivered'") == [(40,)]
+
+
+@pytest.mark.skipif(dask_problem() is not None, reason=str(dask_problem()))
+def test_doctor_checks_a_schedulers_workers(tmp_path: Path) -> None:
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        result = run_cli("doctor", "--scheduler", cluster.scheduler_address)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("ok   worker tcp://")]
+    assert len(lines) == 2 and all("iotsecbench" in line for line in lines)
+    missing = run_cli("doctor", "--scheduler", "tcp://127.0.0.1:9")
+    assert missing.returncode == 3 and "no Dask scheduler at tcp://127.0.0.1:9" in missing.stderr

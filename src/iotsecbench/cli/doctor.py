@@ -30,6 +30,13 @@ def doctor(
             "(found by PID file, command line and start time, never by name).",
         ),
     ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Check the workers of a Dask cluster (tcp://HOST:PORT) for `run --executor "
+            "dask`: iotsecbench at this version and mosquitto on each.",
+        ),
+    ] = None,
 ) -> None:
     """Check mosquitto, OpenSSL, privileges, namespaces, tracing, perf and cgroups.
 
@@ -56,6 +63,9 @@ def doctor(
             typer.echo(f"removed network namespace {name}")
         typer.echo(f"cleanup: {len(removed)} leftover namespace(s) removed")
         return
+    if scheduler is not None:
+        _check_scheduler(scheduler)
+        return
     checks = [*all_checks(), *_native_agent_checks()]
     if as_json:
         typer.echo(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
@@ -65,6 +75,23 @@ def doctor(
             tail = "" if check.ok else f" — {check.consequence}"
             typer.echo(f"{status} {check.name}: {check.detail}{tail}")
     if any(c.required and not c.ok for c in checks):
+        raise typer.Exit(3)
+
+
+def _check_scheduler(scheduler: str) -> None:
+    """One line per worker; exit 3 when one cannot run iotsecbench's blocks."""
+    from iotsecbench.errors import EnvironmentProblem
+    from iotsecbench.runner.cluster import check_workers, dask_problem
+
+    problem = dask_problem()
+    if problem is not None:
+        raise EnvironmentProblem(problem)
+    results = check_workers(scheduler)
+    if not results:
+        raise EnvironmentProblem(f"the Dask scheduler at {scheduler} has no workers")
+    for address, ready, detail in results:
+        typer.echo(f"{'ok  ' if ready else 'FAIL'} worker {address}: {detail}")
+    if not all(ready for _, ready, _ in results):
         raise typer.Exit(3)
 
 

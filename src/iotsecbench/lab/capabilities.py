@@ -152,6 +152,37 @@ def check_post_quantum() -> Check:
     )
 
 
+def check_fleet() -> Check:
+    from iotsecbench.lab.limits import fleet_limit
+
+    python, native = fleet_limit(), fleet_limit(native=True)
+    return Check(
+        "Fleets",
+        python.devices >= 2,
+        f"up to {python.devices} devices per run with the Python agents ({native.devices} "
+        f"native), limited by {python.reason}",
+        "run --devices needs at least two",
+    )
+
+
+def check_dask() -> Check:
+    try:
+        import distributed
+    except ImportError:
+        return Check(
+            "Dask sweeps",
+            False,
+            "dask.distributed is not installed: run --executor dask is refused",
+            "pip install 'iotsecbench[cluster]' (or scripts/setup.sh --dev)",
+        )
+    return Check(
+        "Dask sweeps",
+        True,
+        f"dask.distributed {distributed.__version__}: run --executor dask (doctor --scheduler "
+        "ADDRESS checks a cluster's workers)",
+    )
+
+
 def check_tls_recorder() -> Check:
     from iotsecbench.security.tls import recorder_problem
 
@@ -288,6 +319,8 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_virtual_mcu(),
         check_tls_recorder(),
         check_post_quantum(),
+        check_fleet(),
+        check_dask(),
         check_root(),
         check_netns(),
         check_leftover_namespaces(),

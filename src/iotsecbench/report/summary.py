@@ -50,6 +50,17 @@ RUN_COLUMNS: dict[str, tuple[tuple[str, ...], float]] = {
 }
 
 
+FLEET_KEYS = (
+    "fleet_size",
+    "connect_rate_hz",
+    "setup_p99_ms",
+    "fleet_latency_p99_ms",
+    "broker_cpu_percent",
+    "broker_rss_mib",
+    "fleet_lost",
+)
+
+
 @dataclass(frozen=True)
 class SummaryColumn:
     key: str
@@ -131,6 +142,8 @@ def _per_run(run: pd.Series, tables: dict[str, pd.DataFrame]) -> dict[str, float
         parts = [run.get(column) for column in columns]
         present = all(part is not None and pd.notna(part) for part in parts)
         values[key] = float(sum(parts)) * scale if present else np.nan
+    if not values["fleet_size"] > 1:  # one device: its figures are the other columns'
+        values.update(dict.fromkeys(FLEET_KEYS, np.nan))
     for phase in PHASES:
         wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
         values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 from rich.table import Table
 
-from iotsecbench.report.summary import COLUMNS, SummaryColumn
+from iotsecbench.report.summary import COLUMNS, FLEET_KEYS, SummaryColumn
 
 GROUPS = (
     (
@@ -75,15 +75,7 @@ GROUPS = (
         "Fleet and broker (measured on this host: the devices on one broker, started at once or "
         "ramped; set-up and latency percentiles across every device, the broker's CPU in % of "
         "one core; the other tables show device 0; docs/scale.md)",
-        (
-            "fleet_size",
-            "connect_rate_hz",
-            "setup_p99_ms",
-            "fleet_latency_p99_ms",
-            "broker_cpu_percent",
-            "broker_rss_mib",
-            "fleet_lost",
-        ),
+        FLEET_KEYS,
     ),
     (
         "Device energy (modelled; see docs/energy-model.md)",
@@ -105,8 +97,6 @@ def summary_tables(frame: pd.DataFrame) -> list[Table]:
         present = [key for key in keys if key in frame and frame[key].notna().any()]
         if not present:
             continue  # e.g. no echo and no tcp run: the per-byte group says nothing
-        if keys[0] == "fleet_size" and not (frame["fleet_size"] > 1).any():
-            continue  # one device per run: no fleet to speak of
         table = Table(title=title, title_justify="left", header_style="bold")
         table.add_column("configuration", no_wrap=True)
         for key in keys:

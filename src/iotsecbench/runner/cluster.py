@@ -55,6 +55,46 @@ def dask_problem() -> str | None:
     return None
 
 
+def _worker_facts() -> dict[str, Any]:
+    """On a worker: what runs need there (doctor --scheduler)."""
+    import shutil as which
+
+    from iotsecbench import __version__
+
+    return {"iotsecbench": __version__, "mosquitto": which.which("mosquitto")}
+
+
+def check_workers(scheduler: str) -> list[tuple[str, bool, str]]:
+    """Each worker of ``scheduler``: (address, ready, what was found): iotsecbench installed at
+    this version, and mosquitto on its PATH."""
+    from distributed import Client
+
+    from iotsecbench import __version__
+
+    try:
+        client = Client(scheduler, timeout="10s")
+    except OSError as error:
+        raise EnvironmentProblem(f"no Dask scheduler at {scheduler} ({error})") from None
+    with client:
+        try:
+            found = client.run(_worker_facts, on_error="return")
+        except Exception as error:  # a worker without iotsecbench cannot unpickle the call
+            return [(scheduler, False, f"the workers cannot run iotsecbench ({error})")]
+    checks = []
+    for address, facts in sorted(found.items()):
+        if isinstance(facts, Exception):
+            checks.append((address, False, f"iotsecbench is not installed there ({facts})"))
+            continue
+        problems = []
+        if facts["iotsecbench"] != __version__:
+            problems.append(f"iotsecbench {facts['iotsecbench']}, here {__version__}")
+        if not facts["mosquitto"]:
+            problems.append("no mosquitto on its PATH")
+        detail = "; ".join(problems) or f"iotsecbench {__version__}, {facts['mosquitto']}"
+        checks.append((address, not problems, detail))
+    return checks
+
+
 def blocks(runs: list[PlannedRun]) -> list[list[PlannedRun]]:
     """The runs grouped into blocks: one per repetition, each in its run order (plan_runs'
     seeded permutation), the blocks in the order of their first run."""

@@ -1,0 +1,138 @@
+"""The pure parts of fleets and Dask sweeps: a fleet's figures from its devices' records, the
+broker's figures from its samples, blocks of runs, the cluster options, the machine's fleet
+limit and the process probes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from iotsecbench.errors import SpecError
+from iotsecbench.lab.limits import fleet_limit
+from iotsecbench.measure.process import process_cpu_ns, process_rss_bytes
+from iotsecbench.runner.broker_watch import broker_figures
+from iotsecbench.runner.cluster import ClusterOptions, blocks
+from iotsecbench.runner.collect import collect_fleet
+from iotsecbench.spec.matrix import plan_runs
+from iotsecbench.spec.models import ExperimentSpec
+
+
+def device_records(setup_start: int, setup_ms: float, latencies_ms: list[float]) -> dict:
+    """One device's agent records: its connection phases, messages sent and delivered."""
+    end = setup_start + int(setup_ms * 1e6)
+    middle = setup_start + (end - setup_start) // 2
+    emitter = [
+        {"type": "handshake", "phase": "tcp_connect", "t_start_ns": setup_start,
+         "t_end_ns": middle, "wall_ns": middle - setup_start, "cpu_ns": 1},
+        {"type": "handshake", "phase": "mqtt_connect", "t_start_ns": middle, "t_end_ns": end,
+         "wall_ns": end - middle, "cpu_ns": 1},
+        {"type": "counters", "name": "messages_sent", "value": len(latencies_ms)},
+    ]  # fmt: skip
+    receiver = []
+    for seq, latency in enumerate(latencies_ms):
+        created = end + seq * 1_000_000
+        emitter.append({"type": "message", "seq": seq, "payload_bytes": 64, "wire_bytes": 80,
+                        "t_created_ns": created, "t_sealed_ns": created,
+                        "t_published_ns": created, "seal_cpu_ns": 1})  # fmt: skip
+        delivered = created + int(latency * 1e6)
+        receiver.append({"type": "message", "seq": seq, "wire_bytes": 80,
+                         "t_created_ns": created, "t_arrived_ns": delivered,
+                         "t_delivered_ns": delivered, "open_cpu_ns": 1})  # fmt: skip
+    return {"emitter": emitter, "receiver": receiver}
+
+
+def test_fleet_figures_come_from_every_device() -> None:
+    fleet = [
+        device_records(0, 10.0, [1.0, 2.0]),
+        device_records(500_000_000, 30.0, [3.0, 4.0]),
+        device_records(1_000_000_000, 20.0, [5.0]),
+    ]
+    facts, tables = collect_fleet("r", fleet, 64, None)
+    assert facts["fleet_size"] == 3
+    assert facts["messages_sent"] == facts["messages_delivered"] == 5
+    assert facts["messages_lost"] == 0
+    # Set-up completions at 10 ms, 530 ms and 1020 ms: two intervals in 1.01 s.
+    assert facts["connect_rate_hz"] == pytest.approx(2 / 1.010)
+    assert facts["setup_p50_ms"] == pytest.approx(20.0)
+    assert facts["latency_p50_ms"] == pytest.approx(3.0)
+    assert facts["latency_p99_ms"] == pytest.approx(4.96)
+    assert sorted({row["device_index"] for row in tables["messages"]}) == [0, 1, 2]
+    assert {row["device_index"] for row in tables["handshakes"]} == {0, 1, 2}
+
+
+def test_one_device_has_no_connect_rate() -> None:
+    facts, tables = collect_fleet("r", [device_records(0, 5.0, [1.0])], 64, None)
+    assert facts["fleet_size"] == 1 and facts["connect_rate_hz"] is None
+    assert facts["setup_p99_ms"] == pytest.approx(5.0)
+    assert {row["device_index"] for row in tables["messages"]} == {0}
+
+
+def test_broker_figures_from_its_samples() -> None:
+    samples = [
+        {"t_ns": 0, "cpu_ns": 0, "rss_bytes": 10},
+        {"t_ns": 100_000_000, "cpu_ns": 50_000_000, "rss_bytes": 30},  # 50 % of a core
+        {"t_ns": 200_000_000, "cpu_ns": 60_000_000, "rss_bytes": 20},  # 10 %
+    ]
+    figures = broker_figures(samples)
+    assert figures["broker_cpu_mean_percent"] == pytest.approx(30.0)
+    assert figures["broker_cpu_peak_percent"] == pytest.approx(50.0)
+    assert figures["broker_rss_peak_bytes"] == 30
+    assert broker_figures(samples[:1]) == {}
+
+
+def test_blocks_hold_one_repetition_each_in_run_order() -> None:
+    spec = ExperimentSpec(configurations=["plain", "tls1.2", "tls1.3"], repetitions=3, seed=5)
+    runs = plan_runs(spec)
+    grouped = blocks(list(reversed(runs)))
+    assert [len(block) for block in grouped] == [3, 3, 3]
+    for block in grouped:
+        assert len({run.repetition for run in block}) == 1
+        assert [run.run_order for run in block] == sorted(run.run_order for run in block)
+        assert {run.cell.configuration for run in block} == {"plain", "tls1.2", "tls1.3"}
+
+
+def test_cluster_options_are_checked() -> None:
+    with pytest.raises(SpecError, match="--dask-workers 0"):
+        ClusterOptions(workers=0)
+    with pytest.raises(SpecError, match="tcp://HOST:PORT"):
+        ClusterOptions(scheduler="localhost:8786")
+    assert "in sequence" in ClusterOptions().note
+    assert "disturb" in ClusterOptions(workers=3).note
+
+
+def test_fleet_limit_names_a_positive_limit() -> None:
+    python, native = fleet_limit(), fleet_limit(native=True)
+    assert python.devices > 0 and python.reason
+    assert native.devices >= python.devices  # the C agent is smaller
+
+
+def test_process_probes_read_this_process_and_none_for_a_gone_one() -> None:
+    before = process_cpu_ns(os.getpid())
+    sum(i * i for i in range(200_000))
+    assert before is not None and process_cpu_ns(os.getpid()) > before
+    assert process_rss_bytes(os.getpid()) > 1_000_000
+    gone = max(int(name) for name in os.listdir("/proc") if name.isdigit()) + 10_000_000
+    assert process_cpu_ns(gone) is None and process_rss_bytes(gone) is None
+
+
+def test_spec_refuses_a_fleet_on_the_tcp_transport() -> None:
+    with pytest.raises(ValueError, match="transport mqtt"):
+        ExperimentSpec(configurations=["plain"], devices=2, transport=["tcp"])
+    # Left at one device, the fleet fields leave the configuration hash (and so the resume
+    # of experiments made before fleets) as it was.
+    one = ExperimentSpec()
+    assert one.config_hash() == ExperimentSpec(devices=1, connect_ramp_hz=None).config_hash()
+    assert one.config_hash() != ExperimentSpec(devices=2).config_hash()
+
+
+def test_cli_refuses_dask_options_without_dask(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli("run", "--simulate", "--dask-workers", "2", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and "need --executor dask" in result.stderr
+    keylog = tmp_path / "keys"
+    result = run_cli("run", "--simulate", "--executor", "dask", "--keylog", str(keylog),
+                     "--out", str(tmp_path / "y"))  # fmt: skip
+    assert result.returncode == 2 and "--executor local" in result.stderr
