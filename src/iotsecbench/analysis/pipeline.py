@@ -24,14 +24,17 @@ from iotsecbench.analysis.battery import BatteryParameters, BatteryProjection, p
 from iotsecbench.analysis.bootstrap import (
     BOOTSTRAP_CLASSES,
     BlockBootstrap,
-    BootstrapDifference,
     choose_block_length,
-    iid_bootstrap_difference,
-    keyed_generator,
     pooled_mean,
 )
 from iotsecbench.analysis.changepoint import detect_change_points
 from iotsecbench.analysis.checks import QualityWarning
+from iotsecbench.analysis.comparisons import (
+    BLOCKINGS,
+    comparison_row,
+    energy_comparisons,
+    run_blocks,
+)
 from iotsecbench.analysis.describe import (
     coefficient_of_variation,
     describe,
@@ -41,7 +44,6 @@ from iotsecbench.analysis.describe import (
     to_one_hertz,
 )
 from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
-from iotsecbench.analysis.effects import cohens_d
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
 from iotsecbench.analysis.pareto import ParetoResult, pareto_analysis
 from iotsecbench.analysis.results import Comparison, Record, plain
@@ -59,7 +61,6 @@ CURRENT_COLUMNS = ("configuration", "device", "run", "time_s", "current_ma")
 LATENCY_COLUMNS = ("configuration", "run", "seq", "latency_ms")
 LATENCY_DEVICE = "end-to-end"  # latency is measured from emitter to receiver
 UNITS = {"current_ma": "mA", "energy_mah": "mAh", "latency_ms": "ms"}
-HISTOGRAM_BINS = 40
 LONG_SERIES = 2000  # runs longer than this (per-message latency) get a fixed ADF lag order
 ADF_LAGS_LONG_SERIES = 20  # fixed ADF lags there: one regression instead of an AIC search
 
@@ -87,8 +88,14 @@ class AnalysisOptions(Record):
     constraints: tuple[str, ...] = ()  # security properties every Pareto candidate must have
     hypothesis_metric: str = "current_ma"
     battery: BatteryParameters = field(default_factory=BatteryParameters)
+    # Energy comparisons paired by block (docs/analysis.md): "none" (runs independent),
+    # "repetition" (every configuration of one repetition is a block: run order permuted
+    # within it) or "worker" (the machine that measured the runs, runs.worker: Dask sweeps).
+    block_on: str = "none"
 
     def __post_init__(self) -> None:
+        if self.block_on not in BLOCKINGS:
+            raise SpecError(f"--block-on {self.block_on!r}: use none, repetition or worker")
         if self.bootstrap not in BOOTSTRAP_CLASSES:
             raise SpecError(
                 f"unknown bootstrap {self.bootstrap!r}: use moving, circular or stationary"
@@ -159,11 +166,6 @@ def _order_configurations(names: Sequence[str], baseline: str | None) -> tuple[l
             f"baseline {baseline!r} is not among the configurations: {', '.join(ordered)}"
         )
     return [baseline, *[c for c in ordered if c != baseline]], baseline
-
-
-def _histogram(replicates: np.ndarray) -> dict[str, list[float]]:
-    counts, edges = np.histogram(replicates, bins=HISTOGRAM_BINS)
-    return {"counts": counts.tolist(), "edges": edges.tolist()}
 
 
 def _majority(verdicts: Sequence[str]) -> str:
@@ -264,7 +266,9 @@ def analyze(
     }
     description = _describe(inputs, diagnoses, options)
     comparisons, block_warnings = _series_comparisons(inputs, diagnoses, options)
-    comparisons += _energy_comparisons(description.energy, inputs.configurations, options)
+    comparisons += energy_comparisons(
+        description.energy, inputs.configurations, options, run_blocks(current, options)
+    )
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",
         "block bootstraps resample each run separately (no block crosses a run boundary); "
@@ -583,70 +587,8 @@ def _series_comparisons(
                     label,
                 )
                 pooled_a, pooled_b = np.concatenate(runs_a), np.concatenate(runs_b)
-                result.append(_comparison(metric, device, a, b, pooled_a, pooled_b, boot))
+                result.append(comparison_row(metric, device, a, b, pooled_a, pooled_b, boot))
     return result, warnings
-
-
-def _energy_comparisons(
-    energy: Mapping[tuple[str, str], Mapping[Any, float]],
-    configurations: Sequence[str],
-    options: AnalysisOptions,
-) -> list[Comparison]:
-    """Stage 4b: per-run cumulative charge, runs being the independent units (i.i.d.
-    bootstrap over runs; pairs with fewer than two runs on a side are skipped)."""
-    result = []
-    for device in dict.fromkeys(device for _, device in energy):
-        present = [c for c in configurations if (c, device) in energy]
-        for j, b in enumerate(present):
-            for a in present[j + 1 :]:
-                va = np.array(list(energy[(a, device)].values()))
-                vb = np.array(list(energy[(b, device)].values()))
-                if va.size < 2 or vb.size < 2:
-                    continue
-                boot = iid_bootstrap_difference(
-                    va,
-                    vb,
-                    options.reps,
-                    options.level,
-                    keyed_generator(options.seed, "energy_mah", device, a, b),
-                )
-                result.append(_comparison("energy_mah", device, a, b, va, vb, boot))
-    return result
-
-
-def _comparison(
-    metric: str,
-    device: str,
-    a: str,
-    b: str,
-    values_a: np.ndarray,
-    values_b: np.ndarray,
-    boot: BootstrapDifference,
-) -> Comparison:
-    """One row of the comparisons table: means, the bootstrap interval, Cohen's d."""
-    effect = cohens_d(values_a, values_b)
-    return Comparison(
-        metric=metric,
-        device=device,
-        a=a,
-        b=b,
-        mean_a=float(values_a.mean()),
-        mean_b=float(values_b.mean()),
-        difference=boot.estimate,
-        ci_low=boot.interval.low,
-        ci_high=boot.interval.high,
-        level=boot.interval.level,
-        significant=boot.significant,
-        cohens_d=effect.d,
-        effect=effect.label,
-        method=boot.method,
-        block_length=boot.block_length,
-        reps=boot.reps,
-        n_a=int(values_a.size),
-        n_b=int(values_b.size),
-        interval_method=boot.interval.method,
-        replicate_histogram=_histogram(boot.replicates),
-    )
 
 
 def _pareto(

@@ -107,6 +107,15 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Where to write analysis.json.")
         ] = None,
+        block_on: Annotated[
+            str,
+            typer.Option(
+                "--block-on",
+                help="Pair the energy comparisons by block: none (runs independent, default), "
+                "repetition (each repetition's runs, its configurations in permuted order) or "
+                "worker (the machine that measured them, --executor dask; docs/scale.md).",
+            ),
+        ] = "none",
         current: Annotated[
             str,
             typer.Option(
@@ -130,6 +139,7 @@ def register(app: typer.Typer) -> None:
             reps=reps,
             seed=seed,
             constraints=tuple(require or ()),
+            block_on=block_on,
         )
         if current not in CURRENT_SOURCES:
             raise SpecError(f"--current {current!r}: use modelled or measured")

@@ -135,7 +135,7 @@ def load(source: Path, current: str = MODELLED) -> ReportData:
         data.runs = read.runs_frame(results_dir)
         data.current = read.current_frame(results_dir)
         data.latency = read.latency_frame(results_dir)
-        handshakes = read.table(results_dir, "handshakes")
+        handshakes = read.table(results_dir, "handshakes", first_device=True)
         labels = data.runs.set_index("run_id")["cell_label"]
         handshakes["configuration"] = handshakes["run_id"].map(labels)
         data.handshakes = handshakes

@@ -117,15 +117,15 @@ def run_activity(results_dir: Path, run_id: str, agent: str) -> RunActivity:
     row = runs.loc[runs["run_id"] == run_id].iloc[0]
     if row["status"] != "ok":
         raise SpecError(f"run {run_id} ended {row['status']}: attach a trace to a completed run")
-    samples = read.table(results_dir, "samples", run_id)
+    samples = read.table(results_dir, "samples", run_id, first_device=True)
     samples = samples.loc[(samples["agent"] == agent) & samples["current_ma"].notna()]
     if len(samples) < 2:
         raise DataError(f"run {run_id} has {len(samples)} {agent} sample(s): too few to attach")
     ends = samples["t_ns"].to_numpy(dtype=np.int64)
     gaps = np.diff(ends)
-    handshakes = read.table(results_dir, "handshakes", run_id)
+    handshakes = read.table(results_dir, "handshakes", run_id, first_device=True)
     handshakes = handshakes.loc[handshakes["agent"] == agent, ["phase", "t_start_ns", "t_end_ns"]]
-    messages = read.table(results_dir, "messages", run_id)
+    messages = read.table(results_dir, "messages", run_id, first_device=True)
     if agent == "emitter":
         messages = messages.dropna(subset=["t_created_ns", "t_published_ns"])
         start, end = messages["t_created_ns"], messages["t_published_ns"]

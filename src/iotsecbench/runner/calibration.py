@@ -50,9 +50,9 @@ def attached_runs(paths: list[Path], agent: str) -> tuple[list[CalibrationRun], 
 
 
 def _run(results_dir: Path, run_id: str, agent: str, sha256: str) -> CalibrationRun:
-    samples = read.table(results_dir, "samples", run_id)
+    samples = read.table(results_dir, "samples", run_id, first_device=True)
     samples = samples.loc[samples["agent"] == agent].sort_values("t_ns")
-    operations = read.table(results_dir, "operations", run_id)
+    operations = read.table(results_dir, "operations", run_id, first_device=True)
     operations = operations.loc[operations["agent"] == agent]
     measured = read.table(results_dir, "meter_samples", run_id)
     measured = measured.loc[measured["agent"] == agent]

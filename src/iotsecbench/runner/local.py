@@ -96,12 +96,11 @@ class FleetDevice:
     directory: Path  # the run directory; devices/dNNN/ inside it for a fleet's devices
     topic_prefix: str  # "iotsb/" + 12 hex digits: the device's topics live under it
     users: dict[str, BrokerUser]  # role → credentials
+    in_fleet: bool = False
 
     def label(self, role: str) -> str:
         """How errors name the device's agent: 'emitter', or 'device 7 emitter' in a fleet."""
-        return (
-            role if self.directory.parent.name != DEVICES_DIRNAME else f"device {self.index} {role}"
-        )
+        return f"device {self.index} {role}" if self.in_fleet else role
 
 
 @dataclass(frozen=True)
@@ -201,8 +200,8 @@ class LocalExecutor:
         self._certificates: dict[str, CertificateSet] = {}
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
-        self._secrets_run: str | None = None  # the run whose secret files exist
         self._faults = FaultPlan.from_environment()
+        self._broker_result: dict | None = None  # the current run's BrokerWatch.result()
 
     def certificates(
         self, context: ExperimentContext, key_type: str, chain_length: int = 1
@@ -338,7 +337,7 @@ class LocalExecutor:
                     run_dir / DEVICES_DIRNAME / f"d{index:0{len(str(count - 1))}d}"
                 )
             )
-            devices.append(FleetDevice(index, directory, prefix, users))
+            devices.append(FleetDevice(index, directory, prefix, users, in_fleet=count > 1))
         return tuple(devices)
 
     def _run_processes(
@@ -424,9 +423,12 @@ class LocalExecutor:
                     broker,
                     network,
                 )
-                with BrokerWatch(broker) as watch:
-                    self._agents(plan, on_progress)
-                self._broker_result = watch.result()
+                watch = BrokerWatch(broker)
+                try:
+                    with watch:
+                        self._agents(plan, on_progress)
+                finally:  # a failed run keeps what the broker cost until it failed
+                    self._broker_result = watch.result()
                 if not broker.alive():
                     raise RunFailure(f"broker exited ({broker.exit_description()})")
         else:

@@ -65,6 +65,8 @@ def run_analyze(
             )
         latency = read.latency_frame(results_dir)
         properties = read.security_properties(results_dir)
+        if options.block_on == "worker":
+            current = current.merge(read.workers_frame(results_dir), on=["configuration", "run"])
         target = out or results_dir / FILENAMES[current_source]
     else:
         from iotsecbench.store.csv_input import read_current_csv, read_latency_csv

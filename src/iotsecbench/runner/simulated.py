@@ -30,14 +30,17 @@ class SimulatedExecutor:
         self, run: PlannedRun, context: ExperimentContext, on_progress: ProgressCallback
     ) -> RunOutcome:
         seed = zlib.crc32(f"{context.spec.seed}/{run.run_id}".encode())
-        rng = np.random.default_rng(seed)
         security = resolve_configuration(run.cell.configuration)
-        records = self._records(run, context, security, rng)
+        # A fleet: every device its own generator (device 0's is the single device's).
+        fleet = [
+            self._records(run, context, security, np.random.default_rng(seed + index))
+            for index in range(context.spec.devices)
+        ]
         on_progress(1.0)
         return build_outcome(
             run,
             context,
-            records,
+            fleet,
             status="ok",
             error=None,
             started_utc=utc_now(),

@@ -107,6 +107,20 @@ def current_frame(results_dir: Path | str, source: str = "modelled") -> pd.DataF
     )
 
 
+def workers_frame(results_dir: Path | str) -> pd.DataFrame:
+    """Where each 'ok' run ran (``analyze --block-on worker``). Columns: configuration
+    (runs.cell_label), run (runs.repetition), worker (runs.worker; 'local' for runs stored
+    before schema version 7, which all ran on the experiment's machine)."""
+    return _query(
+        results_dir,
+        """
+        SELECT cell_label AS configuration, repetition AS run,
+               coalesce(worker, 'local') AS worker
+        FROM runs WHERE status = 'ok' ORDER BY run_order
+        """,
+    )
+
+
 def measured_against_modelled(results_dir: Path | str) -> pd.DataFrame:
     """Every window with both a measured and a modelled current, for runs with a trace.
 

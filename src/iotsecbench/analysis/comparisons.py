@@ -1,0 +1,139 @@
+"""Comparisons between configurations and the runs-as-units energy comparison (stage 4b of
+the pipeline), plain or paired by block: a repetition, or the machine that measured the runs
+(``AnalysisOptions.block_on``, docs/analysis.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from iotsecbench.analysis.bootstrap import (
+    BootstrapDifference,
+    iid_bootstrap_contrast,
+    iid_bootstrap_difference,
+    keyed_generator,
+)
+from iotsecbench.analysis.effects import cohens_d
+from iotsecbench.analysis.results import Comparison
+from iotsecbench.errors import SpecError
+
+if TYPE_CHECKING:
+    from iotsecbench.analysis.pipeline import AnalysisOptions
+
+BLOCKINGS = ("none", "repetition", "worker")
+HISTOGRAM_BINS = 40
+
+
+def _histogram(replicates: np.ndarray) -> dict[str, list[float]]:
+    counts, edges = np.histogram(replicates, bins=HISTOGRAM_BINS)
+    return {"counts": counts.tolist(), "edges": edges.tolist()}
+
+
+def run_blocks(current: pd.DataFrame, options: AnalysisOptions) -> dict[tuple[str, Any], Any]:
+    """(configuration, run) → the block the run belongs to, for ``options.block_on``."""
+    if options.block_on == "none":
+        return {}
+    keys = current[["configuration", "run"]].drop_duplicates()
+    if options.block_on == "repetition":
+        return {(str(c), r): r for c, r in keys.itertuples(index=False)}
+    if "worker" not in current.columns:
+        raise SpecError("--block-on worker needs where each run ran: analyse a results directory")
+    workers = current.groupby(["configuration", "run"])["worker"].first()
+    return {(str(c), r): worker for (c, r), worker in workers.items()}
+
+
+def energy_comparisons(
+    energy: Mapping[tuple[str, str], Mapping[Any, float]],
+    configurations: Sequence[str],
+    options: AnalysisOptions,
+    run_blocks: Mapping[tuple[str, Any], Any] | None = None,
+) -> list[Comparison]:
+    """Stage 4b: per-run cumulative charge, runs being the independent units (i.i.d.
+    bootstrap over runs; pairs with fewer than two runs on a side are skipped). Blocked
+    (``run_blocks``: ``options.block_on`` is not "none"), the difference is taken within each
+    block both configurations ran in (their run means there) and the bootstrap is over those
+    blocks, so what differs between blocks — a faster machine, a warmer hour — cancels."""
+    result = []
+    for device in dict.fromkeys(device for _, device in energy):
+        present = [c for c in configurations if (c, device) in energy]
+        for j, b in enumerate(present):
+            for a in present[j + 1 :]:
+                va = np.array(list(energy[(a, device)].values()))
+                vb = np.array(list(energy[(b, device)].values()))
+                if va.size < 2 or vb.size < 2:
+                    continue
+                generator = keyed_generator(options.seed, "energy_mah", device, a, b)
+                if run_blocks:
+                    differences = _block_differences(
+                        energy[(a, device)], energy[(b, device)], a, b, run_blocks
+                    )
+                    if len(differences) < 2:
+                        continue  # fewer than two shared blocks: no interval to give
+                    boot = iid_bootstrap_contrast(
+                        (differences,), (1.0,), options.reps, options.level, generator
+                    )
+                    boot = dataclasses.replace(
+                        boot, method=f"paired-{options.block_on}s ({len(differences)} blocks)"
+                    )
+                else:
+                    boot = iid_bootstrap_difference(va, vb, options.reps, options.level, generator)
+                result.append(comparison_row("energy_mah", device, a, b, va, vb, boot))
+    return result
+
+
+def _block_differences(
+    runs_a: Mapping[Any, float],
+    runs_b: Mapping[Any, float],
+    a: str,
+    b: str,
+    run_blocks: Mapping[tuple[str, Any], Any],
+) -> np.ndarray:
+    """mean(a) − mean(b) within each block that holds runs of both."""
+    by_block: dict[Any, tuple[list[float], list[float]]] = {}
+    for runs, name, side in ((runs_a, a, 0), (runs_b, b, 1)):
+        for run, value in runs.items():
+            block = run_blocks.get((name, run))
+            if block is not None:
+                by_block.setdefault(block, ([], []))[side].append(value)
+    return np.array(
+        [np.mean(va) - np.mean(vb) for va, vb in by_block.values() if va and vb], dtype=float
+    )
+
+
+def comparison_row(
+    metric: str,
+    device: str,
+    a: str,
+    b: str,
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    boot: BootstrapDifference,
+) -> Comparison:
+    """One row of the comparisons table: means, the bootstrap interval, Cohen's d."""
+    effect = cohens_d(values_a, values_b)
+    return Comparison(
+        metric=metric,
+        device=device,
+        a=a,
+        b=b,
+        mean_a=float(values_a.mean()),
+        mean_b=float(values_b.mean()),
+        difference=boot.estimate,
+        ci_low=boot.interval.low,
+        ci_high=boot.interval.high,
+        level=boot.interval.level,
+        significant=boot.significant,
+        cohens_d=effect.d,
+        effect=effect.label,
+        method=boot.method,
+        block_length=boot.block_length,
+        reps=boot.reps,
+        n_a=int(values_a.size),
+        n_b=int(values_b.size),
+        interval_method=boot.interval.method,
+        replicate_histogram=_histogram(boot.replicates),
+    )
