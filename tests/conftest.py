@@ -104,6 +104,14 @@ def run_cli(
     return CliResult(completed.returncode, completed.stdout, completed.stderr)
 
 
+def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
+    """Rows of ``sql`` on the results database in ``results`` (read-only)."""
+    import duckdb
+
+    with duckdb.connect(str(results / "results.duckdb"), read_only=True) as db:
+        return db.execute(sql, list(parameters)).fetchall()
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import numpy as np
+
+from tests.conftest import query
 
 METER_HZ = 2000
 OFFSET_S = 3.25
 SCALE = 1.2  # the meter reads 20 % above the model, as a real device would differ
 NOISE_MA = 0.5  # the meter's noise per sample (standard deviation)
-
-
-def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
-    with duckdb.connect(str(results / "results.duckdb"), read_only=True) as db:
-        return db.execute(sql, list(parameters)).fetchall()
 
 
 def run_facts(results: Path, run_id: str) -> dict:

@@ -7,8 +7,9 @@ import base64
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
+
+from tests.conftest import query
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +29,6 @@ def results(mosquitto: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.returncode == 0, result.stderr + result.stdout
     assert "Handshake and latency" in result.stdout
     return out
-
-
-def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
-    with duckdb.connect(str(results / "results.duckdb"), read_only=True) as db:
-        return db.execute(sql, list(parameters)).fetchall()
 
 
 def test_two_complete_runs_per_configuration(results: Path) -> None:

@@ -8,22 +8,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from iotsecbench.security import pq_openssl
-from tests.conftest import run_cli
+from tests.conftest import query, run_cli
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(pq_openssl.problem() is not None, reason=str(pq_openssl.problem())),
 ]
 SIGNED = "x25519mlkem768-mldsa44-chacha20-poly1305"
-
-
-def query(out: Path, sql: str) -> list[tuple]:
-    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
-        return db.execute(sql).fetchall()
 
 
 def test_payload_and_tls_post_quantum_configurations_deliver_every_message(

@@ -181,13 +181,12 @@ def attach_a_meter_to_a_real_run(browser, out: Path, tmp_path: Path) -> None:
     20 % higher, noisy; D0 toggled at the first handshake and the last publish): placed to
     one meter sample, each handshake phase within 1 % and the meter's noise, shown in the
     report."""
-    from tests.conftest import run_cli
+    from tests.conftest import query, run_cli
     from tests.meter_traces import (
         METER_HZ,
         OFFSET_S,
         charge_tolerance_uc,
         expected_charge_uc,
-        query,
         run_facts,
         write_ppk2,
     )

@@ -7,18 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from iotsecbench.runner.cluster import dask_problem
-from tests.conftest import run_cli
+from tests.conftest import query, run_cli
 
 pytestmark = pytest.mark.integration
-
-
-def query(out: Path, sql: str) -> list[tuple]:
-    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
-        return db.execute(sql).fetchall()
 
 
 def test_fleet_of_fifty_tls_devices_accounts_for_every_message(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,6 @@ from iotsecbench.analysis.effects import cohens_d
 from iotsecbench.analysis.results import Comparison
 from iotsecbench.errors import SpecError
 
-if TYPE_CHECKING:
-    from iotsecbench.analysis.pipeline import AnalysisOptions
-
 BLOCKINGS = ("none", "repetition", "worker")
 HISTOGRAM_BINS = 40
 
@@ -33,12 +30,13 @@ def _histogram(replicates: np.ndarray) -> dict[str, list[float]]:
     return {"counts": counts.tolist(), "edges": edges.tolist()}
 
 
-def run_blocks(current: pd.DataFrame, options: AnalysisOptions) -> dict[tuple[str, Any], Any]:
-    """(configuration, run) → the block the run belongs to, for ``options.block_on``."""
-    if options.block_on == "none":
+def run_blocks(current: pd.DataFrame, block_on: str) -> dict[tuple[str, Any], Any]:
+    """(configuration, run) → the block the run belongs to (``block_on``: one of BLOCKINGS;
+    "worker" reads the frame's ``worker`` column)."""
+    if block_on == "none":
         return {}
     keys = current[["configuration", "run"]].drop_duplicates()
-    if options.block_on == "repetition":
+    if block_on == "repetition":
         return {(str(c), r): r for c, r in keys.itertuples(index=False)}
     if "worker" not in current.columns:
         raise SpecError("--block-on worker needs where each run ran: analyse a results directory")
@@ -49,14 +47,17 @@ def run_blocks(current: pd.DataFrame, options: AnalysisOptions) -> dict[tuple[st
 def energy_comparisons(
     energy: Mapping[tuple[str, str], Mapping[Any, float]],
     configurations: Sequence[str],
-    options: AnalysisOptions,
-    run_blocks: Mapping[tuple[str, Any], Any] | None = None,
+    bootstrap: tuple[int, float, int],
+    blocks: tuple[str, Mapping[tuple[str, Any], Any]] = ("none", {}),
 ) -> list[Comparison]:
     """Stage 4b: per-run cumulative charge, runs being the independent units (i.i.d.
-    bootstrap over runs; pairs with fewer than two runs on a side are skipped). Blocked
-    (``run_blocks``: ``options.block_on`` is not "none"), the difference is taken within each
-    block both configurations ran in (their run means there) and the bootstrap is over those
-    blocks, so what differs between blocks — a faster machine, a warmer hour — cancels."""
+    bootstrap over runs; pairs with fewer than two runs on a side are skipped). ``bootstrap``:
+    replicates, confidence level, seed. Blocked (``blocks``: the blocking's name and the
+    ``run_blocks`` mapping), the difference is taken within each block both configurations
+    ran in (their run means there) and the bootstrap is over those blocks, so what differs
+    between blocks — a faster machine, a warmer hour — cancels."""
+    reps, level, seed = bootstrap
+    block_on, block_of = blocks
     result = []
     for device in dict.fromkeys(device for _, device in energy):
         present = [c for c in configurations if (c, device) in energy]
@@ -66,21 +67,19 @@ def energy_comparisons(
                 vb = np.array(list(energy[(b, device)].values()))
                 if va.size < 2 or vb.size < 2:
                     continue
-                generator = keyed_generator(options.seed, "energy_mah", device, a, b)
-                if run_blocks:
+                generator = keyed_generator(seed, "energy_mah", device, a, b)
+                if block_of:
                     differences = _block_differences(
-                        energy[(a, device)], energy[(b, device)], a, b, run_blocks
+                        energy[(a, device)], energy[(b, device)], a, b, block_of
                     )
                     if len(differences) < 2:
                         continue  # fewer than two shared blocks: no interval to give
-                    boot = iid_bootstrap_contrast(
-                        (differences,), (1.0,), options.reps, options.level, generator
-                    )
+                    boot = iid_bootstrap_contrast((differences,), (1.0,), reps, level, generator)
                     boot = dataclasses.replace(
-                        boot, method=f"paired-{options.block_on}s ({len(differences)} blocks)"
+                        boot, method=f"paired-{block_on}s ({len(differences)} blocks)"
                     )
                 else:
-                    boot = iid_bootstrap_difference(va, vb, options.reps, options.level, generator)
+                    boot = iid_bootstrap_difference(va, vb, reps, level, generator)
                 result.append(comparison_row("energy_mah", device, a, b, va, vb, boot))
     return result
 

@@ -267,7 +267,10 @@ def analyze(
     description = _describe(inputs, diagnoses, options)
     comparisons, block_warnings = _series_comparisons(inputs, diagnoses, options)
     comparisons += energy_comparisons(
-        description.energy, inputs.configurations, options, run_blocks(current, options)
+        description.energy,
+        inputs.configurations,
+        (options.reps, options.level, options.seed),
+        (options.block_on, run_blocks(current, options.block_on)),
     )
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",

@@ -78,13 +78,9 @@ class Table:
             lines.append(line)
         return f"CREATE TABLE {self.name} (\n" + ",\n".join(lines) + "\n)"
 
-    def arrow_schema(self, schema_version: int | None = None) -> pa.Schema:
+    def arrow_schema(self, schema_version: int) -> pa.Schema:
         """Arrow schema with units and descriptions as field metadata (kept in Parquet), for
-        ``schema_version`` (default: the current one)."""
-        if schema_version is None:
-            from iotsecbench.store.schema import SCHEMA_VERSION  # the schema is built on these
-
-            schema_version = SCHEMA_VERSION
+        ``schema_version`` (schema.SCHEMA_VERSION for this code's)."""
         fields = [
             pa.field(
                 column.name,

@@ -137,7 +137,7 @@ def to_arrow(
         if default is not None and arrays[index].null_count:
             arrays[index] = pc.fill_null(arrays[index], pa.scalar(default, column.arrow_type))
         _check_values(table, column, arrays[index])
-    return pa.Table.from_arrays(arrays, schema=table.arrow_schema())
+    return pa.Table.from_arrays(arrays, schema=table.arrow_schema(schema.SCHEMA_VERSION))
 
 
 def _serialise_json(row: Mapping[str, Any], json_columns: list[str]) -> Mapping[str, Any]:

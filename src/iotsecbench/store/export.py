@@ -34,7 +34,7 @@ def export_parquet(results_dir: Path | str, out_dir: Path | str) -> list[Path]:
     with ResultsStore.open(results_dir, read_only=True) as store:
         for name in schema.DATA_TABLES:
             definition = schema.TABLES[name]
-            arrow_schema = definition.arrow_schema()
+            arrow_schema = definition.arrow_schema(schema.SCHEMA_VERSION)
             columns = ", ".join(definition.column_names)
             order = ", ".join(definition.order_by)
             reader = store.connection.sql(

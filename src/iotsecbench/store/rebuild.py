@@ -239,4 +239,4 @@ def _columns_to_arrow(table: schema.Table, columns: dict[str, list[Any]]) -> pa.
         pa.array(columns.get(column.name, [None] * rows), type=column.arrow_type)
         for column in table.columns
     ]
-    return pa.Table.from_arrays(arrays, schema=table.arrow_schema())
+    return pa.Table.from_arrays(arrays, schema=table.arrow_schema(schema.SCHEMA_VERSION))

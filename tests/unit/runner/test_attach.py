@@ -12,14 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import run_cli
+from tests.conftest import query, run_cli
 from tests.meter_traces import (
     METER_HZ,
     OFFSET_S,
     SCALE,
     charge_tolerance_uc,
     expected_charge_uc,
-    query,
     run_facts,
     write_ppk2,
 )
