@@ -41,9 +41,10 @@ from iotsecbench.spec.matrix import PlannedRun
 
 INSTALL_HINT = "pip install 'iotsecbench[cluster]' (dask.distributed), or scripts/setup.sh --dev"
 QUEUE_POLL_S = 0.5
-# Test hook (tests/integration/test_cluster.py): IOTSB_TEST_FAULT="worker:die-after@<run id
-# part>" makes the worker process exit right after it has sent that run back.
-FAULT_VARIABLE = "IOTSB_TEST_FAULT"
+# Test hook (tests/integration/test_scale.py), read by runner.local.FaultPlan:
+# IOTSB_TEST_FAULT="worker:die-after@<run id part>" makes the worker process exit right after
+# it has sent that run back.
+DIE_AFTER = "die-after"
 
 
 def dask_problem() -> str | None:
@@ -57,11 +58,9 @@ def dask_problem() -> str | None:
 
 def _worker_facts() -> dict[str, Any]:
     """On a worker: what runs need there (doctor --scheduler)."""
-    import shutil as which
-
     from iotsecbench import __version__
 
-    return {"iotsecbench": __version__, "mosquitto": which.which("mosquitto")}
+    return {"iotsecbench": __version__, "mosquitto": shutil.which("mosquitto")}
 
 
 def check_workers(scheduler: str) -> list[tuple[str, bool, str]]:
@@ -185,7 +184,12 @@ class DaskSweep:
             return
         with self._client() as client:
             workers = client.scheduler_info().get("workers", {})
-            parallel = len(workers) if self.options.scheduler is None else 1
+            if not workers:
+                raise EnvironmentProblem(
+                    f"the Dask scheduler at {self.options.scheduler} has no workers: start "
+                    "them with `dask worker ADDRESS --nworkers 1 --nthreads 1`"
+                )
+            parallel = runs_at_once_per_host(workers)
             queue = Queue(f"iotsb-{uuid.uuid4().hex}", client=client)
             by_id = {run.run_id: run for run in runs}
             pending: dict[Any, list[PlannedRun]] = {}
@@ -202,23 +206,39 @@ class DaskSweep:
                 )
                 pending[future] = block
             returned: set[str] = set()
-            while pending:
-                for item in _drain(queue):
+
+            def arrivals(everything: bool = False) -> Iterator[tuple[PlannedRun, RunOutcome]]:
+                for item in _drain(queue, everything):
                     run, outcome = _unpack(item, by_id, context)
                     returned.add(run.run_id)
                     yield run, outcome
+
+            while pending:
+                yield from arrivals()
                 for future in [f for f in pending if f.done()]:
                     block = pending.pop(future)
-                    for item in _drain(queue, everything=True):  # its last runs, if any
-                        run, outcome = _unpack(item, by_id, context)
-                        returned.add(run.run_id)
-                        yield run, outcome
+                    yield from arrivals(everything=True)  # its last runs, if any
                     if future.status == "finished":
                         continue
                     why = _block_failure(future)
                     for run in block:
                         if run.run_id not in returned:
                             yield run, _failed_outcome(run, context, why)
+
+
+def runs_at_once_per_host(workers: dict[str, Any]) -> dict[str, int]:
+    """How many runs each machine of the cluster can execute at the same time: the threads
+    of all its workers (``scheduler_info()['workers']``, keyed by worker address)."""
+    per_host: dict[str, int] = {}
+    for address, info in workers.items():
+        host = _host(address)
+        per_host[host] = per_host.get(host, 0) + int(info.get("nthreads", 1))
+    return per_host
+
+
+def _host(address: str) -> str:
+    """'tcp://10.0.0.5:40123' → '10.0.0.5'."""
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
 
 def _drain(queue: Any, everything: bool = False) -> list[Any]:
@@ -281,14 +301,14 @@ def run_block(
     block: list[PlannedRun],
     context: ExperimentContext,
     queue_name: str,
-    parallel_runs: int,
+    parallel_by_host: dict[str, int],
     simulate: bool,
 ) -> int:
     """On a worker: every run of ``block`` in order, each sent back as soon as it ends.
     Runs measure in this worker's scratch directory, removed as they are sent."""
     from distributed import Queue, get_worker
 
-    from iotsecbench.runner.local import LocalExecutor
+    from iotsecbench.runner.local import FaultPlan, LocalExecutor
     from iotsecbench.runner.simulated import SimulatedExecutor
 
     worker = get_worker()
@@ -303,16 +323,16 @@ def run_block(
     facts = {
         "worker": worker.address,
         "worker_host_json": json.dumps(host_facts()),
-        "parallel_runs": parallel_runs,
+        "parallel_runs": parallel_by_host.get(_host(worker.address), 1),
     }
     queue = Queue(queue_name)
-    fault = os.environ.get(FAULT_VARIABLE, "")
+    faults = FaultPlan.from_environment()
     with recording_pids(pids):
         for run in block:
             outcome = executor.execute(run, here, lambda fraction: None)
             run_dir = here.run_dir(run)
             queue.put(_pack(run.run_id, outcome, run_dir, facts))
             shutil.rmtree(run_dir, ignore_errors=True)
-            if fault.startswith("worker:die-after@") and fault.split("@", 1)[1] in run.run_id:
+            if faults.for_role("worker", run.run_id) == DIE_AFTER:
                 os._exit(1)  # test hook: the worker dies mid-block
     return len(block)

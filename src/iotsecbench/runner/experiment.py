@@ -139,7 +139,9 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
             pq_openssl.require()  # exit 3, naming the build command, before anything starts
     load_profile(spec.device)
     if spec.devices > 1:
-        limit = fleet_limit(native=any(stack in NATIVE_STACKS for stack in spec.stack))
+        # Checked on this machine, which runs the fleets (with --executor dask: each worker's
+        # machine should match it).
+        limit = fleet_limit(native=all(stack in NATIVE_STACKS for stack in spec.stack))
         if spec.devices > limit.devices:
             raise SpecError(
                 f"devices {spec.devices}: this machine allows {limit.devices} at most, "

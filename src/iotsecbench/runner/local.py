@@ -67,7 +67,7 @@ class FaultPlan:
     """A fault the test suite injects into the runs whose id contains ``run_part``: read once,
     when the executor is made, instead of the environment being consulted mid-run."""
 
-    target: str = ""  # "emitter", "receiver" or "broker"; "" = no fault
+    target: str = ""  # "emitter", "receiver", "broker" or "worker" (runner/cluster.py); "" = none
     action: str = ""  # e.g. "crash-after=5" (an agent's), "kill-after=1.0" (the broker's)
     run_part: str = ""
 
@@ -135,6 +135,9 @@ def _prepare_keylog(path: Path) -> Path:
 
 
 AGENT_SILENCE_S = 10.0  # docs/reliability.md #10: this long without a record = hung
+# Extra start-up time per other device of a fleet: two Python agents take about 0.4 s of CPU
+# to start, and a fleet starts them all on the same cores (benchmarks/bench_fleet.py).
+FLEET_START_S = 0.2
 
 
 class SilenceWatch:
@@ -538,7 +541,11 @@ class LocalExecutor:
             )
 
         ramp_s = (len(plan.devices) - 1) / spec.connect_ramp_hz if spec.connect_ramp_hz else 0.0
-        budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30 + ramp_s
+        # A fleet's agents start on a machine their predecessors already keep busy.
+        crowd_s = FLEET_START_S * (len(plan.devices) - 1)
+        budget_s = (
+            spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30 + ramp_s + crowd_s
+        )
         with contextlib.ExitStack() as stack:
             receivers: dict[FleetDevice, Supervised] = {}
             for device in plan.devices:
@@ -555,8 +562,7 @@ class LocalExecutor:
             emitters: dict[FleetDevice, Supervised] = {}
             pending = list(plan.devices)
             started = time.monotonic()
-            # A fleet's agents start on a machine their predecessors already keep busy.
-            watch = SilenceWatch(watched, startup_s=AGENT_SILENCE_S + 0.2 * len(plan.devices))
+            watch = SilenceWatch(watched, startup_s=AGENT_SILENCE_S + crowd_s)
             kill_broker_after_s = self._faults.broker_kill_after_s(plan.run.run_id)
             while pending or any(e.poll() is None for e in emitters.values()):
                 elapsed = time.monotonic() - started

@@ -136,3 +136,15 @@ def test_cli_refuses_dask_options_without_dask(tmp_path: Path) -> None:
     result = run_cli("run", "--simulate", "--executor", "dask", "--keylog", str(keylog),
                      "--out", str(tmp_path / "y"))  # fmt: skip
     assert result.returncode == 2 and "--executor local" in result.stderr
+
+
+def test_runs_at_once_count_every_thread_of_every_worker_on_a_machine() -> None:
+    from iotsecbench.runner.cluster import runs_at_once_per_host
+
+    workers = {
+        "tcp://10.0.0.5:40123": {"nthreads": 1},
+        "tcp://10.0.0.5:40999": {"nthreads": 2},
+        "tcp://10.0.0.6:41000": {"nthreads": 1},
+        "tls://[::1]:5000": {},
+    }
+    assert runs_at_once_per_host(workers) == {"10.0.0.5": 3, "10.0.0.6": 1, "[::1]": 1}
