@@ -266,7 +266,7 @@ def _block_failure(future: Any) -> str:
 
 def _failed_outcome(run: PlannedRun, context: ExperimentContext, why: str) -> RunOutcome:
     private_directory(context.run_dir(run))
-    outcome = build_outcome(run, context, {}, status="failed", error=why, started_utc=utc_now())
+    outcome = build_outcome(run, context, [{}], status="failed", error=why, started_utc=utc_now())
     outcome.run_row["worker"] = None  # it ran nowhere to the end
     return outcome
 

@@ -423,7 +423,7 @@ def utc_now() -> str:
 def build_outcome(
     run: PlannedRun,
     context: ExperimentContext,
-    records: dict[str, list[dict[str, Any]]] | list[dict[str, list[dict[str, Any]]]],
+    fleet: list[dict[str, list[dict[str, Any]]]],
     *,
     status: str,
     error: str | None,
@@ -432,14 +432,13 @@ def build_outcome(
     host_counters: list[Any] | None = None,
     broker: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """The run's ``runs`` row and table rows, from its agents' records (one role → records
-    mapping per fleet device; a bare mapping for one device).
+    """The run's ``runs`` row and table rows, from its agents' records: one role → records
+    mapping per device (one mapping without a fleet).
 
     ``host_counters`` are the ``lab.network.CounterRow``s of an emulated network (None on
     loopback); their TCP retransmissions are summed into ``tcp_retransmissions``.
     ``broker``: the embedded broker's figures and samples (runner/broker_watch.py).
     """
-    fleet = [records] if isinstance(records, dict) else records
     facts, tables = collect_fleet(run.run_id, fleet, run.cell.payload_bytes, context.device)
     tables.setdefault("host_counters", [])
     retransmissions = None

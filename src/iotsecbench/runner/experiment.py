@@ -259,6 +259,18 @@ def _resume_hint(result: ExperimentOutcome) -> str:
     )
 
 
+def _keep(
+    run: PlannedRun,
+    outcome: RunOutcome,
+    context: ExperimentContext,
+    store: ResultsStore,
+    result: ExperimentOutcome,
+) -> None:
+    """Store one run (its record file, then its transaction) and count it as executed."""
+    store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
+    result.outcomes.append(outcome)
+
+
 def _stream_and_store(
     runs: list[PlannedRun],
     context: ExperimentContext,
@@ -282,8 +294,7 @@ def _stream_and_store(
             return
         run, outcome = arrived
         _safely(lambda: observer.run_started(run))  # noqa: B023 (called at once)
-        store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
-        result.outcomes.append(outcome)
+        _keep(run, outcome, context, store, result)
         _safely(lambda: observer.run_finished(run, outcome))  # noqa: B023
 
 
@@ -307,14 +318,10 @@ def _execute_and_store(
                 lambda fraction: _safely(lambda: observer.run_progress(run, fraction)),
             )
     except RunInterrupted as interrupted:
-        store.write_run(
-            interrupted.outcome.run_row, interrupted.outcome.tables, context.run_dir(run)
-        )
-        result.outcomes.append(interrupted.outcome)
+        _keep(run, interrupted.outcome, context, store, result)
         raise Interrupted(f"interrupted during run {run.run_id}; {resume_hint}") from None
     except KeyboardInterrupt:
         # Noted while the previous run was being stored, or before the executor caught it.
         raise Interrupted(f"interrupted before run {run.run_id}; {resume_hint}") from None
-    store.write_run(outcome.run_row, outcome.tables, context.run_dir(run))
-    result.outcomes.append(outcome)
+    _keep(run, outcome, context, store, result)
     _safely(lambda: observer.run_finished(run, outcome))

@@ -255,19 +255,19 @@ class LocalExecutor:
         started: str,
     ) -> RunOutcome:
         fleet = []
+        # Once per run, not per device: finding the program hashes the agent's sources.
+        program = self._native_program(run.cell)
         for directory in _device_directories(run_dir):
             records = {
                 agent: read_records(directory / f"{agent}.jsonl")
                 for agent in ("emitter", "receiver", "attacker")
             }
-            if run.cell.stack in NATIVE_STACKS:
+            if program is not None:
                 for role in _native_roles(run.cell):
                     config_path = directory / f"{role}.config.json"
                     if not config_path.exists():
                         continue
                     config = AgentConfig.from_file(config_path)
-                    program = self._native_program(run.cell)
-                    assert program is not None
                     records[role], problem = translate.complete(
                         records[role], config, native.footprint(program)
                     )

@@ -151,13 +151,13 @@ def latency_frame(results_dir: Path | str) -> pd.DataFrame:
     """
     return _query(
         results_dir,
-        """
+        f"""
         SELECT r.cell_label AS configuration,
                r.repetition AS run,
                m.seq AS seq,
                (m.t_delivered_ns - m.t_created_ns) / 1e6 AS latency_ms
         FROM messages AS m JOIN runs AS r USING (run_id)
-        WHERE r.status = 'ok' AND m.status = 'delivered' AND coalesce(m.device_index, 0) = 0
+        WHERE r.status = 'ok' AND m.status = 'delivered' AND {FIRST_DEVICE}
           AND m.t_delivered_ns IS NOT NULL AND m.t_created_ns IS NOT NULL
         ORDER BY r.cell_label, r.repetition, m.seq
         """,
