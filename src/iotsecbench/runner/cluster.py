@@ -22,6 +22,7 @@ import json
 import os
 import pickle
 import shutil
+import socket
 import tempfile
 import uuid
 import zlib
@@ -29,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from iotsecbench.errors import EnvironmentProblem, SpecError
 from iotsecbench.files import private_directory
@@ -63,18 +65,47 @@ def _worker_facts() -> dict[str, Any]:
     return {"iotsecbench": __version__, "mosquitto": shutil.which("mosquitto")}
 
 
+START_HINT = "start one with `dask scheduler` and its workers with `dask worker ADDRESS`"
+# Dask's Client retries a refused address until its timeout; a plain TCP connect first
+# answers a mistyped or stopped scheduler at once.
+PROBE_TIMEOUT_S = 3
+
+
+def scheduler_address(scheduler: str) -> tuple[str, int]:
+    """(host, port) of a ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` scheduler address;
+    SpecError for anything else."""
+    parts = urlsplit(scheduler)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None:
+        raise SpecError(f"--scheduler {scheduler!r}: use tcp://HOST:PORT")
+    return parts.hostname, port
+
+
+def connect(scheduler: str) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``scheduler``; EnvironmentProblem, in one
+    line and within seconds, when nothing answers there."""
+    from distributed import Client
+
+    host, port = scheduler_address(scheduler)
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+        return Client(scheduler, timeout="10s")
+    except OSError as error:
+        reason = error.strerror or str(error) or type(error).__name__
+        raise EnvironmentProblem(
+            f"no Dask scheduler at {scheduler} ({reason}); {START_HINT}"
+        ) from None
+
+
 def check_workers(scheduler: str) -> list[tuple[str, bool, str]]:
     """Each worker of ``scheduler``: (address, ready, what was found): iotsecbench installed at
     this version, and mosquitto on its PATH."""
-    from distributed import Client
-
     from iotsecbench import __version__
 
-    try:
-        client = Client(scheduler, timeout="10s")
-    except OSError as error:
-        raise EnvironmentProblem(f"no Dask scheduler at {scheduler} ({error})") from None
-    with client:
+    with connect(scheduler) as client:
         try:
             found = client.run(_worker_facts, on_error="return")
         except Exception as error:  # a worker without iotsecbench cannot unpickle the call
@@ -115,8 +146,8 @@ class ClusterOptions:
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise SpecError(f"--dask-workers {self.workers}: give 1 or more")
-        if self.scheduler is not None and not self.scheduler.startswith(("tcp://", "tls://")):
-            raise SpecError(f"--scheduler {self.scheduler!r}: use tcp://HOST:PORT")
+        if self.scheduler is not None:
+            scheduler_address(self.scheduler)
 
     @property
     def note(self) -> str:
@@ -149,14 +180,7 @@ class DaskSweep:
         from distributed import Client, LocalCluster
 
         if self.options.scheduler is not None:
-            try:
-                client = Client(self.options.scheduler, timeout="10s")
-            except OSError as error:
-                raise EnvironmentProblem(
-                    f"no Dask scheduler at {self.options.scheduler} ({error}); start one with "
-                    "`dask scheduler` and its workers with `dask worker ADDRESS`"
-                ) from None
-            with client:
+            with connect(self.options.scheduler) as client:
                 yield client
             return
         # A dead worker fails its block instead of the scheduler retrying it elsewhere.

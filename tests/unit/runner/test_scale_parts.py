@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from iotsecbench.errors import SpecError
+from iotsecbench.errors import EnvironmentProblem, SpecError
 from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.measure.process import process_cpu_ns, process_rss_bytes
 from iotsecbench.runner.broker_watch import broker_figures
-from iotsecbench.runner.cluster import ClusterOptions, blocks
+from iotsecbench.runner.cluster import ClusterOptions, blocks, connect, scheduler_address
 from iotsecbench.runner.collect import collect_fleet
 from iotsecbench.spec.matrix import plan_runs
 from iotsecbench.spec.models import ExperimentSpec
@@ -100,6 +100,33 @@ def test_cluster_options_are_checked() -> None:
         ClusterOptions(scheduler="localhost:8786")
     assert "in sequence" in ClusterOptions().note
     assert "disturb" in ClusterOptions(workers=3).note
+
+
+@pytest.mark.parametrize(
+    "address", ["localhost:8786", "tcp://", "tcp://host", "tcp://host:port", "http://h:1"]
+)
+def test_a_scheduler_address_needs_a_scheme_host_and_port(address: str) -> None:
+    with pytest.raises(SpecError, match="tcp://HOST:PORT"):
+        scheduler_address(address)
+
+
+def test_a_scheduler_address_gives_host_and_port() -> None:
+    assert scheduler_address("tcp://10.0.0.5:8786") == ("10.0.0.5", 8786)
+    assert scheduler_address("tls://[::1]:8786") == ("::1", 8786)
+
+
+def test_nothing_listening_is_refused_at_once_not_after_the_clients_timeout() -> None:
+    pytest.importorskip("distributed")
+    import socket
+    import time
+
+    with socket.socket() as unused:  # a port that was free a moment ago
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(EnvironmentProblem, match=f"no Dask scheduler at tcp://127.0.0.1:{port}"):
+        connect(f"tcp://127.0.0.1:{port}")
+    assert time.monotonic() - started < 5  # Dask's own retries would take its 10 s timeout
 
 
 def test_fleet_limit_names_a_positive_limit() -> None:
