@@ -54,6 +54,27 @@ def test_fleet_of_fifty_tls_devices_accounts_for_every_message(
     assert acl.count("user emitter-") == 50 and acl.count("user receiver-") == 50
 
 
+def test_fleet_on_an_emulated_network_reads_the_brokers_counters_inside_its_namespace(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    from iotsecbench.lab import network
+
+    problem = network.support_problem()
+    if problem is not None:
+        pytest.skip(f"network emulation: {problem}")
+    out = tmp_path / "fleet-wifi"
+    result = run_cli(
+        "run", "--configs", "plain", "--devices", "3", "--network", "wifi", "--duration", "3",
+        "--rate", "2", "--reps", "1", "--out", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [(sent, delivered)] = query(out, "select messages_sent, messages_delivered from runs")
+    assert sent == delivered == 3 * 3 * 2
+    counters = dict(query(out, "select name, value from host_counters where source = '$SYS'"))
+    assert counters["clients/maximum"] >= 6  # 3 emitters and their receivers
+    assert counters["publish/messages/received"] >= sent
+
+
 def test_fleet_beyond_the_machine_is_refused_naming_the_limit(tmp_path: Path) -> None:
     result = run_cli(
         "run", "--configs", "plain", "--devices", "9000", "--duration", "1", "--reps", "1",

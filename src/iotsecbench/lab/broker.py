@@ -144,15 +144,15 @@ class MosquittoBroker:
         host: str = "127.0.0.1",
         port: int | None = None,
         command_prefix: Sequence[str] = (),
-        connect: Callable[[str, int, float], socket.socket] | None = None,
+        within: Callable[[Callable[[], Any]], Any] | None = None,
         openssl_config: str | None = None,
         environment: dict[str, str] | None = None,
         monitor: BrokerUser | None = None,
     ) -> None:
         self.directory = private_directory(directory)
         self.users = list(users)
-        # The $SYS reader's account (sys_counters): a plain listener of its own on loopback,
-        # so it needs neither the run's TLS nor its network namespace.
+        # The $SYS reader's account (sys_counters): a plain listener of its own on the broker
+        # host's loopback, so it needs none of the run's TLS.
         self.monitor = monitor
         if monitor is not None:
             self.users.append(monitor)
@@ -165,12 +165,11 @@ class MosquittoBroker:
         self.settings = settings
         self.host = host
         # In a network namespace (lab/network.py): a fixed port (the namespace is empty),
-        # the `ip netns exec` prefix, and a connect that opens its socket inside it.
+        # the `ip netns exec` prefix, and `within`, which calls a function inside it so that
+        # the sockets it opens (readiness probe, $SYS reader) reach the broker.
         self.fixed_port = port
         self.command_prefix = list(command_prefix)
-        self._connect = connect or (
-            lambda host, port, timeout: socket.create_connection((host, port), timeout=timeout)
-        )
+        self._within = within or (lambda function: function())
         self.openssl_config = openssl_config
         # The process environment (default: ours), e.g. one that loads OpenSSL 3.5's libssl
         # (security.pq_openssl.library_environment) for post-quantum TLS.
@@ -311,7 +310,7 @@ class MosquittoBroker:
                     f"(mosquitto {describe_exit(process.poll())})"
                 )
             try:
-                with self._connect(self.host, port, 0.2):
+                with self._within(lambda: socket.create_connection((self.host, port), 0.2)):
                     return None
             except OSError:
                 time.sleep(0.02)
@@ -325,8 +324,20 @@ class MosquittoBroker:
         empty without a ``monitor`` account or when the broker does not answer."""
         if self.monitor is None or self.monitor_port is None or not self.alive():
             return {}
+        values = self._within(self._read_sys)
+        prefix = "$SYS/broker/"
+        return {
+            topic.removeprefix(prefix): int(value)
+            for topic, value in sorted(values.items())
+            if topic.startswith(prefix) and value.strip().isdigit()
+        }
+
+    def _read_sys(self) -> dict[str, str]:
+        """Every $SYS topic's latest value (topic → text), read for SYS_READ_S on the monitor
+        listener; empty when it does not answer."""
         import paho.mqtt.client as mqtt  # only runs with a monitor read $SYS
 
+        assert self.monitor is not None and self.monitor_port is not None
         values: dict[str, str] = {}
 
         def on_message(client: Any, userdata: Any, message: Any) -> None:
@@ -346,12 +357,7 @@ class MosquittoBroker:
             client.disconnect()
         except OSError:
             return {}
-        prefix = "$SYS/broker/"
-        return {
-            topic.removeprefix(prefix): int(value)
-            for topic, value in sorted(values.items())
-            if topic.startswith(prefix) and value.strip().isdigit()
-        }
+        return values
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None

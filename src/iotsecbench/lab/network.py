@@ -245,7 +245,7 @@ class NetworkLab:
             "host": self.address("broker"),
             "port": port,
             "command_prefix": self.command("broker", []),
-            "connect": lambda host, port, timeout: self.connect("broker", host, port, timeout),
+            "within": lambda function: in_namespace(self.namespaces["broker"], function),
         }
 
     def connect(self, role: str, host: str, port: int, timeout_s: float) -> socket.socket:

@@ -406,10 +406,10 @@ class LocalExecutor:
                 certs,
                 settings=context.spec.broker,
                 environment=stack_environment(run.cell.stack),
-                # A fleet's $SYS counters, read over loopback (not inside a namespace).
+                # A fleet's $SYS counters, read on the broker host's loopback.
                 monitor=(
                     BrokerUser.random("monitor", read=["$SYS/#"], write=[])
-                    if len(devices) > 1 and network is None
+                    if len(devices) > 1
                     else None
                 ),
                 **(network.broker_options(8883 if tls else 1883) if network else {}),
