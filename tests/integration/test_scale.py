@@ -5,10 +5,14 @@ executor, fails the block of a worker killed mid-block and completes it with --r
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from iotsecbench.lab.broker import free_port
 from iotsecbench.runner.cluster import dask_problem
 from tests.conftest import query, run_cli
 
@@ -121,13 +125,47 @@ def test_dask_sweep_matches_the_local_executor_and_resumes_a_killed_block(
 
 
 @pytest.mark.skipif(dask_problem() is not None, reason=str(dask_problem()))
-def test_doctor_checks_a_schedulers_workers(tmp_path: Path) -> None:
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
-        result = run_cli("doctor", "--scheduler", cluster.scheduler_address)
-    assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stdout.splitlines() if line.startswith("ok   worker tcp://")]
-    assert len(lines) == 2 and all("iotsecbench" in line for line in lines)
+def test_a_cluster_started_by_hand_is_checked_by_doctor_and_runs_a_sweep(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """docs/scale.md's way: `dask scheduler`, then `dask worker ADDRESS` (no --name: the
+    worker is named by its address), `doctor --scheduler`, `run --scheduler`."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "dask"]
+    scheduler = subprocess.Popen(
+        [*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the worker joins a few seconds after both have started
+            doctor = run_cli("doctor", "--scheduler", address)
+            if doctor.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        lines = [line for line in doctor.stdout.splitlines() if line.startswith("ok   worker")]
+        assert len(lines) == 1 and "iotsecbench" in lines[0]
+        out = tmp_path / "sweep"
+        result = run_cli(
+            "run", "--configs", "plain,tls1.2", "--duration", "1", "--rate", "5", "--reps", "1",
+            "--executor", "dask", "--scheduler", address, "--out", str(out), "--quiet",
+            "--no-report",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout + result.stderr
+        rows = query(out, "select status, worker, parallel_runs from runs")
+        assert len(rows) == 2 and all(
+            status == "ok" and worker.startswith("tcp://127.0.0.1:") and parallel == 1
+            for status, worker, parallel in rows
+        ), rows
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(30)
     missing = run_cli("doctor", "--scheduler", "tcp://127.0.0.1:9")
     assert missing.returncode == 3 and "no Dask scheduler at tcp://127.0.0.1:9" in missing.stderr

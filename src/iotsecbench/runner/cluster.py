@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import pickle
+import re
 import shutil
 import socket
 import tempfile
@@ -336,8 +337,10 @@ def run_block(
     from iotsecbench.runner.simulated import SimulatedExecutor
 
     worker = get_worker()
-    # Stable per worker name: a restarted worker stops what a dead one left running.
-    scratch = Path(tempfile.gettempdir()) / f"iotsb-worker-{context.experiment_id}-{worker.name}"
+    # Stable per worker name: a restarted worker stops what a dead one left running. A
+    # `dask worker` started without --name is named by its address (tcp://HOST:PORT).
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(worker.name))
+    scratch = Path(tempfile.gettempdir()) / f"iotsb-worker-{context.experiment_id}-{name}"
     scratch.mkdir(mode=0o700, exist_ok=True)
     pids = scratch / ".processes"
     stop_leftovers(pids)
