@@ -108,7 +108,7 @@ COLUMNS = (
     SummaryColumn("fleet_latency_p99_ms", "latency p99", "ms", "measured", 2),
     SummaryColumn("broker_cpu_percent", "broker CPU", "%", "measured", 1),
     SummaryColumn("broker_rss_mib", "broker RSS", "MiB", "measured", 1),
-    SummaryColumn("fleet_lost", "lost", "", "measured", 0),
+    SummaryColumn("fleet_lost", "lost per run", "", "measured", 1),
     SummaryColumn("lost", "lost", "", "measured", 0),
     SummaryColumn("rejected", "rejected", "", "measured", 0),
 )

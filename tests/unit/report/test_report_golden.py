@@ -14,6 +14,7 @@ from iotsecbench.report.build import build_report, parse_formats
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
 from iotsecbench.report.figures import BUILDERS, build_figures
+from iotsecbench.report.summary import COLUMNS
 from iotsecbench.report.tables import build_tables
 
 EXPECTED = GOLDEN / "expected"
@@ -45,6 +46,14 @@ def test_every_figure_is_drawn_and_labelled(golden_results: Path) -> None:
         "relative-overhead",
         "current-over-time",
     } == keys
+
+
+def test_every_summary_column_has_a_heading_of_its_own() -> None:
+    # The terminal splits the summary into groups; the report and the exports are one flat
+    # table, where two columns of one heading (a fleet's lost per run and the total lost
+    # were both "lost") cannot be told apart.
+    headings = [(column.title, column.unit) for column in COLUMNS]
+    assert len(headings) == len(set(headings))
 
 
 @pytest.mark.parametrize("fmt", sorted(EXPORTERS))
