@@ -62,6 +62,12 @@ class WarningKind(enum.Enum):
         "Per-run quantities have very few observations: add repetitions (≥ 5, better ≥ 10) "
         "before reading their intervals as more than indicative.",
     )
+    TOO_FEW_SHARED_BLOCKS = (
+        "too-few-shared-blocks",
+        "A comparison paired by block needs both configurations in at least two blocks: "
+        "run more repetitions (--block-on repetition) or on more workers (--block-on worker), "
+        "or analyse with --block-on none.",
+    )
     CENSORED_CORRELATION_LENGTH = (
         "correlation-length-censored",
         "The ACF never entered the white-noise band up to the maximum lag: the series is "

@@ -17,6 +17,7 @@ from iotsecbench.analysis.bootstrap import (
     iid_bootstrap_difference,
     keyed_generator,
 )
+from iotsecbench.analysis.checks import QualityWarning, WarningKind
 from iotsecbench.analysis.effects import cohens_d
 from iotsecbench.analysis.results import Comparison
 from iotsecbench.errors import SpecError
@@ -49,16 +50,18 @@ def energy_comparisons(
     configurations: Sequence[str],
     bootstrap: tuple[int, float, int],
     blocks: tuple[str, Mapping[tuple[str, Any], Any]] = ("none", {}),
-) -> list[Comparison]:
+) -> tuple[list[Comparison], list[QualityWarning]]:
     """Stage 4b: per-run cumulative charge, runs being the independent units (i.i.d.
     bootstrap over runs; pairs with fewer than two runs on a side are skipped). ``bootstrap``:
     replicates, confidence level, seed. Blocked (``blocks``: the blocking's name and the
     ``run_blocks`` mapping), the difference is taken within each block both configurations
     ran in (their run means there) and the bootstrap is over those blocks, so what differs
-    between blocks — a faster machine, a warmer hour — cancels."""
+    between blocks — a faster machine, a warmer hour — cancels. A pair sharing fewer than
+    two blocks has no interval: it is left out with a warning saying so."""
     reps, level, seed = bootstrap
     block_on, block_of = blocks
-    result = []
+    result: list[Comparison] = []
+    warnings: list[QualityWarning] = []
     for device in dict.fromkeys(device for _, device in energy):
         present = [c for c in configurations if (c, device) in energy]
         for j, b in enumerate(present):
@@ -72,8 +75,17 @@ def energy_comparisons(
                     differences = _block_differences(
                         energy[(a, device)], energy[(b, device)], a, b, block_of
                     )
-                    if len(differences) < 2:
-                        continue  # fewer than two shared blocks: no interval to give
+                    if len(differences) < 2:  # no interval to give
+                        warnings.append(
+                            QualityWarning(
+                                WarningKind.TOO_FEW_SHARED_BLOCKS,
+                                f"{a} against {b} share {len(differences)} {block_on} "
+                                "block(s): their energy is not compared",
+                                {"configuration": a, "device": device, "metric": "energy_mah"},
+                                {"shared_blocks": len(differences), "block_on": block_on},
+                            )
+                        )
+                        continue
                     boot = iid_bootstrap_contrast((differences,), (1.0,), reps, level, generator)
                     boot = dataclasses.replace(
                         boot, method=f"paired-{block_on}s ({len(differences)} blocks)"
@@ -81,7 +93,7 @@ def energy_comparisons(
                 else:
                     boot = iid_bootstrap_difference(va, vb, reps, level, generator)
                 result.append(comparison_row("energy_mah", device, a, b, va, vb, boot))
-    return result
+    return result, warnings
 
 
 def _block_differences(

@@ -266,12 +266,13 @@ def analyze(
     }
     description = _describe(inputs, diagnoses, options)
     comparisons, block_warnings = _series_comparisons(inputs, diagnoses, options)
-    comparisons += energy_comparisons(
+    energy, energy_warnings = energy_comparisons(
         description.energy,
         inputs.configurations,
         (options.reps, options.level, options.seed),
         (options.block_on, run_blocks(current, options.block_on)),
     )
+    comparisons += energy
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",
         "block bootstraps resample each run separately (no block crosses a run boundary); "
@@ -302,7 +303,7 @@ def analyze(
         hypotheses=tuple(hypotheses),
         sensitivity=tuple(sensitivity),
         battery=tuple(project_battery(active, inputs.baseline, options.battery)),
-        warnings=(*description.warnings, *block_warnings),
+        warnings=(*description.warnings, *block_warnings, *energy_warnings),
         notes=(*notes, *pareto_notes),
     )
 

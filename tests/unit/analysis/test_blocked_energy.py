@@ -76,3 +76,12 @@ def test_blocking_needs_a_known_choice_and_the_workers() -> None:
     frame = current_frame([0.0, 1.0], ["local", "local"]).drop(columns="worker")
     with pytest.raises(SpecError, match="needs where each run ran"):
         analyze(frame, options=AnalysisOptions(block_on="worker"))
+
+
+def test_one_shared_block_gives_no_comparison_and_says_why() -> None:
+    # Every run on one worker: a single block, no interval to give.
+    frame = current_frame([0.0, 12.0, -7.0], ["tcp://only:1"] * 3)
+    result = analyze(frame, options=AnalysisOptions(baseline="a", block_on="worker"))
+    assert not [c for c in result.comparisons if c.metric == "energy_mah"]
+    [warning] = [w for w in result.warnings if w.kind.code == "too-few-shared-blocks"]
+    assert "share 1 worker block(s)" in warning.message and "--block-on none" in warning.kind.fix
