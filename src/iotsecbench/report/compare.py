@@ -55,6 +55,10 @@ COMPARED = (
     ("energy_mah", "emitter", "emitter_charge_mah"),
     ("energy_mah", "receiver", "receiver_charge_mah"),
     *RUN_LEVEL_METRICS,
+    # What the run cost the embedded broker (runner.broker_watch): the question a fleet
+    # size or a TLS choice puts to the server side.
+    ("broker_cpu_percent", "broker", "broker_cpu_percent"),
+    ("broker_rss_mib", "broker", "broker_rss_mib"),
 )
 # Spec fields that name the experiment rather than a condition it ran under.
 NOT_CONDITIONS = {"name", "description", "configurations", "include", "exclude"}

@@ -44,6 +44,8 @@ METRICS = {
         Metric("setup_ms", "connection set-up time", "ms", MEASURED),
         Metric("cpu_us_per_message", "CPU time per message", "µs", MEASURED),
         Metric("wire_bytes_per_message", "bytes sent per message", "B", MEASURED),
+        Metric("broker_cpu_percent", "CPU load", "% of a core", MEASURED),
+        Metric("broker_rss_mib", "peak resident memory", "MiB", MEASURED),
     )
 }
 
