@@ -1,4 +1,5 @@
-"""Memory probes: current and peak resident set size of this process."""
+"""Memory probes: current and peak resident set size of this process, and the resident
+memory of another (the embedded broker, runner/broker_watch.py)."""
 
 from __future__ import annotations
 
@@ -6,25 +7,34 @@ import os
 import resource
 import sys
 
-__all__ = ["peak_rss_bytes", "rss_bytes"]
+__all__ = ["peak_rss_bytes", "process_rss_bytes", "rss_bytes"]
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def rss_bytes() -> int:
-    """Current resident set size of this process, in bytes.
+def process_rss_bytes(pid: int | str) -> int | None:
+    """Resident set size of process ``pid`` ("self": this one), in bytes, or None once it
+    is gone (or without ``/proc``).
 
-    Reads ``/proc/self/statm`` (second field = resident pages): one small read, cheap enough
-    for the 10 Hz sampler. Falls back to psutil where ``/proc`` is not available.
+    Reads ``/proc/PID/statm`` (second field = resident pages): one small read, cheap enough
+    for 10 Hz sampling.
     """
     try:
-        with open("/proc/self/statm", "rb") as statm:
-            resident_pages = int(statm.read().split()[1])
-        return resident_pages * _PAGE_BYTES
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES
     except (OSError, IndexError, ValueError):
-        import psutil  # imported lazily: only needed off Linux
+        return None
 
-        return int(psutil.Process().memory_info().rss)
+
+def rss_bytes() -> int:
+    """Current resident set size of this process, in bytes (the agents' 10 Hz sampler).
+    Falls back to psutil where ``/proc`` is not available."""
+    resident = process_rss_bytes("self")
+    if resident is not None:
+        return resident
+    import psutil  # imported lazily: only needed off Linux
+
+    return int(psutil.Process().memory_info().rss)
 
 
 def peak_rss_bytes() -> int:

@@ -1,11 +1,10 @@
-"""Probes of another process (the embedded broker): its CPU time and resident memory from
-``/proc``, cheap enough for 10 Hz."""
+"""CPU time of another process (the embedded broker) from ``/proc``, cheap enough for 10 Hz
+(its resident memory: measure.memory.process_rss_bytes)."""
 
 from __future__ import annotations
 
 import os
 
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 _TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
@@ -32,14 +31,5 @@ def process_cpu_ns(pid: int) -> int | None:
             # Fields after the command name (which may hold spaces): utime is the 12th.
             fields = stat.read().rsplit(b")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) * _TICK_NS
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def process_rss_bytes(pid: int) -> int | None:
-    """Resident memory of ``pid`` (``statm``), or None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * _PAGE_BYTES
     except (OSError, ValueError, IndexError):
         return None

@@ -10,7 +10,8 @@ from typing import Any
 
 from iotsecbench.lab.broker import MosquittoBroker
 from iotsecbench.measure.clock import now_ns
-from iotsecbench.measure.process import process_cpu_ns, process_rss_bytes
+from iotsecbench.measure.memory import process_rss_bytes
+from iotsecbench.measure.process import process_cpu_ns
 
 SAMPLE_S = 0.1
 

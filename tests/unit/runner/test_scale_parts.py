@@ -11,7 +11,8 @@ import pytest
 
 from iotsecbench.errors import EnvironmentProblem, SpecError
 from iotsecbench.lab.limits import fleet_limit
-from iotsecbench.measure.process import process_cpu_ns, process_rss_bytes
+from iotsecbench.measure.memory import process_rss_bytes
+from iotsecbench.measure.process import process_cpu_ns
 from iotsecbench.runner.broker_watch import broker_figures
 from iotsecbench.runner.cluster import ClusterOptions, blocks, connect, scheduler_address
 from iotsecbench.runner.collect import collect_fleet
