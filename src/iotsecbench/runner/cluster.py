@@ -101,12 +101,25 @@ def connect(scheduler: str) -> Any:
         ) from None
 
 
+def _workers(client: Any, where: str) -> dict[str, Any]:
+    """The cluster's workers (``scheduler_info()['workers']``, keyed by address);
+    EnvironmentProblem when it has none."""
+    workers = client.scheduler_info().get("workers", {})
+    if not workers:
+        raise EnvironmentProblem(
+            f"the Dask scheduler at {where} has no workers: start them with "
+            "`dask worker ADDRESS --nworkers 1 --nthreads 1`"
+        )
+    return workers
+
+
 def check_workers(scheduler: str) -> list[tuple[str, bool, str]]:
     """Each worker of ``scheduler``: (address, ready, what was found): iotsecbench installed at
     this version, and mosquitto on its PATH."""
     from iotsecbench import __version__
 
     with connect(scheduler) as client:
+        _workers(client, scheduler)
         try:
             found = client.run(_worker_facts, on_error="return")
         except Exception as error:  # a worker without iotsecbench cannot unpickle the call
@@ -208,13 +221,8 @@ class DaskSweep:
         if not runs:
             return
         with self._client() as client:
-            workers = client.scheduler_info().get("workers", {})
-            if not workers:
-                raise EnvironmentProblem(
-                    f"the Dask scheduler at {self.options.scheduler} has no workers: start "
-                    "them with `dask worker ADDRESS --nworkers 1 --nthreads 1`"
-                )
-            parallel = runs_at_once_per_host(workers)
+            where = self.options.scheduler or "the local cluster"
+            parallel = runs_at_once_per_host(_workers(client, where))
             queue = Queue(f"iotsb-{uuid.uuid4().hex}", client=client)
             by_id = {run.run_id: run for run in runs}
             pending: dict[Any, list[PlannedRun]] = {}
