@@ -97,23 +97,11 @@ def migrate_to_6(connection: duckdb.DuckDBPyConnection) -> None:
 def migrate_to_7(connection: duckdb.DuckDBPyConnection) -> None:
     """Scale: the fleet's figures and where each run ran on runs; device_index on the per-agent
     tables (NULL for every earlier run: one device, on this machine)."""
-    for name, sql_type in (
-        ("fleet_size", "BIGINT"),
-        ("connect_rate_hz", "DOUBLE"),
-        ("setup_p50_ms", "DOUBLE"),
-        ("setup_p99_ms", "DOUBLE"),
-        ("latency_p50_ms", "DOUBLE"),
-        ("latency_p99_ms", "DOUBLE"),
-        ("broker_cpu_mean_percent", "DOUBLE"),
-        ("broker_cpu_peak_percent", "DOUBLE"),
-        ("broker_rss_peak_bytes", "BIGINT"),
-        ("worker", "VARCHAR"),
-        ("worker_host_json", "VARCHAR"),
-        ("parallel_runs", "BIGINT"),
-    ):
-        connection.execute(f"ALTER TABLE runs ADD COLUMN {name} {sql_type}")
+    for column in schema.SCALE_COLUMNS:
+        connection.execute(f"ALTER TABLE runs ADD COLUMN {column.name} {column.sql_type}")
     for table in ("events", "messages", "samples", "handshakes", "operations"):
-        connection.execute(f"ALTER TABLE {table} ADD COLUMN device_index INTEGER")
+        column = schema.TABLES[table].column("device_index")
+        connection.execute(f"ALTER TABLE {table} ADD COLUMN {column.name} {column.sql_type}")
 
 
 MIGRATIONS: dict[int, Migration] = {

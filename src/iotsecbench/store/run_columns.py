@@ -216,6 +216,6 @@ SCALE_COLUMNS = (
         "BIGINT",
         "runs",
         "runs the worker's machine could execute at the same time (1: in sequence, the "
-        "default; more only with --dask-workers-per-machine)",
+        "default; more only with --dask-workers)",
     ),
 )
