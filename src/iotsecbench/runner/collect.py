@@ -433,7 +433,7 @@ def build_outcome(
     broker: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """The run's ``runs`` row and table rows, from its agents' records: one role → records
-    mapping per device (one mapping without a fleet).
+    mapping per device (a list of one without a fleet).
 
     ``host_counters`` are the ``lab.network.CounterRow``s of an emulated network (None on
     loopback); their TCP retransmissions are summed into ``tcp_retransmissions``.
