@@ -3,8 +3,10 @@
 An ``Archive`` is one crates.io crate pinned by version and SHA-256 (the registry's own
 checksum); ``unpack`` fetches it once into a cache directory and unpacks it there. Without
 network the first use stops with one line naming the address (exit 3); a wrong checksum is
-corrupt data (exit 4) and nothing is unpacked. Users: the virtual-MCU firmware (mbedTLS and
-wolfSSL, ``vmcu.sources``) and the post-quantum OpenSSL (``security.tls.pq_openssl``).
+corrupt data (exit 4) and nothing is unpacked. The pins shared by several builds live here:
+mbedTLS 2.28 and wolfSSL 5.9.4, which the virtual-MCU firmware (``vmcu.sources``) and the
+native agent's ``wolfssl-5.9`` stack (``agents.native.libraries``) build from; the
+post-quantum OpenSSL's pin is its build's own (``security.pq_openssl``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,24 @@ class Archive:
         return (
             f"https://static.crates.io/crates/{self.crate}/{self.crate}-{self.crate_version}.crate"
         )
+
+
+MBEDTLS = Archive(
+    name="mbedtls",
+    crate="mbedtls-sys-auto",
+    crate_version="2.28.15",
+    sha256="2fdbd15978db1dec7592cf8864094bcf6f7a101d7f84af15c2423967079982c1",
+    root="vendor",
+    library="mbedTLS 2.28.10 (crates.io mbedtls-sys-auto 2.28.15)",
+)
+WOLFSSL = Archive(
+    name="wolfssl",
+    crate="wolfssl-sys",
+    crate_version="5.3.0",
+    sha256="e04fb531435ec8ba1852ee9df66ab351cdb1e3aec1da4013787ae93efa3adac6",
+    root="wolfssl-src",
+    library="wolfSSL 5.9.4 (crates.io wolfssl-sys 5.3.0)",
+)
 
 
 def cache_root() -> Path:
@@ -71,3 +91,9 @@ def unpack(archive: Archive, into: Path, purpose: str) -> Path:
         shutil.rmtree(unpacked, ignore_errors=True)
         os.replace(Path(scratch) / f"{archive.crate}-{archive.crate_version}", unpacked)
     return unpacked / archive.root
+
+
+def source_dir(archive: Archive, purpose: str) -> Path:
+    """The archive's library directory in the shared cache (``sources/``), unpacked now if
+    missing; ``purpose`` completes the offline error."""
+    return unpack(archive, cache_root() / "sources", purpose)

@@ -33,7 +33,7 @@ from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.security import pq_openssl
 from iotsecbench.security.tls import TlsProfile, verify_negotiated
 from iotsecbench.security.tls.stacks import (
-    OPENSSL_PQ,
+    POST_QUANTUM_STACKS,
     PYTHON_STACKS,
     group_ids,
     stack_problem,
@@ -161,7 +161,7 @@ def check_stack(stack: str, profiles: Sequence[TlsProfile]) -> None:
         problem = stack_problem(stack, profile)
         if problem is not None:
             raise SpecError(f"{profile.name} on stack {stack}: {problem}")
-    if stack == OPENSSL_PQ:
+    if stack in POST_QUANTUM_STACKS:  # the broker runs on OpenSSL 3.5
         pq_openssl.require()  # exit 3, naming the build command, before anything starts
     if stack in PYTHON_STACKS:
         return

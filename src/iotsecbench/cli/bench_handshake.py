@@ -159,8 +159,9 @@ def handshake(
         str,
         typer.Option(
             help="The client's TLS stack: openssl (paho on Python's ssl, default), openssl-3.5 "
-            "(the same on OpenSSL 3.5.5, chosen when a profile is post-quantum), mbedtls or "
-            "wolfssl (the native C agent; docs/native-agents.md)."
+            "(the same on OpenSSL 3.5.5, chosen when a profile is post-quantum), mbedtls, "
+            "wolfssl or wolfssl-5.9 (the native C agent; wolfssl-5.9 has ML-KEM and ML-DSA; "
+            "docs/native-agents.md)."
         ),
     ] = "openssl",
     timeout: Annotated[

@@ -156,7 +156,9 @@ def run(
             "Debian's OpenSSL 3.0, default), openssl-3.5 (agents and broker on OpenSSL 3.5.5: "
             "post-quantum TLS, docs/post-quantum.md; chosen for every configuration when one "
             "needs it), mbedtls (2.28, TLS 1.2) or wolfssl (5.5, TLS 1.2/1.3) — the native C "
-            "agent on a device stack, with its heap and footprint (docs/native-agents.md).",
+            "agent on a device stack, with its heap and footprint (docs/native-agents.md) — or "
+            "wolfssl-5.9 (the native agent on wolfSSL 5.9.4 built from source: ML-KEM groups, "
+            "ML-DSA certificates).",
         ),
     ] = None,
     saturating: Annotated[

@@ -34,7 +34,12 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.security import pq_openssl, resolve_configuration
-from iotsecbench.security.tls.stacks import NATIVE_STACKS, OPENSSL_PQ, stack_problem
+from iotsecbench.security.tls.stacks import (
+    NATIVE_STACKS,
+    OPENSSL_PQ,
+    POST_QUANTUM_STACKS,
+    stack_problem,
+)
 from iotsecbench.spec.matrix import PlannedRun, expand, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
@@ -135,7 +140,7 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
             missing = native.problem(native.build_of(stack, name))
             if missing is not None:
                 raise EnvironmentProblem(missing)
-        if stack == OPENSSL_PQ:
+        if stack in POST_QUANTUM_STACKS:  # the broker runs on OpenSSL 3.5
             pq_openssl.require()  # exit 3, naming the build command, before anything starts
     load_profile(spec.device)
     if spec.devices > 1:

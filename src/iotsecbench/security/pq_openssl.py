@@ -90,7 +90,7 @@ def build(jobs: int | None = None, echo: bool = True) -> Path:
     target = prefix()
     if problem() is None:
         return target
-    source = sources.unpack(ARCHIVE, sources.cache_root() / "sources", "post-quantum TLS builds")
+    source = sources.source_dir(ARCHIVE, "post-quantum TLS builds")
     shutil.copyfile(_MKDEF, source / "util" / "mkdef.pl")
     with tempfile.TemporaryDirectory(prefix="iotsb-openssl-") as scratch:
         steps = [

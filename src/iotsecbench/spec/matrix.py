@@ -43,7 +43,7 @@ class Cell:
     network: str = LOOPBACK  # network profile name
     transport: str = "mqtt"  # "mqtt" (through the broker) or "tcp" (emitter -> receiver)
     method: str = "unidirectional"  # or "echo" (tcp only)
-    stack: str = "openssl"  # the client's TLS stack: "openssl", "openssl-3.5", "mbedtls", "wolfssl"
+    stack: str = "openssl"  # the client's TLS stack: openssl, openssl-3.5, mbedtls, wolfssl(-5.9)
 
     @property
     def cell_id(self) -> str:

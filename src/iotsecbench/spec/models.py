@@ -80,7 +80,7 @@ class CellFilter(StrictModel):
     network: str | None = None
     transport: Literal["mqtt", "tcp"] | None = None
     method: Literal["unidirectional", "echo"] | None = None
-    stack: Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl"] | None = None
+    stack: Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"] | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -119,8 +119,9 @@ class ExperimentSpec(StrictModel):
     # The client's TLS stack (a factor): `openssl` (the Python agents on Debian's OpenSSL
     # 3.0), `openssl-3.5` (the same agents and the broker on OpenSSL 3.5.5: post-quantum TLS,
     # docs/post-quantum.md) or the native agent on a device stack, `mbedtls` or `wolfssl`
-    # (agents/native, docs/native-agents.md).
-    stack: list[Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl"]] = Field(
+    # (Debian's) or `wolfssl-5.9` (built from source, with ML-KEM and ML-DSA; agents/native,
+    # docs/native-agents.md).
+    stack: list[Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"]] = Field(
         default_factory=lambda: ["openssl"], min_length=1
     )
     # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.

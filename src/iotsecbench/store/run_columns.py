@@ -96,8 +96,10 @@ NATIVE_COLUMNS = (
         "-",
         "the client's TLS stack: 'openssl' (Python agents on the system's OpenSSL), "
         "'openssl-3.5' (Python agents and broker on OpenSSL 3.5.5) or 'mbedtls'/'wolfssl' "
-        "(native agent); NULL for runs made before the stack factor existed (openssl)",
-        allowed=("openssl", "openssl-3.5", "mbedtls", "wolfssl"),
+        "(native agent on Debian's library) or 'wolfssl-5.9' (native agent on wolfSSL 5.9.4 "
+        "built from source, broker on OpenSSL 3.5.5); NULL for runs made before the stack "
+        "factor existed (openssl)",
+        allowed=("openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"),
     ),
     Column("stack_version", "VARCHAR", "-", "version of the client's TLS library"),
     Column(

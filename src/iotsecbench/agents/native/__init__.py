@@ -1,12 +1,13 @@
 """The native device agent (agent.c and its parts): built from the sources beside this file
-with Debian's gcc against Debian's mbedTLS 2.28 and wolfSSL 5.5, one program per *build* — a
-stack and the parts a configuration needs, so each program's size is that configuration's
-static footprint:
+with Debian's gcc against Debian's mbedTLS 2.28 and wolfSSL 5.5 (stacks ``mbedtls``,
+``wolfssl``), or against a library built here from registry source (``wolfssl-5.9``:
+``libraries``), one program per *build* — a stack and the parts a configuration needs, so each
+program's size is that configuration's static footprint:
 
 * ``plain`` — no cryptographic library linked: the MQTT client alone (plain configurations);
-* ``<stack>-tls`` — the TLS client (tls_<stack>.c) on ``mbedtls`` or ``wolfssl``;
+* ``<stack>-tls`` — the TLS client (tls_<family>.c, the family being mbedtls or wolfssl);
 * ``<stack>-scheme`` — the payload schemes (scheme.c, exchange.c) on the stack's own crypto
-  (crypto_<stack>.c), over plain MQTT;
+  (crypto_<family>.c), over plain MQTT;
 * ``<stack>-tls-scheme`` — both.
 
 mbedTLS is linked from its static archives with their ``calloc``/``free`` renamed to the
@@ -34,7 +35,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.agents.native import libraries
+from iotsecbench.errors import DataError, EnvironmentProblem
 from iotsecbench.security import resolve_configuration
 
 SOURCE_DIR = Path(__file__).resolve().parent
@@ -63,7 +65,9 @@ CFLAGS = (
 LIBRARY_DIR = Path("/usr/lib/x86_64-linux-gnu")
 PLAIN = "plain"
 _PARTS = ("tls", "scheme", "tls-scheme")
-BUILDS = (PLAIN, *(f"{stack}-{parts}" for stack in ("mbedtls", "wolfssl") for parts in _PARTS))
+DEBIAN_STACKS = ("mbedtls", "wolfssl")
+STACKS = (*DEBIAN_STACKS, *libraries.LIBRARIES)
+BUILDS = (PLAIN, *(f"{stack}-{parts}" for stack in STACKS for parts in _PARTS))
 # What each stack needs from Debian (the one line a missing piece prints).
 PACKAGES = {
     "none": ("gcc", "libcjson-dev"),
@@ -97,14 +101,30 @@ class Build:
             raise ValueError(f"unknown native build {name!r}")
         if name == PLAIN:
             return cls("none", False, False)
-        stack, _, parts = name.partition("-")
-        return cls(stack, "tls" in parts.split("-"), "scheme" in parts.split("-"))
+        stack = max((s for s in STACKS if name.startswith(f"{s}-")), key=len)
+        parts = name.removeprefix(f"{stack}-").split("-")
+        return cls(stack, "tls" in parts, "scheme" in parts)
 
     @property
-    def archives(self) -> tuple[str, ...]:
+    def source_library(self) -> libraries.SourceLibrary | None:
+        """The library built here from registry source, or None (Debian's, or none)."""
+        return libraries.LIBRARIES.get(self.stack)
+
+    @property
+    def family(self) -> str:
+        """Whose C glue the program compiles: tls_<family>.c, crypto_<family>.c, …"""
+        library = self.source_library
+        return library.family if library is not None else self.stack
+
+    @property
+    def archives(self) -> tuple[Path, ...]:
+        """The static archives the program links."""
+        library = self.source_library
+        if library is not None:
+            return (libraries.archive_path(library),)
         if self.stack == "mbedtls" and not self.tls:
-            return ("libmbedcrypto.a",)
-        return _ARCHIVES[self.stack]
+            return (LIBRARY_DIR / "libmbedcrypto.a",)
+        return tuple(LIBRARY_DIR / name for name in _ARCHIVES[self.stack])
 
 
 @dataclass(frozen=True)
@@ -144,26 +164,36 @@ def build_of(stack: str, configuration: str) -> str:
 
 
 def problem(build: str) -> str | None:
-    """Why ``build`` cannot be made on this machine (one line naming the Debian packages), or
-    None when it can."""
+    """Why ``build`` cannot be made on this machine (one line naming the Debian packages or
+    the library build to run), or None when it can."""
     parts = Build.named(build)
+    library = parts.source_library
     missing = []
     if shutil.which("gcc") is None:
         missing.append("gcc")
     if parts.stack == "mbedtls" and shutil.which("objcopy") is None:
         missing.append("objcopy")
-    for header in _HEADERS[parts.stack]:
+    headers = _HEADERS["none"] if library is not None else _HEADERS[parts.stack]
+    for header in headers:
         if not Path("/usr/include", header).exists():
             missing.append(header)
-    for archive in parts.archives:
-        if not (LIBRARY_DIR / archive).exists():
-            missing.append(archive)
-    if not missing:
-        return None
-    return (
-        f"the native {build} agent cannot be built: {', '.join(missing)} missing "
-        f"(apt-get install {' '.join(PACKAGES[parts.stack])}, or run scripts/setup.sh)"
-    )
+    if library is None:
+        missing += [archive.name for archive in parts.archives if not archive.exists()]
+    if missing:
+        return (
+            f"the native {build} agent cannot be built: {', '.join(missing)} missing "
+            f"(apt-get install {' '.join(PACKAGES['none' if library else parts.stack])}, "
+            "or run scripts/setup.sh)"
+        )
+    return libraries.problem(library) if library is not None else None
+
+
+def provenance(build: str) -> str:
+    """Where ``build``'s library comes from, for ``doctor``."""
+    library = Build.named(build).source_library
+    if library is None:
+        return "gcc and the Debian libraries are there"
+    return f"{library.description}, built in {libraries.prefix(library)}"
 
 
 def _cache_root() -> Path:
@@ -174,31 +204,41 @@ def _cache_root() -> Path:
 def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
     """What builds ``build`` into ``out``: for mbedTLS the renamed archives first."""
     parts = Build.named(build)
+    family = parts.family
     names = [
         *COMMON_SOURCES,
-        f"stack_{parts.stack}.c",
-        f"tls_{parts.stack if parts.tls else 'none'}.c",
-        *((*SCHEME_SOURCES, f"crypto_{parts.stack}.c") if parts.scheme else ("scheme_none.c",)),
+        f"stack_{family}.c",
+        f"tls_{family if parts.tls else 'none'}.c",
+        *((*SCHEME_SOURCES, f"crypto_{family}.c") if parts.scheme else ("scheme_none.c",)),
     ]
     sources = [str(SOURCE_DIR / name) for name in names]
-    libraries: list[str] = []
+    linked: list[str] = []
+    flags: list[str] = []
     commands: list[list[str]] = []
-    if parts.stack == "mbedtls":
+    library = parts.source_library
+    if library is not None:  # its headers, its configuration and its name in the records
+        flags = [
+            f"-I{libraries.prefix(library) / 'include'}",
+            *(f"-D{define}" for define in library.defines),
+            f'-DIOTSB_STACK_NAME="{library.stack}"',
+        ]
+        linked = [str(libraries.archive_path(library))]
+    elif parts.stack == "mbedtls":
         for archive in parts.archives:
             commands.append(
                 [
                     "objcopy",
                     "--redefine-sym=calloc=iotsb_tls_calloc",
                     "--redefine-sym=free=iotsb_tls_free",
-                    str(LIBRARY_DIR / archive),
-                    str(archives / archive),
+                    str(archive),
+                    str(archives / archive.name),
                 ]
             )
-        libraries = [f"-L{archives}", *(f"-l{a[3:-2]}" for a in parts.archives)]
+        linked = [f"-L{archives}", *(f"-l{a.name[3:-2]}" for a in parts.archives)]
     elif parts.stack == "wolfssl":
-        libraries = [str(LIBRARY_DIR / "libwolfssl.a")]
+        linked = [str(archive) for archive in parts.archives]
     commands.append(
-        ["gcc", *CFLAGS, *sources, *libraries, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
+        ["gcc", *CFLAGS, *flags, *sources, *linked, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
     )
     return commands
 
@@ -209,7 +249,7 @@ def _fingerprint(build: str) -> str:
     for path in sorted(SOURCE_DIR.glob("*.[ch]")):
         digest.update(path.name.encode() + path.read_bytes())
     for archive in Build.named(build).archives:
-        stat = (LIBRARY_DIR / archive).stat()  # a library upgrade rebuilds
+        stat = archive.stat()  # a library upgrade rebuilds (a source build: its hashed path)
         digest.update(f"{archive}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     digest.update(repr(_commands(build, Path("out"), Path("lib"))).encode())
     return digest.hexdigest()[:16]
@@ -250,9 +290,20 @@ def footprint(program: Path) -> Footprint:
 
 
 def main() -> int:
-    """Build every native agent this machine can build (``scripts/setup.sh``)."""
+    """Build every native agent this machine can build (``scripts/setup.sh``): first the
+    libraries built from registry source, then the programs; exit 3 when one cannot be built."""
     status = 0
+    unbuilt: set[str] = set()
+    for library in libraries.LIBRARIES.values():
+        try:
+            libraries.build(library)
+        except (EnvironmentProblem, DataError) as error:
+            print(f"setup: warning: --stack {library.stack} is refused: {error}", file=sys.stderr)
+            unbuilt.add(library.stack)
+            status = 3
     for build in BUILDS:
+        if Build.named(build).stack in unbuilt:
+            continue
         try:
             program = binary(build)
         except EnvironmentProblem as error:

@@ -295,7 +295,7 @@ int64_t open_connection(void)
         if (conn.tls == NULL)
             die("cannot connect to %s:%d: TLS: %s", cfg.host, cfg.port, why);
         if (cfg.keylog != NULL) { /* after the measured handshake */
-            char line[256];
+            char line[2048]; /* TLS 1.3: five lines */
             if (!tls_key_log(conn.tls, line, sizeof line))
                 die("--keylog: %s %s cannot export this connection's secrets", stack_name(),
                     stack_version());

@@ -1,4 +1,5 @@
-/* The payload schemes' primitives on wolfCrypt 5.5, inside Debian's wolfSSL (crypto.h). */
+/* The payload schemes' primitives on wolfCrypt, inside the wolfSSL the build links: Debian's
+ * 5.5, or 5.9.4 built from registry source (crypto.h). */
 #define _DEFAULT_SOURCE /* explicit_bzero */
 #include "crypto.h"
 
@@ -6,7 +7,7 @@
 
 #include <string.h>
 
-#include <wolfssl/options.h>
+#include "wolfssl_options.h"
 #include <wolfssl/wolfcrypt/aes.h>
 #include <wolfssl/wolfcrypt/chacha20_poly1305.h>
 #include <wolfssl/wolfcrypt/curve25519.h>

@@ -1,10 +1,11 @@
-/* wolfSSL 5.5 as a whole: its heap is counted from the start (wolfSSL_SetAllocators before
- * anything allocates), and one WC_RNG serves the payload schemes. */
+/* wolfSSL as a whole (Debian's 5.5, or 5.9.4 built from registry source): its heap is counted
+ * from the start (wolfSSL_SetAllocators before anything allocates), and one WC_RNG serves the
+ * payload schemes. The build names the stack (IOTSB_STACK_NAME) when it is not Debian's. */
 #include "stack.h"
 
 #include "heap.h"
 
-#include <wolfssl/options.h>
+#include "wolfssl_options.h"
 #include <wolfssl/ssl.h>
 #include <wolfssl/version.h>
 #include <wolfssl/wolfcrypt/random.h>
@@ -12,7 +13,11 @@
 static WC_RNG rng;
 static int seeded;
 
-const char *stack_name(void) { return "wolfssl"; }
+#ifndef IOTSB_STACK_NAME
+#define IOTSB_STACK_NAME "wolfssl"
+#endif
+
+const char *stack_name(void) { return IOTSB_STACK_NAME; }
 const char *stack_version(void) { return LIBWOLFSSL_VERSION_STRING; }
 
 void stack_init(void)

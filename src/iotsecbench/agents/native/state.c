@@ -48,10 +48,14 @@ void counter(const char *name, long long value)
 }
 
 
+/* TRANSPORT+SCHEME, a bare scheme, or a bare transport: plain, tls1.2, tls1.3 or a TLS
+ * profile's short name (tls1.3/x25519mlkem768/mldsa44: the only names with a '/'). */
 const char *configuration_scheme(const char *configuration)
 {
     const char *plus = strchr(configuration, '+');
     const char *name = plus ? plus + 1 : configuration;
+    if (plus == NULL && strchr(configuration, '/') != NULL)
+        return NULL;
     static const char *const transports[] = {"plain", "tls1.2", "tls1.3", "none"};
     for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++)
         if (strcmp(name, transports[i]) == 0)

@@ -4,7 +4,7 @@
  * the same parser as OpenSSL's transcripts (security/tls/observe.py). What TLS 1.3 protects
  * (everything after the ServerHello) is kept as its record sizes only: wolfSSL's message
  * callback hands over records, not decrypted messages, so the server's chain comes from the
- * stack (wolfSSL_get_peer_chain) and its CertificateVerify algorithm is not known. */
+ * stack (its verify callback) and its CertificateVerify algorithm is not known. */
 #ifndef IOTSB_TLS_H
 #define IOTSB_TLS_H
 
@@ -49,7 +49,7 @@ struct tls_result {
     char version[8];      /* "1.2", "1.3" */
     uint16_t suite;       /* IANA id of the negotiated suite */
     char suite_name[96];  /* the stack's own name for it */
-    int cipher_bits;
+    int cipher_bits;      /* secret bits of the bulk cipher; 0: the stack cannot say */
     bool resumed;
     uint8_t **chain;      /* the server's certificates as received (DER), leaf first */
     size_t *chain_len;
@@ -70,7 +70,8 @@ struct tls_session *tls_session_get(struct tls *tls);
 void tls_session_free(struct tls_session *session);
 void tls_describe(struct tls *tls, struct tls_result *out);
 /* --keylog: the connection's secrets as NSS key log lines ("CLIENT_RANDOM <client random>
- * <master secret>\n", TLS 1.2) in out; false when the stack cannot give them. Secrets! */
+ * <master secret>\n" in TLS 1.2; the traffic secrets' lines in TLS 1.3, on a stack with the
+ * secret callbacks) in out; false when the stack cannot give them. Secrets! */
 bool tls_key_log(struct tls *tls, char *out, size_t cap);
 /* After the handshake the socket is non-blocking: send and receive return what they moved
  * (> 0), TLS_WANT when the socket must become writable/readable first, 0 (receive: closed)

@@ -1,4 +1,7 @@
-/* TLS on wolfSSL 5.5 (Debian's build: TLS 1.2 and 1.3). */
+/* TLS on wolfSSL: Debian's 5.5 (stack wolfssl), or 5.9.4 built from registry source (stack
+ * wolfssl-5.9, configs/wolfssl-5.9.h: ML-KEM groups, ML-DSA certificates, the secret
+ * callbacks, no OpenSSL compatibility layer). Both speak TLS 1.2 and 1.3. */
+#define _DEFAULT_SOURCE /* explicit_bzero */
 #include "tls.h"
 
 #include "heap.h"
@@ -9,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <wolfssl/options.h>
+#include "wolfssl_options.h"
 #include <wolfssl/ssl.h>
 #include <wolfssl/wolfio.h>
 
@@ -18,7 +21,15 @@ struct tls {
     struct tls_transcript *transcript;
     WOLFSSL_CTX *ctx;
     WOLFSSL *ssl;
+    char *key_log; /* --keylog on a build with the secret callbacks: NSS lines (secrets!), in
+                      the agent's own memory, not the stack's counted heap */
+    size_t key_log_len;
+    uint8_t **chain; /* the server's certificates as received, leaf first (agent memory) */
+    size_t *chain_len;
+    size_t chain_count;
 };
+
+#define KEY_LOG_CAP 2048
 
 static int send_cb(WOLFSSL *ssl, char *data, int len, void *context)
 {
@@ -46,6 +57,32 @@ static int recv_cb(WOLFSSL *ssl, char *data, int len, void *context)
     return (int)n;
 }
 
+/* The server's chain as its Certificate message carried it, copied when wolfSSL has verified
+ * the leaf (WOLFSSL_ALWAYS_VERIFY_CB: the callback runs on success too; the store holds the
+ * message's certificates, leaf first). Neither build keeps it for us otherwise without a
+ * cost the heap figures would carry: SESSION_CERTS stores a chain of MAX_CHAIN_DEPTH
+ * certificates of the largest size in every session object (83 KB in wolfSSL 5.9 with
+ * ML-DSA). The copies are the agent's, not the stack's heap. A resumed session verifies
+ * nothing: no chain. */
+static int keep_chain(int preverified, WOLFSSL_X509_STORE_CTX *store)
+{
+    struct tls *tls = store->userCtx;
+    if (tls == NULL || tls->chain != NULL || store->totalCerts <= 0 || store->certs == NULL)
+        return preverified;
+    size_t count = (size_t)store->totalCerts;
+    tls->chain = calloc(count, sizeof *tls->chain);
+    tls->chain_len = calloc(count, sizeof *tls->chain_len);
+    for (size_t i = 0; tls->chain && tls->chain_len && i < count; i++) {
+        const WOLFSSL_BUFFER_INFO *cert = &store->certs[i];
+        if (cert->buffer == NULL || (tls->chain[i] = malloc(cert->length)) == NULL)
+            break;
+        memcpy(tls->chain[i], cert->buffer, cert->length);
+        tls->chain_len[i] = cert->length;
+        tls->chain_count++;
+    }
+    return preverified; /* the verdict stays wolfSSL's */
+}
+
 static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap)
 {
     int code = tls->ssl ? wolfSSL_get_error(tls->ssl, 0) : 0;
@@ -56,6 +93,53 @@ static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap
     return NULL;
 }
 
+#ifdef HAVE_SECRET_CALLBACK
+/* The secret callbacks run inside the handshake (so --keylog costs a few copies there, as it
+ * does for OpenSSL's): each secret becomes an NSS key log line with the client random. */
+static void keep_secret(struct tls *tls, const char *label, const uint8_t *secret, size_t len)
+{
+    uint8_t client_random[32];
+    if (tls->key_log == NULL || wolfSSL_get_client_random(tls->ssl, client_random, 32) != 32)
+        return;
+    char *end = tls->key_log + tls->key_log_len;
+    if (tls_nss_line(end, KEY_LOG_CAP - tls->key_log_len, label, client_random, 32, secret, len))
+        tls->key_log_len += strlen(end);
+}
+
+/* TLS 1.2: the master secret when it is derived (a resumed session derives none). */
+static int tls12_secret(WOLFSSL *ssl, void *secret, int len, void *context)
+{
+    (void)ssl;
+    keep_secret(context, "CLIENT_RANDOM", secret, (size_t)len);
+    return 0;
+}
+
+/* TLS 1.3: the traffic and exporter secrets, under the labels OpenSSL and NSS write. */
+static int tls13_secret(WOLFSSL *ssl, int id, const unsigned char *secret, int len, void *context)
+{
+    static const char *const labels[] = {
+        [CLIENT_EARLY_TRAFFIC_SECRET] = "CLIENT_EARLY_TRAFFIC_SECRET",
+        [CLIENT_HANDSHAKE_TRAFFIC_SECRET] = "CLIENT_HANDSHAKE_TRAFFIC_SECRET",
+        [SERVER_HANDSHAKE_TRAFFIC_SECRET] = "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+        [CLIENT_TRAFFIC_SECRET] = "CLIENT_TRAFFIC_SECRET_0",
+        [SERVER_TRAFFIC_SECRET] = "SERVER_TRAFFIC_SECRET_0",
+        [EARLY_EXPORTER_SECRET] = "EARLY_EXPORTER_SECRET",
+        [EXPORTER_SECRET] = "EXPORTER_SECRET",
+    };
+    (void)ssl;
+    if (id >= 0 && (size_t)id < sizeof labels / sizeof *labels && labels[id] != NULL)
+        keep_secret(context, labels[id], secret, (size_t)len);
+    return 0;
+}
+
+bool tls_key_log(struct tls *tls, char *out, size_t cap)
+{
+    if (tls->key_log == NULL || tls->key_log_len == 0 || tls->key_log_len >= cap)
+        return false;
+    memcpy(out, tls->key_log, tls->key_log_len + 1);
+    return true;
+}
+#else
 /* TLS 1.2 only: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback
  * (HAVE_SECRET_CALLBACK), so its TLS 1.3 traffic secrets cannot be logged (the runner
  * refuses --keylog for that combination before anything starts). */
@@ -70,6 +154,7 @@ bool tls_key_log(struct tls *tls, char *out, size_t cap)
     memset(master_secret, 0, sizeof master_secret);
     return ok;
 }
+#endif
 
 /* wolfSSL's own session object stands for the opaque type */
 struct tls_session *tls_session_get(struct tls *tls)
@@ -99,7 +184,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
         return fail(tls, "context", why, why_cap);
     if (wolfSSL_CTX_load_verify_locations(tls->ctx, o->ca_file, NULL) != WOLFSSL_SUCCESS)
         return fail(tls, o->ca_file, why, why_cap);
-    wolfSSL_CTX_set_verify(tls->ctx, WOLFSSL_VERIFY_PEER, NULL);
+    wolfSSL_CTX_set_verify(tls->ctx, WOLFSSL_VERIFY_PEER, keep_chain);
     if (o->n_suites > 0) {
         uint8_t list[128];
         size_t n = o->n_suites < 64 ? o->n_suites : 64;
@@ -128,6 +213,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
         return fail(tls, "session", why, why_cap);
     wolfSSL_SetIOReadCtx(tls->ssl, tls);
     wolfSSL_SetIOWriteCtx(tls->ssl, tls);
+    wolfSSL_SetCertCbCtx(tls->ssl, tls);
     /* TLS 1.3: the groups in order (the first gets the key share); TLS 1.2: the
      * supported_groups extension (wolfSSL_set_groups refuses a 1.2 connection). */
     bool ok = true;
@@ -145,6 +231,14 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     }
     if (wolfSSL_check_domain_name(tls->ssl, o->server_name) != WOLFSSL_SUCCESS)
         return fail(tls, "server name", why, why_cap);
+#ifdef HAVE_SECRET_CALLBACK
+    if (o->key_log) {
+        if ((tls->key_log = calloc(1, KEY_LOG_CAP)) == NULL ||
+            wolfSSL_set_secret_cb(tls->ssl, tls12_secret, tls) != WOLFSSL_SUCCESS ||
+            wolfSSL_set_tls13_secret_cb(tls->ssl, tls13_secret, tls) != WOLFSSL_SUCCESS)
+            return fail(tls, "secret callbacks", why, why_cap);
+    }
+#endif
     if (offer != NULL &&
         wolfSSL_set_session(tls->ssl, (WOLFSSL_SESSION *)offer) != WOLFSSL_SUCCESS)
         return fail(tls, "offering the session", why, why_cap);
@@ -164,24 +258,19 @@ void tls_describe(struct tls *tls, struct tls_result *out)
     out->suite = (uint16_t)wolfSSL_get_current_cipher_suite(tls->ssl);
     const char *name = wolfSSL_get_cipher_name(tls->ssl);
     snprintf(out->suite_name, sizeof out->suite_name, "%s", name ? name : "");
+#ifdef OPENSSL_EXTRA
     WOLFSSL_CIPHER *cipher = wolfSSL_get_current_cipher(tls->ssl);
     out->cipher_bits = cipher ? wolfSSL_CIPHER_get_bits(cipher, NULL) : 0;
+#else
+    out->cipher_bits = 0; /* no OpenSSL layer: the runner reads the suite's (stacks.suite_bits) */
+#endif
     out->resumed = wolfSSL_session_reused(tls->ssl) == 1;
-    WOLFSSL_X509_CHAIN *chain = wolfSSL_get_peer_chain(tls->ssl);
-    int count = chain ? wolfSSL_get_chain_count(chain) : 0;
-    if (count > 0) {
-        out->chain = calloc((size_t)count, sizeof *out->chain);
-        out->chain_len = calloc((size_t)count, sizeof *out->chain_len);
-        for (int i = 0; out->chain && out->chain_len && i < count; i++) {
-            int len = wolfSSL_get_chain_length(chain, i);
-            unsigned char *der = wolfSSL_get_chain_cert(chain, i);
-            if (der == NULL || len <= 0 || (out->chain[i] = malloc((size_t)len)) == NULL)
-                break;
-            memcpy(out->chain[i], der, (size_t)len);
-            out->chain_len[i] = (size_t)len;
-            out->chain_count++;
-        }
-    }
+    out->chain = tls->chain; /* handed over: the caller frees them */
+    out->chain_len = tls->chain_len;
+    out->chain_count = tls->chain_count;
+    tls->chain = NULL;
+    tls->chain_len = NULL;
+    tls->chain_count = 0;
 }
 
 ssize_t tls_send(struct tls *tls, const void *data, size_t len)
@@ -216,5 +305,13 @@ void tls_close(struct tls *tls)
     }
     if (tls->ctx != NULL)
         wolfSSL_CTX_free(tls->ctx);
+    if (tls->key_log != NULL) {
+        explicit_bzero(tls->key_log, KEY_LOG_CAP);
+        free(tls->key_log);
+    }
+    for (size_t i = 0; i < tls->chain_count; i++)
+        free(tls->chain[i]);
+    free(tls->chain);
+    free(tls->chain_len);
     iotsb_tls_free(tls);
 }

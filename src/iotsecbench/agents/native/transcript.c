@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CHANGE_CIPHER_SPEC = 20, HANDSHAKE = 22, APPLICATION_DATA = 23 };
 enum { FINISHED = 20 };

@@ -35,7 +35,7 @@ from iotsecbench.security.tls.observe import (
     NegotiatedTls,
     negotiated_on_the_wire,
 )
-from iotsecbench.security.tls.stacks import suite_name
+from iotsecbench.security.tls.stacks import suite_bits, suite_name
 
 
 def negotiated(records: list[dict[str, Any]]) -> NegotiatedTls | None:
@@ -60,10 +60,11 @@ def negotiated(records: list[dict[str, Any]]) -> NegotiatedTls | None:
             key=lambda r: r["position"],
         )
     ]
+    suite = int(summary["suite"])
     return negotiated_on_the_wire(
         summary["version"],
-        suite_name(int(summary["suite"])),
-        int(summary["cipher_bits"]),
+        suite_name(suite),
+        int(summary["cipher_bits"]) or suite_bits(suite),  # 0: the stack cannot say
         bool(summary["resumed"]),
         messages,
         chain,

@@ -47,7 +47,10 @@ GROUP_NAMES = {
     0x0104: "ffdhe8192",
     0x11EC: "X25519MLKEM768",
     0x11EB: "SecP256r1MLKEM768",
-    0x0201: "MLKEM768",  # draft-ietf-tls-mlkem
+    0x11ED: "SecP384r1MLKEM1024",
+    0x0200: "MLKEM512",  # draft-ietf-tls-mlkem
+    0x0201: "MLKEM768",
+    0x0202: "MLKEM1024",
 }
 
 # SHA-256 (first 16 bytes, hex) of well-known DH primes, big-endian: a TLS 1.2

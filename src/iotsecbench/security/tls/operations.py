@@ -20,7 +20,15 @@ _GROUP_OPERATIONS = {
         "mlkem768-keygen",
         "mlkem768-decaps",
     ),
+    "SecP384r1MLKEM1024": (
+        "ecdh-p384-keygen",
+        "ecdh-p384-derive",
+        "mlkem1024-keygen",
+        "mlkem1024-decaps",
+    ),
+    "MLKEM512": ("mlkem512-keygen", "mlkem512-decaps"),
     "MLKEM768": ("mlkem768-keygen", "mlkem768-decaps"),
+    "MLKEM1024": ("mlkem1024-keygen", "mlkem1024-decaps"),
 }
 _SIGNATURE_CERTIFICATES = ("ecdsa-p256", "ed25519", "mldsa44", "mldsa65")
 

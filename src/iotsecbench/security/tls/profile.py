@@ -40,6 +40,10 @@ GROUP_ALIASES = {
     "secp256r1mlkem768": "SecP256r1MLKEM768",
     "p256mlkem768": "SecP256r1MLKEM768",
     "mlkem768": "MLKEM768",
+    "mlkem512": "MLKEM512",
+    "mlkem1024": "MLKEM1024",
+    "secp384r1mlkem1024": "SecP384r1MLKEM1024",
+    "p384mlkem1024": "SecP384r1MLKEM1024",
 }
 # Groups a profile may ask for, with their security strength in bits (NIST SP 800-57 Pt 1
 # Table 2; RFC 7919 §A; RFC 3526). modp* exist only as TLS 1.2 DHE parameters.
@@ -53,16 +57,27 @@ GROUP_BITS = {
     "ffdhe3072": 128,
     "modp2048": 112,
     "modp3072": 128,
-    # ML-KEM-768 is NIST security category 3 (FIPS 203 §8); a hybrid is at least as strong
-    # as its stronger half, and OpenSSL's security levels count it at 192 bits
+    # ML-KEM-512/768/1024 are NIST security categories 1, 3 and 5 (FIPS 203 §8), which
+    # OpenSSL's security levels count at 128, 192 and 256 bits; a hybrid is at least as
+    # strong as its stronger half
     "X25519MLKEM768": 192,
     "SecP256r1MLKEM768": 192,
+    "SecP384r1MLKEM1024": 256,
+    "MLKEM512": 128,
     "MLKEM768": 192,
+    "MLKEM1024": 256,
 }
 # The post-quantum parts (TLS 1.3 only; OpenSSL 3.5, the openssl-3.5 stack): groups with
 # ML-KEM (draft-ietf-tls-ecdhe-mlkem, draft-ietf-tls-mlkem) and ML-DSA certificates
 # (draft-ietf-tls-mldsa).
-PQ_GROUPS = ("X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768")
+PQ_GROUPS = (
+    "X25519MLKEM768",
+    "SecP256r1MLKEM768",
+    "SecP384r1MLKEM1024",
+    "MLKEM512",
+    "MLKEM768",
+    "MLKEM1024",
+)
 PQ_CERTIFICATES = ("mldsa44", "mldsa65")
 FFDHE_GROUPS = ("ffdhe2048", "ffdhe3072")
 MODP_GROUPS = ("modp2048", "modp3072")

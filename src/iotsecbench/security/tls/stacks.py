@@ -2,7 +2,9 @@
 through Python's ``ssl``, on Debian 12's OpenSSL 3.0), ``openssl-3.5`` (the same agents and the
 broker on OpenSSL 3.5.5, which has ML-KEM and ML-DSA: ``security.pq_openssl``) and the device
 stacks of the native agent (agents/native): ``mbedtls`` (Debian 12's 2.28, the ESP-IDF default
-family) and ``wolfssl`` (Debian 12's 5.5).
+family), ``wolfssl`` (Debian 12's 5.5) and ``wolfssl-5.9`` (wolfSSL 5.9.4 built from registry
+source with ML-KEM and ML-DSA: agents/native/libraries.py), whose broker runs on OpenSSL 3.5
+for every profile, so its classical and post-quantum profiles meet one server.
 
 What each device stack cannot do is refused before anything starts, naming the stack's limit
 (docs/native-agents.md); the offer a profile makes is handed to the native agent as IANA
@@ -21,12 +23,22 @@ from iotsecbench.security.tls.profile import MODP_GROUPS, TlsProfile, expand_tls
 
 OPENSSL = "openssl"
 OPENSSL_PQ = "openssl-3.5"
+WOLFSSL_PQ = "wolfssl-5.9"
 PYTHON_STACKS = (OPENSSL, OPENSSL_PQ)  # the Python agents, on one OpenSSL or the other
-STACKS = (OPENSSL, OPENSSL_PQ, "mbedtls", "wolfssl")
-NATIVE_STACKS = ("mbedtls", "wolfssl")
+STACKS = (OPENSSL, OPENSSL_PQ, "mbedtls", "wolfssl", WOLFSSL_PQ)
+NATIVE_STACKS = ("mbedtls", "wolfssl", WOLFSSL_PQ)
+# Stacks with ML-KEM groups and ML-DSA certificates; their broker (and the Python peer of the
+# tcp transport) runs on OpenSSL 3.5.
+POST_QUANTUM_STACKS = (OPENSSL_PQ, WOLFSSL_PQ)
 
-# What Debian 12's builds speak (their config headers: mbedtls/config.h, wolfssl/options.h).
-_VERSIONS = {"mbedtls": ("1.2",), "wolfssl": ("1.2", "1.3")}
+# What each native build speaks (Debian 12's config headers: mbedtls/config.h,
+# wolfssl/options.h; wolfssl-5.9: agents/native/configs/wolfssl-5.9.h).
+_VERSIONS = {"mbedtls": ("1.2",), "wolfssl": ("1.2", "1.3"), WOLFSSL_PQ: ("1.2", "1.3")}
+_LIBRARY = {
+    "mbedtls": "mbedtls (Debian 12)",
+    "wolfssl": "wolfssl (Debian 12)",
+    WOLFSSL_PQ: "wolfSSL 5.9.4 (as built here)",
+}
 _NO_CERTIFICATE = {"mbedtls": {"ed25519": "mbedTLS 2.28 has no Ed25519 in X.509 or TLS"}}
 # TLS 1.3 suites by IANA number (RFC 8446 §B.4): OpenSSL names them after the standard.
 TLS13_SUITE_IDS = {
@@ -57,8 +69,9 @@ NATIVE_CIPHERS = (
 
 def stack_environment(stack: str) -> dict[str, str] | None:
     """The environment the broker and the Python agents of ``stack`` run in: OpenSSL 3.5's
-    libraries for ``openssl-3.5`` (EnvironmentProblem when not built), else ours (None)."""
-    return pq_openssl.library_environment() if stack == OPENSSL_PQ else None
+    libraries for the post-quantum stacks (EnvironmentProblem when not built), else ours
+    (None)."""
+    return pq_openssl.library_environment() if stack in POST_QUANTUM_STACKS else None
 
 
 def _native_scheme_problem(stack: str, scheme: str) -> str | None:
@@ -108,34 +121,57 @@ def stack_problem(
         return scheme_limit
     if profile is None:
         return None
-    if profile.needs_pq_library:
-        return f"Debian 12's {stack} has no ML-KEM or ML-DSA: use stack {OPENSSL_PQ}"
+    if profile.needs_pq_library and stack not in POST_QUANTUM_STACKS:
+        return (
+            f"Debian 12's {stack} has no ML-KEM or ML-DSA: use stack {WOLFSSL_PQ} (the native "
+            f"agent) or {OPENSSL_PQ}"
+        )
     if profile.version not in _VERSIONS[stack]:
-        return f"{stack} (Debian 12) speaks TLS {' and '.join(_VERSIONS[stack])} only"
+        return f"{_LIBRARY[stack]} speaks TLS {' and '.join(_VERSIONS[stack])} only"
     certificate_limit = _NO_CERTIFICATE.get(stack, {}).get(profile.certificate)
     if certificate_limit is not None:
         return f"{certificate_limit}: use ecdsa-p256 or an RSA certificate with {stack}"
     if key_log and stack == "wolfssl" and profile.version == "1.3":
         return (
             "--keylog: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback, so "
-            "its TLS 1.3 secrets cannot be logged: use TLS 1.2 or stack openssl"
+            f"its TLS 1.3 secrets cannot be logged: use TLS 1.2, stack {WOLFSSL_PQ} or openssl"
+        )
+    if key_log and stack == WOLFSSL_PQ and profile.version == "1.2" and profile.resumption:
+        return (
+            "--keylog: wolfSSL 5.9.4 as built here hands over a TLS 1.2 master secret when it "
+            "derives one, which a resumed session does not (no OpenSSL layer to read the "
+            "session's): use TLS 1.3 or a full handshake"
         )
     return None
 
 
 @functools.cache
-def _openssl_suite_names() -> dict[int, str]:
-    """IANA number -> OpenSSL name of every suite this OpenSSL knows."""
+def _openssl_suites() -> dict[int, dict]:
+    """IANA number -> OpenSSL's description of every suite this OpenSSL knows."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.set_ciphers("ALL:COMPLEMENTOFALL:@SECLEVEL=0")
-    names = {c["id"] & 0xFFFF: c["name"] for c in context.get_ciphers()}
-    names.update({code: name for name, code in TLS13_SUITE_IDS.items()})
-    return names
+    return {c["id"] & 0xFFFF: c for c in context.get_ciphers()}
 
 
 def suite_name(code: int) -> str:
     """OpenSSL's name of the suite with IANA number ``code`` (``suite-0xNNNN`` if unknown)."""
-    return _openssl_suite_names().get(code, f"suite-0x{code:04x}")
+    tls13 = {number: name for name, number in TLS13_SUITE_IDS.items()}
+    if code in tls13:
+        return tls13[code]
+    return _openssl_suites().get(code, {}).get("name", f"suite-0x{code:04x}")
+
+
+# Secret bits of the TLS 1.3 suites' bulk ciphers (RFC 8446 §B.4): OpenSSL does not list the
+# CCM suites unless asked.
+_TLS13_SUITE_BITS = {0x1301: 128, 0x1302: 256, 0x1303: 256, 0x1304: 128, 0x1305: 128}
+
+
+def suite_bits(code: int) -> int:
+    """Secret bits of the bulk cipher of the suite with IANA number ``code`` (0 if unknown),
+    for a stack that does not say (wolfssl-5.9 has no OpenSSL layer to ask)."""
+    if code in _TLS13_SUITE_BITS:
+        return _TLS13_SUITE_BITS[code]
+    return int(_openssl_suites().get(code, {}).get("strength_bits", 0))
 
 
 def suite_ids(profile: TlsProfile) -> list[int]:
