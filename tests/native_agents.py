@@ -16,11 +16,23 @@ from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.lab.pki import create_certificates
+from iotsecbench.security import pq_openssl
 from iotsecbench.security.tls import parse_profile
 from iotsecbench.security.tls.stacks import group_ids, suite_ids
 
-_MISSING = next(filter(None, (native.problem(build) for build in native.BUILDS)), None)
+
+def _missing(stacks: tuple[str, ...]) -> str | None:
+    builds = [
+        b for b in native.BUILDS if b == native.PLAIN or native.Build.named(b).stack in stacks
+    ]
+    return next(filter(None, (native.problem(build) for build in builds)), None)
+
+
+_MISSING = _missing(native.DEBIAN_STACKS)
 needs_native = pytest.mark.skipif(_MISSING is not None, reason=str(_MISSING))
+# The stack built from registry source (scripts/setup.sh builds it), and its broker's OpenSSL 3.5.
+_MISSING_PQ = _missing(("wolfssl-5.9",)) or pq_openssl.problem()
+needs_wolfssl_pq = pytest.mark.skipif(_MISSING_PQ is not None, reason=str(_MISSING_PQ))
 
 
 def stored_runs(out: Path, columns: str) -> dict[str, tuple]:

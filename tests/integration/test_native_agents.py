@@ -20,7 +20,7 @@ from iotsecbench.lab.pki import create_certificates
 from iotsecbench.security.tls import parse_profile
 from tests.conftest import run_cli
 from tests.interrupts import processes_mentioning
-from tests.native_agents import interoperate, needs_native, stored_runs
+from tests.native_agents import interoperate, needs_native, needs_wolfssl_pq, stored_runs
 
 pytestmark = pytest.mark.integration
 
@@ -154,18 +154,29 @@ def test_native_agents_resume_their_sessions(mosquitto: str, tmp_path: Path) -> 
         assert received[0] * 2 < received[1], received  # no certificate chain
 
 
-@needs_native
-@pytest.mark.parametrize("stack", ["mbedtls", "wolfssl"])
-def test_the_key_log_holds_the_secret_the_server_derived(tmp_path: Path, stack: str) -> None:
-    """Not a broker: a TLS 1.2 server on Python's ssl (OpenSSL) that answers CONNECT with a
-    CONNACK and logs its own secrets; the agent's --keylog line must be the server's."""
+@pytest.mark.parametrize(
+    ("stack", "version"),
+    [
+        pytest.param("mbedtls", "1.2", marks=needs_native),
+        pytest.param("wolfssl", "1.2", marks=needs_native),
+        pytest.param("wolfssl-5.9", "1.2", marks=needs_wolfssl_pq),
+        pytest.param("wolfssl-5.9", "1.3", marks=needs_wolfssl_pq),  # the secret callbacks
+    ],
+)
+def test_the_key_log_holds_the_secret_the_server_derived(
+    tmp_path: Path, stack: str, version: str
+) -> None:
+    """Not a broker: a TLS server on Python's ssl (OpenSSL) that answers CONNECT with a
+    CONNACK and logs its own secrets; the agent's --keylog lines must be the server's."""
     import socket
     import ssl
     import threading
 
     certs = create_certificates(tmp_path / "pki", "ecdsa-p256")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.minimum_version = context.maximum_version = ssl.TLSVersion[
+        f"TLSv{version[0]}_{version[2]}"
+    ]
     context.load_cert_chain(certs.server_cert, certs.server_key)
     context.keylog_filename = str(tmp_path / "server.keys")
     server = socket.create_server(("127.0.0.1", 0))
@@ -180,10 +191,10 @@ def test_the_key_log_holds_the_secret_the_server_derived(tmp_path: Path, stack: 
                 tls.recv(4096)  # the DISCONNECT, then the close
 
     threading.Thread(target=answer, daemon=True).start()
-    profile = parse_profile("tls1.2/ecdsa-p256")
+    profile = parse_profile(f"tls{version}/ecdsa-p256")
     keylog = tmp_path / "agent.keys"
     config = AgentConfig(
-        role="connect", run_id="r", configuration="tls1.2", host="127.0.0.1", port=port,
+        role="connect", run_id="r", configuration=f"tls{version}", host="127.0.0.1", port=port,
         username="u", password="p", topic_prefix="iotsb/0123456789ab", connect_timeout_s=5,
         output=str(tmp_path / "connect.jsonl"), stack=stack, keylog=str(keylog),
         tls=TlsClientFiles(profile.to_dict(), str(certs.ca_file)),
@@ -198,9 +209,17 @@ def test_the_key_log_holds_the_secret_the_server_derived(tmp_path: Path, stack: 
     server.close()
     assert result.returncode == 0 and "DONE" in result.stdout, result.stderr
     assert keylog.stat().st_mode & 0o777 == 0o600
-    (line,) = keylog.read_text().splitlines()
-    assert line.startswith("CLIENT_RANDOM ") and len(line.split()[2]) == 96
-    assert line in (tmp_path / "server.keys").read_text().splitlines()
+    lines = keylog.read_text().splitlines()
+    server = (tmp_path / "server.keys").read_text().splitlines()
+    assert set(lines) <= set(server), (lines, server)
+    if version == "1.2":
+        (line,) = lines
+        assert line.startswith("CLIENT_RANDOM ") and len(line.split()[2]) == 96
+    else:  # the four traffic secrets (no exporter secret: the build has no exporter)
+        assert {line.split()[0] for line in lines} == {
+            "CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+            "CLIENT_TRAFFIC_SECRET_0", "SERVER_TRAFFIC_SECRET_0",
+        }  # fmt: skip
 
 
 @needs_native

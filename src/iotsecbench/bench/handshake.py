@@ -133,6 +133,9 @@ class HandshakeSample:
     negotiated: dict[str, Any]
     local_port: int = 0  # the client's TCP port (to find its retransmissions in a trace)
     trace: dict[str, Any] | None = None  # --trace: analysis.iotst.TracedRepetition.to_dict()
+    # --stack of the native agent: most heap its TLS stack held from creating the context to
+    # the end of the handshake (its allocator hooks; docs/native-agents.md); None on OpenSSL
+    tls_heap_peak_bytes: int | None = None
 
     @property
     def total_ns(self) -> int:
@@ -306,8 +309,8 @@ class _Lab:
 
     profile: TlsProfile
     broker: MosquittoBroker
-    context: ssl.SSLContext
-    observer: HandshakeObserver
+    context: ssl.SSLContext | None  # the Python client's (None: the native agent connects)
+    observer: HandshakeObserver | None
     user: BrokerUser
     session: ssl.SSLSession | None = None
     connections: int = 0
@@ -323,6 +326,7 @@ def _connect_once(
     assert lab.broker.listener is not None
     if lab.native is not None:
         return _connect_native(lab, repetition, traced=mark is not None)
+    assert lab.context is not None and lab.observer is not None
     profile = lab.profile
     offer = lab.session if profile.resumption else None
     client = TimedClient(
@@ -412,6 +416,7 @@ def _connect_native(lab: _Lab, repetition: int, *, traced: bool = False) -> Hand
         total_cpu_ns=tcp["cpu_ns"] + tls.thread_cpu_ns + mqtt_cpu,
         negotiated=negotiated,
         local_port=int(tcp["detail"].get("local_port", 0)),
+        tls_heap_peak_bytes=phases["tls_handshake"]["detail"].get("tls_heap_peak_bytes"),
     )
 
 
@@ -609,28 +614,29 @@ def _start_lab(
         **placement,
     )
     stack.enter_context(broker)
-    context = client_context(
-        profile,
-        certs.ca_file,
-        certs.client_cert if profile.mutual else None,
-        certs.client_key if profile.mutual else None,
-    )
-    observer = HandshakeObserver()
-    observer.install(context)
-    client = None
-    if client_stack not in PYTHON_STACKS:  # openssl-3.5: this process runs on it (cli re-exec)
-        client = NativeClient(
-            client_stack,
+    if client_stack in PYTHON_STACKS:  # openssl-3.5: this process runs on it (cli re-exec)
+        context = client_context(
             profile,
-            broker,
-            user,
             certs.ca_file,
-            work_dir / "native" / f"{index:02d}",
-            (certs.client_cert, certs.client_key) if profile.mutual else None,
-            trace_marker,
+            certs.client_cert if profile.mutual else None,
+            certs.client_key if profile.mutual else None,
         )
-        stack.callback(client.close)
-    return _Lab(profile, broker, context, observer, user, native=client)
+        observer = HandshakeObserver()
+        observer.install(context)
+        return _Lab(profile, broker, context, observer, user)
+    # the native agent connects (this process's OpenSSL may lack the profile's group)
+    client = NativeClient(
+        client_stack,
+        profile,
+        broker,
+        user,
+        certs.ca_file,
+        work_dir / "native" / f"{index:02d}",
+        (certs.client_cert, certs.client_key) if profile.mutual else None,
+        trace_marker,
+    )
+    stack.callback(client.close)
+    return _Lab(profile, broker, None, None, user, native=client)
 
 
 def _repetition(

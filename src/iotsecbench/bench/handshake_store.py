@@ -25,7 +25,9 @@ def _handshake_records(sample: HandshakeSample) -> list[dict[str, Any]]:
         ("tcp_connect", sample.t_start_ns, sample.t_start_ns + sample.tcp_connect_ns,
          sample.tcp_connect_cpu_ns, common),
         ("tls_handshake", sample.tls.t_start_ns, sample.tls.t_end_ns, sample.tls.thread_cpu_ns,
-         {**common, **sample.tls.to_dict(), "negotiated": sample.negotiated}),
+         {**common, **sample.tls.to_dict(), "negotiated": sample.negotiated,
+          **({} if sample.tls_heap_peak_bytes is None
+             else {"tls_heap_peak_bytes": sample.tls_heap_peak_bytes})}),
         ("mqtt_connect", sample.t_ready_ns, sample.t_connack_ns, sample.mqtt_connect_cpu_ns,
          {**common, "cpu_scope": "thread (no network thread)"}),
     ]  # fmt: skip

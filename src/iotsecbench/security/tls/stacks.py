@@ -110,6 +110,13 @@ def stack_problem(
             f"Debian's OpenSSL 3.0 has no ML-KEM or ML-DSA ({profile.name}): use stack "
             f"{OPENSSL_PQ} (OpenSSL 3.5.5, built by scripts/setup.sh)"
         )
+    ccm8_only = profile is not None and _ccm8_only(profile)
+    if stack in POST_QUANTUM_STACKS and ccm8_only and profile.security_level > 0:
+        # OpenSSL 3.5 rates an 8-byte tag at 64 bits of security: NO_CIPHERS_AVAILABLE
+        return (
+            f"OpenSSL 3.5 (this stack's broker) offers CCM_8 suites only at security level 0 "
+            f"({profile.ciphers}): set security_level = 0 or choose another suite"
+        )
     if stack in PYTHON_STACKS:
         return None
     if transport not in ("mqtt", "tcp"):
@@ -143,6 +150,12 @@ def stack_problem(
             "session's): use TLS 1.3 or a full handshake"
         )
     return None
+
+
+def _ccm8_only(profile: TlsProfile) -> bool:
+    """Every suite the profile admits is an AES-CCM one with an 8-byte tag."""
+    suites = profile.requested_suites
+    return bool(suites) and all("CCM8" in s or "CCM_8" in s for s in suites or ())
 
 
 @functools.cache
