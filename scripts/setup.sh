@@ -15,7 +15,9 @@ packages=(mosquitto mosquitto-clients python3-venv python3-pip iproute2 nftables
 # (setup.py; without these the install goes on and those schemes run through pyca).
 packages+=(gcc libc6-dev python3-dev libssl-dev)
 # The native device agent (src/iotsecbench/agents/native): the MQTT client in C on Debian's
-# device TLS stacks, built below; `size` and `objcopy` come with binutils.
+# device TLS stacks, and on wolfSSL 5.9.4 built from the crates.io wolfssl-sys crate into
+# ~/.cache/iotsecbench (stack wolfssl-5.9: ML-KEM and ML-DSA; once, about a minute), built
+# below; `size`, `ar` and `objcopy` come with binutils.
 packages+=(binutils libcjson-dev libmbedtls-dev libwolfssl-dev)
 # Post-quantum TLS (stack openssl-3.5) and ML-KEM-512: OpenSSL 3.5.5 built from the crates.io
 # openssl-src crate into ~/.cache/iotsecbench (once, about 5 minutes on two cores).
@@ -48,7 +50,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
 .venv/bin/python -c "from iotsecbench.security.schemes import evp; evp.AVAILABLE or print('setup: warning:', evp.MISSING_REASON)"
-.venv/bin/python -m iotsecbench.agents.native || echo "setup: warning: --stack mbedtls/wolfssl will be refused"
+.venv/bin/python -m iotsecbench.agents.native \
+  || echo "setup: warning: the native stacks named above (--stack mbedtls/wolfssl/wolfssl-5.9) will be refused"
 .venv/bin/python -m iotsecbench.security.pq_openssl >/dev/null \
   || echo "setup: warning: post-quantum TLS (--stack openssl-3.5) and ML-KEM-512 will be refused"
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"

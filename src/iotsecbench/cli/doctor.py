@@ -94,8 +94,8 @@ def _check_scheduler(scheduler: str) -> None:
 
 
 def _native_agent_checks() -> list:
-    """One line per native agent build (the stack factor's mbedtls and wolfssl, each with TLS,
-    the payload schemes or both; plain for MQTT alone)."""
+    """One line per native agent build (the stack factor's mbedtls, wolfssl and wolfssl-5.9,
+    each with TLS, the payload schemes or both; plain for MQTT alone)."""
     from iotsecbench.agents import native
     from iotsecbench.lab.capabilities import Check
 
@@ -104,7 +104,7 @@ def _native_agent_checks() -> list:
         problem = native.problem(build)
         name = f"native agent ({build} build)"
         if problem is None:
-            checks.append(Check(name, True, "gcc and the Debian libraries are there"))
+            checks.append(Check(name, True, native.provenance(build)))
         else:
             stack = native.Build.named(build).stack
             consequence = f"--stack {stack} runs that need it are refused (exit 3)"

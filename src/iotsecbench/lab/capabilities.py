@@ -141,13 +141,14 @@ def check_post_quantum() -> Check:
             "Post-quantum TLS",
             True,
             f"{pq_openssl.library_version()} in {pq_openssl.prefix()}: stack openssl-3.5 "
-            "(ML-KEM groups, ML-DSA certificates) and the mlkem512 key establishment",
+            "(ML-KEM groups, ML-DSA certificates), the broker of stack wolfssl-5.9 and the "
+            "mlkem512 key establishment",
         )
     return Check(
         "Post-quantum TLS",
         False,
-        "OpenSSL 3.5 is not built: stack openssl-3.5 and mlkem512-* are refused (ML-KEM-768/"
-        "1024 and ML-DSA payload schemes work through cryptography)",
+        "OpenSSL 3.5 is not built: stacks openssl-3.5 and wolfssl-5.9 and mlkem512-* are refused "
+        "(ML-KEM-768/1024 and ML-DSA payload schemes work through cryptography)",
         "python -m iotsecbench.security.pq_openssl (or scripts/setup.sh)",
     )
 

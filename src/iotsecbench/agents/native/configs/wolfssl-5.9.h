@@ -45,6 +45,9 @@
 #define HAVE_ENCRYPT_THEN_MAC
 #define HAVE_SNI
 #define HAVE_SESSION_TICKET
+#define MICRO_SESSION_CACHE /* one cached session, as the embedded profile advises a client of
+                               one server (resumption needs the cache's API; the default 33
+                               sessions would hold a ticket per connection on the heap) */
 #define HAVE_SECRET_CALLBACK     /* wolfSSL_set_(tls13_)secret_cb: the key log */
 #define WOLFSSL_ALWAYS_VERIFY_CB /* the agent copies the server's chain in its verify callback
                                     (not SESSION_CERTS: 83 KB of chain in every session) */
