@@ -265,12 +265,29 @@ def test_a_configuration_may_name_its_profile_and_the_name_wins() -> None:
     assert resolve_configuration(configuration.name).name == configuration.name
 
 
-def test_only_openssl_35_speaks_post_quantum_tls() -> None:
+def test_only_openssl_35_and_wolfssl_59_speak_post_quantum_tls() -> None:
     profile = parse_profile("tls1.3/x25519mlkem768/ecdsa-p256")
     assert "use stack openssl-3.5" in stack_problem("openssl", profile)
     assert stack_problem("openssl-3.5", profile) is None
+    assert stack_problem("wolfssl-5.9", profile) is None
     assert "no ML-KEM" in stack_problem("wolfssl", profile)
     assert stack_problem("openssl", parse_profile("tls1.3/x25519/ecdsa-p256")) is None
+
+
+def test_the_ml_dsa_signature_is_checked_against_the_certificate() -> None:
+    from iotsecbench.security.tls import NegotiatedTls, verify_negotiated
+
+    def signed(signature: str, certificate: str) -> NegotiatedTls:
+        return NegotiatedTls(
+            version="1.3", cipher="TLS_AES_128_GCM_SHA256", cipher_bits=128,
+            group="X25519MLKEM768", signature_algorithm=signature, certificate=certificate,
+        )  # fmt: skip
+
+    profile = parse_profile("tls1.3/x25519mlkem768/mldsa44")
+    verify_negotiated(profile, signed("mldsa44", "mldsa44"))
+    for signature in ("mldsa65", "ecdsa_secp256r1_sha256"):
+        with pytest.raises(ValueError, match=f"signed with {signature}"):
+            verify_negotiated(profile, signed(signature, "mldsa44"))
 
 
 def test_post_quantum_handshakes_price_ml_kem_and_ml_dsa() -> None:

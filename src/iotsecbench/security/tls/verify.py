@@ -7,11 +7,13 @@ from iotsecbench.security.tls.profile import TlsProfile
 
 
 def _certificate_family(name: str) -> str | None:
-    """'rsa', 'ecdsa' or 'ed25519' for a signature algorithm or a certificate key type."""
+    """'rsa', 'ecdsa' or 'ed25519' for a signature algorithm or a certificate key type; an
+    ML-DSA one is its parameter set, which the signature scheme names exactly (``mldsa44``:
+    draft-ietf-tls-mldsa)."""
     for family in ("rsa", "ecdsa", "ed25519"):
         if name.startswith(family):
             return family
-    return None
+    return name if name.startswith("mldsa") else None
 
 
 def verify_negotiated(
