@@ -134,9 +134,7 @@ def comparison_row(
         mean_a=float(values_a.mean()),
         mean_b=float(values_b.mean()),
         difference=boot.estimate,
-        ci_low=boot.interval.low,
-        ci_high=boot.interval.high,
-        level=boot.interval.level,
+        interval=boot.interval,
         significant=boot.significant,
         cohens_d=effect.d,
         effect=effect.label,
@@ -145,6 +143,5 @@ def comparison_row(
         reps=boot.reps,
         n_a=int(values_a.size),
         n_b=int(values_b.size),
-        interval_method=boot.interval.method,
         replicate_histogram=_histogram(boot.replicates),
     )

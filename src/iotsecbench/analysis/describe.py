@@ -181,3 +181,26 @@ def per_minute_mean(time_s: np.ndarray, values: np.ndarray) -> pd.Series:
     """Mean of ``values`` within each whole minute of ``time_s`` (index: minute number)."""
     minutes = np.floor(np.asarray(time_s, dtype=float) / 60.0).astype(np.int64)
     return pd.Series(np.asarray(values, dtype=float)).groupby(minutes).mean()
+
+
+def percentile(values: ArrayLike, q: float) -> float:
+    """The ``q``-th percentile (numpy's linear interpolation) of ``values``; NaN when there
+    are none. The one percentile of a run's latencies, set-up times and round trips
+    (``analysis.per_run`` and the runner's ``collect``)."""
+    array = np.asarray(values, dtype=float)
+    return float(np.percentile(array, q)) if array.size else float("nan")
+
+
+def mean_t_interval(
+    values: np.ndarray, axis: int = 0, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and Student-t interval of the mean along ``axis``, ignoring NaN: ``(mean, low,
+    high)``, the interval collapsed onto the mean where fewer than two values exist. A display
+    band across runs (the report's figures), not an inference."""
+    mean = np.nanmean(values, axis=axis)
+    n = np.sum(~np.isnan(values), axis=axis)
+    sd = np.nanstd(values, axis=axis, ddof=1) if values.shape[axis] > 1 else np.zeros_like(mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+    half = np.where(n > 1, half, 0.0)
+    return mean, mean - half, mean + half

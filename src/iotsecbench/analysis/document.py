@@ -1,7 +1,8 @@
 """``analysis.json`` read back: one loader building typed records, the format declared once.
 
 ``pipeline.AnalysisResult.to_dict()`` writes the document; ``read_analysis`` reads it for the
-report. Each record below declares the fields its readers use: a field that is missing (for
+report. The comparisons come back as the record that wrote them (``results.Comparison``);
+each record below declares the fields its readers use: a field that is missing (for
 instance renamed by a later change to the pipeline) fails loudly here, with the document's
 path and the place in it, instead of quietly blanking a table. Extra fields are ignored, so
 a newer document with more in it still reads.
@@ -9,13 +10,13 @@ a newer document with more in it still reads.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from iotsecbench.analysis.results import Comparison, build_record
 from iotsecbench.errors import DataError
 
 FORMAT_NAME = "iotsecbench-analysis"
@@ -36,28 +37,6 @@ class CvRow:
     cv_across_runs: float | None
     run_means: Sequence[float]
     segment_cv_mean: float | None = None  # absent for the per-run energy rows
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    metric: str
-    device: str
-    a: str
-    b: str
-    mean_a: float
-    mean_b: float
-    difference: float
-    ci_low: float
-    ci_high: float
-    level: float
-    significant: bool
-    cohens_d: float | None
-    effect: str
-    method: str
-    block_length: int | None
-    reps: int
-    interval_method: str
-    replicate_histogram: Mapping[str, Sequence[float]] | None
 
 
 @dataclass(frozen=True)
@@ -111,7 +90,7 @@ class AnalysisDocument:
     configurations: Sequence[str]
     baseline: str
     cv: Sequence[CvRow]
-    comparisons: Sequence[ComparisonRow]
+    comparisons: Sequence[Comparison]
     series: Sequence[SeriesRow]
     hypotheses: Sequence[HypothesisRow]
     warnings: Sequence[WarningRow]
@@ -120,7 +99,7 @@ class AnalysisDocument:
     notes: Sequence[str]
     inputs: Mapping[str, Any] = field(default_factory=dict)  # analyze --csv: the files read
 
-    def comparisons_of(self, metric: str) -> list[ComparisonRow]:
+    def comparisons_of(self, metric: str) -> list[Comparison]:
         return [c for c in self.comparisons if c.metric == metric]
 
 
@@ -129,21 +108,7 @@ Row = TypeVar("Row")
 
 def _build(cls: type[Row], record: Any, where: str) -> Row:
     """``cls`` from the JSON object ``record``: its declared fields, missing ones refused."""
-    if not isinstance(record, Mapping):
-        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
-    declared = dataclasses.fields(cls)  # type: ignore[arg-type]
-    required = [
-        f.name
-        for f in declared
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    missing = [name for name in required if name not in record]
-    if missing:
-        raise DataError(
-            f"{where} lacks {', '.join(missing)}: written by another iotsecbench version? "
-            "re-run `iotsecbench analyze`"
-        )
-    return cls(**{f.name: record[f.name] for f in declared if f.name in record})
+    return build_record(cls, record, where)
 
 
 def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocument:
@@ -163,6 +128,11 @@ def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocum
             for index, record in enumerate(document.get(key) or [])
         ]
 
+    comparisons = [
+        Comparison.from_dict(record, f"{where} comparisons[{index}]")
+        for index, record in enumerate(document.get("comparisons") or [])
+    ]
+
     top = _build(_TopLevel, document, where)
     pareto = document.get("pareto")
     return AnalysisDocument(
@@ -170,7 +140,7 @@ def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocum
         configurations=list(top.configurations),
         baseline=top.baseline,
         cv=rows("cv", CvRow),
-        comparisons=rows("comparisons", ComparisonRow),
+        comparisons=comparisons,
         series=rows("series", SeriesRow),
         hypotheses=rows("hypotheses", HypothesisRow),
         warnings=rows("warnings", WarningRow),

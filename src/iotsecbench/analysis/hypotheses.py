@@ -49,9 +49,9 @@ def find_comparison(
 
 
 def _sign(c: Comparison) -> int:
-    if c.ci_low > 0:
+    if c.interval.low > 0:
         return 1
-    if c.ci_high < 0:
+    if c.interval.high < 0:
         return -1
     return 0
 
@@ -60,8 +60,8 @@ def _evidence(c: Comparison) -> dict[str, Any]:
     return {
         "comparison": f"{c.a} − {c.b}",
         "difference": c.difference,
-        "ci_low": c.ci_low,
-        "ci_high": c.ci_high,
+        "ci_low": c.interval.low,
+        "ci_high": c.interval.high,
         "cohens_d": c.cohens_d,
     }
 

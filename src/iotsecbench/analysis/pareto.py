@@ -157,3 +157,23 @@ def pareto_analysis(
         constraints=tuple(constraints),
         excluded=excluded,
     )
+
+
+def front_with_security_axes(
+    values: Mapping[str, Mapping[str, float]],
+    objectives: Mapping[str, str],
+    properties: Mapping[str, Mapping[str, Any]],
+) -> ParetoResult:
+    """The front over ``objectives`` plus each security property as an axis of its own
+    (having it beats lacking it), so plain MQTT cannot dominate an encrypted configuration
+    by being cheaper alone (the report's headline front). Without ``properties`` the front
+    over ``objectives`` alone."""
+    widened = {c: dict(v) for c, v in values.items()}
+    axes = dict(objectives)
+    if properties:
+        for configuration, row in widened.items():
+            own = properties.get(configuration, {})
+            for name in SECURITY_PROPERTY_NAMES:
+                row[name] = float(has_property(own, name))
+        axes.update({name: "max" for name in SECURITY_PROPERTY_NAMES})
+    return pareto_analysis(widened, axes)

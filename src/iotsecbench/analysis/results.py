@@ -14,9 +14,11 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+from iotsecbench.errors import DataError
 
 
 def plain(value: Any) -> Any:
@@ -74,8 +76,23 @@ class Interval(Record):
         return bool(self.low <= value <= self.high)
 
     def excludes_zero(self) -> bool:
-        """True when 0 lies outside the interval (the study's significance rule)."""
-        return not self.contains(0.0)
+        """True when 0 lies outside the interval (the study's significance rule); False for
+        an interval that does not exist (NaN ends)."""
+        return bool(self.low > 0 or self.high < 0)
+
+    def negated(self) -> Interval:
+        """The interval of −x: [−high, −low]."""
+        return dataclasses.replace(self, low=-self.high, high=-self.low)
+
+    def scaled(self, factor: float) -> Interval:
+        """The interval of factor·x (a negative factor swaps the ends)."""
+        low, high = sorted((factor * self.low, factor * self.high))
+        return dataclasses.replace(self, low=low, high=high)
+
+    @property
+    def degenerate(self) -> bool:
+        """No width (one value, or no spread): not an answer."""
+        return not self.high > self.low
 
     def summary(self) -> str:
         return f"[{self.low:.6g}, {self.high:.6g}] ({self.level:.0%} {self.method})"
@@ -105,37 +122,126 @@ class TestResult(Record):
         )
 
 
+R = TypeVar("R")
+
+
+def _number(value: Any) -> float:
+    """A JSON number back as a float: null (a NaN or infinity written out) is NaN."""
+    return float("nan") if value is None else float(value)
+
+
+def build_record(cls: type[R], record: Any, where: str, **fields: Any) -> R:
+    """``cls`` from the JSON object ``record``: its declared fields (``fields`` given
+    already built), a missing one refused with a ``DataError`` naming ``where``; extra
+    fields are ignored, so a newer document with more in it still reads."""
+    if not isinstance(record, Mapping):
+        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    declared = [f for f in dataclasses.fields(cls) if f.name not in fields]  # type: ignore[arg-type]
+    required = [
+        f.name
+        for f in declared
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [name for name in required if name not in record]
+    if missing:
+        raise DataError(
+            f"{where} lacks {', '.join(missing)}: written by another iotsecbench version? "
+            "re-run `iotsecbench analyze`"
+        )
+    return cls(**{f.name: record[f.name] for f in declared if f.name in record}, **fields)
+
+
+# How an interval is written into a JSON record beside its estimate (analysis.json's
+# comparisons, findings.json, comparison.json): flat, as these documents always had it.
+INTERVAL_FIELDS = ("ci_low", "ci_high", "level", "interval_method")
+
+
+def interval_fields(interval: Interval) -> dict[str, Any]:
+    """``interval`` as the flat fields of ``INTERVAL_FIELDS`` (NaN as null)."""
+    return {
+        "ci_low": plain(interval.low),
+        "ci_high": plain(interval.high),
+        "level": plain(interval.level),
+        "interval_method": interval.method,
+    }
+
+
+def interval_from_fields(record: Mapping[str, Any], where: str) -> Interval:
+    """The ``Interval`` written as ``interval_fields``; a missing field is a ``DataError``."""
+    missing = [name for name in INTERVAL_FIELDS if name not in record]
+    if missing:
+        raise DataError(
+            f"{where} lacks {', '.join(missing)}: written by another iotsecbench version? "
+            "re-run `iotsecbench analyze`"
+        )
+    try:
+        return Interval(
+            _number(record["ci_low"]),
+            _number(record["ci_high"]),
+            float(record["level"]),
+            str(record["interval_method"]),
+        )
+    except (TypeError, ValueError) as error:
+        raise DataError(f"{where}: not an interval ({error})") from None
+
+
 @dataclass(frozen=True)
 class Comparison(Record):
-    """Difference of means between configurations a and b for one metric and device."""
+    """Difference of means between configurations a and b for one metric and device: the one
+    record written to ``analysis.json`` (``to_dict``) and read back (``from_dict``)."""
 
-    metric: str  # "current_ma" | "energy_mah" | "latency_ms"
+    metric: str  # a key of analysis.metrics: CURRENT | CHARGE | LATENCY
     device: str  # "emitter" | "receiver" | "end-to-end" (latency)
     a: str  # configuration a
     b: str  # configuration b
     mean_a: float
     mean_b: float
     difference: float  # mean(a) − mean(b), in the metric's unit
-    ci_low: float
-    ci_high: float
-    level: float  # nominal coverage of [ci_low, ci_high]
+    interval: Interval  # of the difference
     significant: bool  # the interval excludes 0
-    cohens_d: float  # standardised difference, pooled SD
+    cohens_d: float  # standardised difference, pooled SD; NaN when undefined
     effect: str  # Cohen's label of |d|
     method: str  # "moving" | "circular" | "stationary" | "iid-runs"
     block_length: int | None  # None for the i.i.d. bootstrap over runs
     reps: int
     n_a: int  # observations of a (samples, messages or runs)
     n_b: int
-    interval_method: str  # full description of the interval
     replicate_histogram: Mapping[str, Any] = field(default_factory=dict)  # counts, edges
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as analysis.json holds it (the interval flat, ``INTERVAL_FIELDS``)."""
+        record = super().to_dict()
+        flat = interval_fields(self.interval)
+        return {
+            **{k: record[k] for k in ("metric", "device", "a", "b", "mean_a", "mean_b")},
+            "difference": record["difference"],
+            **{k: flat[k] for k in ("ci_low", "ci_high", "level")},
+            **{k: record[k] for k in ("significant", "cohens_d", "effect", "method")},
+            **{k: record[k] for k in ("block_length", "reps", "n_a", "n_b")},
+            "interval_method": flat["interval_method"],
+            "replicate_histogram": record["replicate_histogram"],
+        }
+
+    @classmethod
+    def from_dict(cls, record: Any, where: str = "comparison") -> Comparison:
+        """The comparison ``to_dict`` wrote; ``DataError`` naming ``where`` if a field is
+        missing (numbers written as null read as NaN)."""
+        built = build_record(cls, record, where, interval=interval_from_fields(record, where))
+        return dataclasses.replace(
+            built,
+            mean_a=_number(built.mean_a),
+            mean_b=_number(built.mean_b),
+            difference=_number(built.difference),
+            cohens_d=_number(built.cohens_d),
+            replicate_histogram=built.replicate_histogram or {},
+        )
 
     def summary(self) -> str:
         star = "*" if self.significant else " "
         return (
             f"{self.metric:<10} {self.device:<10} {self.a} − {self.b}: {self.difference:+.5g} "
-            f"[{self.ci_low:+.5g}, {self.ci_high:+.5g}]{star} d={self.cohens_d:+.2f} "
-            f"({self.effect})"
+            f"[{self.interval.low:+.5g}, {self.interval.high:+.5g}]{star} "
+            f"d={self.cohens_d:+.2f} ({self.effect})"
         )
 
     def reversed(self) -> Comparison:
@@ -147,8 +253,7 @@ class Comparison(Record):
             mean_a=self.mean_b,
             mean_b=self.mean_a,
             difference=-self.difference,
-            ci_low=-self.ci_high,
-            ci_high=-self.ci_low,
+            interval=self.interval.negated(),
             cohens_d=-self.cohens_d,
             n_a=self.n_b,
             n_b=self.n_a,

@@ -123,6 +123,8 @@ def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
                     "started_utc": now,
                     "ended_utc": now,
                     "t0_ns": result.samples[0].t_start_ns if result.samples else None,
+                    # Traced: the scheduler's network-invariant cost is in details_json.
+                    "cost_method": "traced" if result.tally is not None else "timed",
                     "broker_version": result.broker_version,
                     **{key: facts[key] for key in TLS_FACTS},
                     "details_json": {

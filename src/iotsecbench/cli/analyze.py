@@ -55,7 +55,7 @@ def print_summary(result: AnalysisResult, path: Path, current: str = "modelled")
             c.device,
             f"{c.a} − {c.b}",
             f"{c.difference:+.5g}",
-            f"[{c.ci_low:+.5g}, {c.ci_high:+.5g}]",
+            f"[{c.interval.low:+.5g}, {c.interval.high:+.5g}]",
             "yes" if c.significant else "no",
             f"{c.cohens_d:+.2f} {c.effect}",
             method,

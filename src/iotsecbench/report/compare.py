@@ -29,10 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.analysis.bootstrap import iid_bootstrap_contrast, keyed_generator
+from iotsecbench.analysis.metrics import CHARGE, METRICS, Metric, Registry
+from iotsecbench.analysis.over_runs import LEVEL, contrast_over_runs
+from iotsecbench.analysis.results import Interval, interval_fields
 from iotsecbench.errors import SpecError
 from iotsecbench.report.data import ReportData, load
-from iotsecbench.report.findings import LEVEL, MIN_RUNS, RUN_LEVEL_METRICS, RUN_LEVEL_REPS
+from iotsecbench.report.findings import MIN_RUNS
 from iotsecbench.report.readable import (
     change,
     configuration_name,
@@ -47,19 +49,9 @@ from iotsecbench.report.readable import (
 # Settings that may differ only when the user says so (--allow-different), and the
 # per-run column of the runs table each is read from.
 GUARDED = {"payload": ("payload_bytes", "B"), "rate": ("rate_hz", "Hz")}
-# (metric, role, column of report.summary's per-run frame): modelled energy first, then
-# the measured run-level metrics the findings use.
-COMPARED = (
-    ("current_ma", "emitter", "emitter_current_ma"),
-    ("current_ma", "receiver", "receiver_current_ma"),
-    ("energy_mah", "emitter", "emitter_charge_mah"),
-    ("energy_mah", "receiver", "receiver_charge_mah"),
-    *RUN_LEVEL_METRICS,
-    # What the run cost the embedded broker (runner.broker_watch): the question a fleet
-    # size or a TLS choice puts to the server side.
-    ("broker_cpu_percent", "broker", "broker_cpu_percent"),
-    ("broker_rss_mib", "broker", "broker_rss_mib"),
-)
+# What is compared between experiments: the registry's findings metrics (modelled energy
+# first, then the measured ones compared over runs) and the others it marks, e.g. what the
+# run cost the embedded broker (analysis.metrics.Registry.across_experiments).
 # Spec fields that name the experiment rather than a condition it ran under.
 NOT_CONDITIONS = {"name", "description", "configurations", "include", "exclude"}
 
@@ -93,24 +85,26 @@ class Contrast:
     value: float  # in the experiment (a mean, or a cost over the baseline)
     reference_value: float
     difference: float
-    ci_low: float
-    ci_high: float
-    level: float
-    interval_method: str
+    interval: Interval  # of the difference, over runs
     runs: int  # fewest runs among the groups the contrast rests on
     sentence: str = ""
     caveat: str = ""
 
     @property
     def significant(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+        return self.interval.excludes_zero()
 
     @property
     def relative_percent(self) -> float:
         return relative_percent(self.difference, self.reference_value)
 
     def to_dict(self) -> dict[str, Any]:
-        record = dataclasses.asdict(self)
+        record: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "interval":
+                record.update(interval_fields(self.interval))
+            else:
+                record[f.name] = getattr(self, f.name)
         record.update(relative_percent=self.relative_percent, significant=self.significant)
         return {
             k: None if isinstance(v, float) and not math.isfinite(v) else v
@@ -304,51 +298,44 @@ def _contrast(
     kind_of_contrast: str,
     configuration: str,
     baseline: str | None,
-    keys: tuple[str, str, str],
+    entry: Metric,
     experiment: Experiment,
     reference: Experiment,
     seed: int,
 ) -> Contrast | None:
     """A value contrast (``baseline`` None: c in B − c in A) or a cost contrast ((c − base)
     in B − (c − base) in A), or None when a group has fewer than 2 runs."""
-    metric_key, role, column = keys
     names = [configuration] if baseline is None else [configuration, baseline]
     weights = (1.0,) if baseline is None else (1.0, -1.0)
-    mine = [experiment.runs_of(name, column) for name in names]
-    theirs = [reference.runs_of(name, column) for name in names]
-    groups = mine + theirs
-    if min(g.size for g in groups) < 2:
-        return None
-    result = iid_bootstrap_contrast(
-        groups,
-        weights + tuple(-w for w in weights),
-        reps=RUN_LEVEL_REPS,
-        level=LEVEL,
-        seed=keyed_generator(seed, kind_of_contrast, column, configuration, experiment.label),
+    result = contrast_over_runs(
+        [experiment.runs_of(name, entry.column) for name in names],
+        [reference.runs_of(name, entry.column) for name in names],
+        weights,
+        (kind_of_contrast, entry.column, configuration, experiment.label),
+        seed,
     )
+    if result is None:
+        return None
     return _described(
         Contrast(
             kind_of_contrast=kind_of_contrast,
             configuration=configuration,
             baseline=baseline,
-            **labelled(metric_key, role),
+            **labelled(entry.key, entry.role),
             experiment=experiment.label,
             reference=reference.label,
-            value=sum(w * float(g.mean()) for g, w in zip(mine, weights, strict=True)),
-            reference_value=sum(w * float(g.mean()) for g, w in zip(theirs, weights, strict=True)),
+            value=result.value,
+            reference_value=result.reference_value,
             difference=result.estimate,
-            ci_low=result.interval.low,
-            ci_high=result.interval.high,
-            level=LEVEL,
-            interval_method=result.interval.method,
-            runs=min(g.size for g in groups),
+            interval=result.interval,
+            runs=result.runs,
         )
     )
 
 
 def _described(c: Contrast) -> Contrast:
     about = metric(c.metric)
-    shown = change(c.difference, c.ci_low, c.ci_high, c.reference_value, about.unit)
+    shown = change(c.difference, c.interval.low, c.interval.high, c.reference_value, about.unit)
     values = (
         f"{number(c.value, shown.decimals)} on {c.experiment} against "
         f"{with_unit(number(c.reference_value, shown.decimals), about.unit)} on {c.reference}"
@@ -383,14 +370,18 @@ def _described(c: Contrast) -> Contrast:
                 f"{between}: {values} {with_change}."
             )
     caveat = ""
-    if c.ci_high <= c.ci_low:
+    if c.interval.degenerate:
         caveat = f"Degenerate interval ({c.runs} runs): not an answer."
     elif c.runs < MIN_RUNS:
         caveat = f"Indicative: {c.runs} runs per group (fewer than {MIN_RUNS})."
     return dataclasses.replace(c, sentence=sentence, caveat=caveat)
 
 
-def compare(experiments: Sequence[Experiment], allowed: Iterable[str] = ()) -> Comparison:
+def compare(
+    experiments: Sequence[Experiment],
+    allowed: Iterable[str] = (),
+    registry: Registry = METRICS,
+) -> Comparison:
     """Every contrast the stored runs support, configuration by configuration."""
     configurations = check_comparable(experiments, allowed)
     reference = experiments[0]
@@ -404,9 +395,9 @@ def compare(experiments: Sequence[Experiment], allowed: Iterable[str] = ()) -> C
             f"against {reference.baseline}); costs are taken over {reference.label}'s."
         )
     durations = {float(e.data.spec.get("duration_s", math.nan)) for e in experiments}
-    compared = COMPARED
-    if len(durations) > 1:
-        compared = tuple(keys for keys in COMPARED if keys[0] != "energy_mah")
+    compared = registry.across_experiments()
+    if len(durations) > 1:  # charge per run grows with the run's duration
+        compared = [entry for entry in compared if entry.key != CHARGE]
         notes.append(
             "Charge per run not compared: runs lasted "
             f"{' against '.join(f'{d:g} s' for d in sorted(durations))} (current is)."
@@ -414,12 +405,12 @@ def compare(experiments: Sequence[Experiment], allowed: Iterable[str] = ()) -> C
     contrasts: list[Contrast] = []
     for experiment in experiments[1:]:
         for configuration in configurations:
-            for keys in compared:
+            for entry in compared:
                 pairs = [(None, "value")]
                 if baseline is not None and configuration != baseline:
                     pairs.append((baseline, "cost"))
                 for over, kind in pairs:
-                    found = _contrast(kind, configuration, over, keys, experiment, reference, seed)
+                    found = _contrast(kind, configuration, over, entry, experiment, reference, seed)
                     if found is not None:
                         contrasts.append(found)
     fewest = min((c.runs for c in contrasts), default=0)

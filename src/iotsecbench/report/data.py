@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.document import FILENAMES, AnalysisDocument, read_analysis
+from iotsecbench.analysis.metrics import MODELLED
 from iotsecbench.errors import SpecError
-from iotsecbench.report.readable import MODELLED
 from iotsecbench.report.summary import summary_frames
+from iotsecbench.spec.load import stored_spec_data
 from iotsecbench.store import read
 from iotsecbench.store.read import CURRENT_SOURCES
 
@@ -87,6 +88,14 @@ class ReportData:
         return own.dropna().to_numpy(dtype=float)
 
     @property
+    def traced_runs(self) -> pd.Series:
+        """Which runs were traced (``runs.cost_method``; docs/iotst.md); all False without
+        a store."""
+        if self.runs is None or "cost_method" not in self.runs:
+            return pd.Series(False, index=getattr(self.runs, "index", None), dtype=bool)
+        return self.runs["cost_method"] == "traced"
+
+    @property
     def baseline(self) -> str | None:
         if self.analysis is not None:
             return self.analysis.baseline
@@ -139,15 +148,14 @@ def load(source: Path, current: str = MODELLED) -> ReportData:
         labels = data.runs.set_index("run_id")["cell_label"]
         handshakes["configuration"] = handshakes["run_id"].map(labels)
         data.handshakes = handshakes
-        if data.runs["details_json"].fillna("").str.contains("network_invariant_cpu_s").any():
+        if data.traced_runs.any():
             data.trace_groups = read.table(results_dir, "trace_groups")
         _load_meter_data(data, results_dir)
         if current == "measured":
             _use_measured_current(data, results_dir)
         data.per_run, data.summary = summary_frames(results_dir)
         data.security = read.security_properties(results_dir)
-        spec_file = results_dir / "spec.json"
-        data.spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}
+        data.spec = stored_spec_data(results_dir) or {}
         experiment_file = results_dir / "experiment.json"
         if experiment_file.exists():
             document = json.loads(experiment_file.read_text())

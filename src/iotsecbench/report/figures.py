@@ -15,13 +15,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-from scipy import stats
 
-from iotsecbench.analysis.describe import cumulative_mah, to_one_hertz
-from iotsecbench.analysis.document import ComparisonRow
+from iotsecbench.analysis.describe import cumulative_mah, mean_t_interval, to_one_hertz
+from iotsecbench.analysis.metrics import (
+    CHARGE,
+    CURRENT,
+    ENERGY_PER_BYTE,
+    LATENCY,
+    MEASURED,
+    METRICS,
+    MODELLED,
+    THROUGHPUT,
+    WIRE_BYTES,
+    Metric,
+    metric,
+)
+from iotsecbench.analysis.results import Comparison
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.interactive import render_svg
-from iotsecbench.report.readable import MEASURED, MODELLED
+from iotsecbench.report.readable import role_heading
 from iotsecbench.report.style import Palette, plt, styled
 
 # Log axes label ticks as 0.6, 1, 2 rather than 6×10⁻¹.
@@ -87,17 +99,6 @@ def per_second(current: pd.DataFrame) -> pd.DataFrame:
     return to_one_hertz(current).rename(columns={"time_s": "second"})
 
 
-def _t_band(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and 95 % t-interval across runs (display bands, not inference)."""
-    mean = np.nanmean(values, axis=axis)
-    n = np.sum(~np.isnan(values), axis=axis)
-    sd = np.nanstd(values, axis=axis, ddof=1) if values.shape[axis] > 1 else np.zeros_like(mean)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
-    half = np.where(n > 1, half, 0.0)
-    return mean, mean - half, mean + half
-
-
 def _runs_matrix(frame: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]:
     """Seconds × runs matrix (NaN where a run is shorter)."""
     table = frame.pivot_table(index="second", columns="run", values=value)
@@ -123,7 +124,7 @@ def _mean_with_band_per_device(
             if subset.empty:
                 continue
             t, matrix = _runs_matrix(subset, value)
-            mean, low, high = _t_band(matrix)
+            mean, low, high = mean_t_interval(matrix)
             color = palette.color(name)
             axis.plot(t, mean, color=color, lw=1.2, ls=palette.line_style(name), label=name)
             axis.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
@@ -139,7 +140,7 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
     if data.current is None or data.current.empty:
         return None
     seconds = per_second(data.current)
-    figure = _mean_with_band_per_device(seconds, "current_ma", "mean current (mA)", data, palette)
+    figure = _mean_with_band_per_device(seconds, CURRENT, "mean current (mA)", data, palette)
     runs = int(seconds.groupby("configuration")["run"].nunique().max())
     return _finish(
         "repeatability",
@@ -171,7 +172,7 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
             axis = axes[row][column]
             subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
             for _run, one in subset.groupby("run"):
-                smooth = one["current_ma"].rolling(5, center=True, min_periods=1).mean()
+                smooth = one[CURRENT].rolling(5, center=True, min_periods=1).mean()
                 axis.plot(one["second"], smooth, color=palette.color(name), lw=0.9, alpha=0.75)
             axis.set_title(f"{name} · {device}", fontsize=8)
             if column == 0:
@@ -191,7 +192,7 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
 def _cumulative(seconds: pd.DataFrame) -> pd.DataFrame:
     """Adds each run's running charge (mAh) to a 1 Hz series (1 s per sample)."""
     seconds = seconds.sort_values("second")
-    charge = seconds.groupby(["configuration", "device", "run"], observed=True)["current_ma"]
+    charge = seconds.groupby(["configuration", "device", "run"], observed=True)[CURRENT]
     return seconds.assign(charge_mah=charge.transform(lambda run: cumulative_mah(run, 1.0)))
 
 
@@ -271,8 +272,7 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
         return None
     names = [n for n in data.configurations if n in set(data.latency["configuration"])]
     values = [
-        data.latency.loc[data.latency["configuration"] == n, "latency_ms"].to_numpy(float)
-        for n in names
+        data.latency.loc[data.latency["configuration"] == n, LATENCY].to_numpy(float) for n in names
     ]
     figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
     parts = left.boxplot(
@@ -318,7 +318,7 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
     series = [
         s
         for s in (data.analysis.series if data.analysis is not None else [])
-        if s.metric == "current_ma" and s.acf_mean
+        if s.metric == CURRENT and s.acf_mean
     ]
     if not series:
         return None
@@ -359,15 +359,13 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
     )
 
 
-def _comparisons(data: ReportData, metric: str) -> list[ComparisonRow]:
-    return data.analysis.comparisons_of(metric) if data.analysis is not None else []
+def _comparisons(data: ReportData, key: str) -> list[Comparison]:
+    return data.analysis.comparisons_of(key) if data.analysis is not None else []
 
 
 @styled
 def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure | None:
-    comparisons = [
-        c for c in _comparisons(data, "current_ma") if c.replicate_histogram and c.a and c.b
-    ]
+    comparisons = [c for c in _comparisons(data, CURRENT) if c.replicate_histogram and c.a and c.b]
     baseline = data.baseline
     # Differences against the baseline keep the figure readable; the table has every pair.
     shown = [c for c in comparisons if c.b == baseline or c.a == baseline] or comparisons
@@ -381,8 +379,8 @@ def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure 
         edges = np.asarray(histogram["edges"], dtype=float)
         counts = np.asarray(histogram["counts"], dtype=float)
         axis.stairs(counts, edges, fill=True, color=palette.color(comparison.a), alpha=0.5)
-        axis.axvline(comparison.ci_low, color="black", ls="--", lw=0.9)
-        axis.axvline(comparison.ci_high, color="black", ls="--", lw=0.9)
+        axis.axvline(comparison.interval.low, color="black", ls="--", lw=0.9)
+        axis.axvline(comparison.interval.high, color="black", ls="--", lw=0.9)
         axis.axvline(0, color="#D55E00", lw=1.2)
         axis.set_title(f"{comparison.a} − {comparison.b}\n({comparison.device})", fontsize=8)
         axis.set_xlabel("difference of means (mA)")
@@ -407,15 +405,19 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
     comparisons = [
         c
         for c in (data.analysis.comparisons if data.analysis is not None else [])
-        if c.cohens_d is not None and c.a and c.b
+        if math.isfinite(c.cohens_d) and c.a and c.b
     ]
     if not comparisons:
         return None
-    rows = list(dict.fromkeys(f"{c.metric} · {c.device}" for c in comparisons))
+
+    def row(c: Comparison) -> str:
+        return role_heading(c.device, c.metric, data.current_kind)
+
+    rows = list(dict.fromkeys(row(c) for c in comparisons))
     pairs = list(dict.fromkeys(f"{c.a} − {c.b}" for c in comparisons))
     matrix = np.full((len(rows), len(pairs)), np.nan)
     for c in comparisons:
-        matrix[rows.index(f"{c.metric} · {c.device}"), pairs.index(f"{c.a} − {c.b}")] = c.cohens_d
+        matrix[rows.index(row(c)), pairs.index(f"{c.a} − {c.b}")] = c.cohens_d
     figure, axis = plt.subplots(figsize=(7.2, 0.45 * len(rows) + 2.2))
     # Saturate at |d| = 2 (well past "large"): with few runs energy d can reach the hundreds
     # and would wash out every other cell; the numbers are printed in each cell anyway.
@@ -484,8 +486,8 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
     if len(points) > 1:
         points.sort()
         axis.plot(*zip(*points, strict=True), color="black", lw=0.8, ls="--", zorder=2)
-    axis.set_xlabel(_objective_label(x_key))
-    axis.set_ylabel(_objective_label(y_key))
+    axis.set_xlabel(_objective_label(x_key, data.current_kind))
+    axis.set_ylabel(_objective_label(y_key, data.current_kind))
     excluded = pareto.excluded
     note = f" Excluded by constraints: {', '.join(map(str, excluded))}." if excluded else ""
     return _finish(
@@ -500,11 +502,12 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
     )
 
 
-def _objective_label(key: str) -> str:
-    return {
-        "energy_mah": "cumulative charge per run, both devices (mAh)",
-        "latency_ms": "mean one-way latency (ms)",
-    }.get(key, key)
+def _objective_label(key: str, current: str = MODELLED) -> str:
+    """An axis of the Pareto front: charge is summed over both devices (analysis.pipeline)."""
+    about = metric(key, current)
+    if key == CHARGE:
+        return f"{about.described} per run, both devices ({about.unit})"
+    return about.heading()
 
 
 @styled
@@ -527,7 +530,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
                     continue
                 xs, ys = [], []
                 for scenario in line:
-                    energy = scenario.get("energy_mah", {})
+                    energy = scenario.get(CHARGE, {})
                     if energy.get(name) is not None and energy.get(baseline):
                         xs.append(scenario[vary])
                         ys.append(100 * (energy[name] - energy[baseline]) / energy[baseline])
@@ -623,7 +626,7 @@ def handshake_phases(data: ReportData, palette: Palette) -> ReportFigure | None:
 @styled
 def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None:
     summary = data.summary
-    if summary is None or summary.empty or "wire_bytes_per_message" not in summary:
+    if summary is None or summary.empty or WIRE_BYTES not in summary:
         return None
     runs = data.runs
     payload = runs.groupby("cell_label")["payload_bytes"].first() if runs is not None else None
@@ -639,7 +642,7 @@ def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None
         group = group.sort_values("payload")
         axis.plot(
             group["payload"],
-            group["wire_bytes_per_message"],
+            group[WIRE_BYTES],
             marker="o",
             color=palette.color(family),
             ls=palette.line_style(family),
@@ -664,11 +667,11 @@ def bytes_per_message(data: ReportData, palette: Palette) -> ReportFigure | None
     )
 
 
-def _block_panels(
-    data: ReportData, palette: Palette, column: str, ylabel: str
-) -> plt.Figure | None:
-    """One panel per method, one line per configuration: ``column`` (mean over runs) against
-    the block size (payload per message), log-log. None without two block sizes."""
+def _block_panels(data: ReportData, palette: Palette, entry: Metric) -> plt.Figure | None:
+    """One panel per method, one line per configuration: a metric the runner stored per run
+    (mean over runs) against the block size (payload per message), log-log. None without
+    two block sizes."""
+    (column,) = entry.sources
     runs = data.runs
     if runs is None or column not in runs or runs["payload_bytes"].nunique() < 2:
         return None
@@ -694,16 +697,14 @@ def _block_panels(
         log_scale(axis, "y")
         axis.set_title(method)
         axis.set_xlabel("block size (payload bytes per message)")
-    axes[0].set_ylabel(ylabel)
+    axes[0].set_ylabel(entry.role_heading())
     axes[-1].legend(fontsize=7)
     return figure
 
 
 @styled
 def energy_per_byte(data: ReportData, palette: Palette) -> ReportFigure | None:
-    figure = _block_panels(
-        data, palette, "energy_per_byte_emitter_uj", "emitter energy per payload byte (µJ/B)"
-    )
+    figure = _block_panels(data, palette, METRICS.column(ENERGY_PER_BYTE))
     if figure is None:
         return None
     return _finish(
@@ -719,7 +720,7 @@ def energy_per_byte(data: ReportData, palette: Palette) -> ReportFigure | None:
 
 @styled
 def throughput_per_block(data: ReportData, palette: Palette) -> ReportFigure | None:
-    figure = _block_panels(data, palette, "throughput_kib_s", "payload throughput (KiB/s)")
+    figure = _block_panels(data, palette, METRICS.column(THROUGHPUT))
     if figure is None:
         return None
     return _finish(

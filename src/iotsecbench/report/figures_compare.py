@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from iotsecbench.report.compare import COMPARED, Comparison
-from iotsecbench.report.figures import EXPORTS, ReportFigure, _finish, _t_band
-from iotsecbench.report.readable import MEASURED, MODELLED, metric, role_heading
+from iotsecbench.analysis.describe import mean_t_interval
+from iotsecbench.analysis.metrics import MEASURED, METRICS, MODELLED
+from iotsecbench.report.compare import Comparison
+from iotsecbench.report.figures import EXPORTS, ReportFigure, _finish
 from iotsecbench.report.style import Palette, plt, styled
 
 
@@ -20,12 +21,12 @@ def _side_by_side(comparison: Comparison, provenance: str, palette: Palette) -> 
     """One panel per metric of ``provenance``: each configuration's mean over runs in each
     experiment, with the 95 % t-interval of the mean across runs (display, not inference:
     the comparison's tables hold the bootstrap intervals of the differences)."""
-    panels = [keys for keys in COMPARED if metric(keys[0]).kind == provenance]
     panels = [
-        keys
-        for keys in panels
-        if any(
-            e.runs_of(c, keys[2]).size
+        entry
+        for entry in METRICS.across_experiments()
+        if entry.kind == provenance
+        and any(
+            e.runs_of(c, entry.column).size
             for e in comparison.experiments
             for c in comparison.configurations
         )
@@ -38,14 +39,14 @@ def _side_by_side(comparison: Comparison, provenance: str, palette: Palette) -> 
     count = len(comparison.experiments)
     width = 0.7 / count
     positions = np.arange(len(comparison.configurations), dtype=float)
-    for axis, (metric_key, role, column) in zip(axes.flat, panels, strict=False):
+    for axis, entry in zip(axes.flat, panels, strict=False):
         for index, experiment in enumerate(comparison.experiments):
             x = positions - 0.35 + width * (index + 0.5)
             means, lows, highs = [], [], []
             for configuration in comparison.configurations:
-                values = experiment.runs_of(configuration, column)
+                values = experiment.runs_of(configuration, entry.column)
                 if values.size:
-                    mean, low, high = _t_band(values[:, None])
+                    mean, low, high = mean_t_interval(values[:, None])
                     means.append(mean[0]), lows.append(low[0]), highs.append(high[0])
                 else:
                     means.append(np.nan), lows.append(np.nan), highs.append(np.nan)
@@ -55,9 +56,8 @@ def _side_by_side(comparison: Comparison, provenance: str, palette: Palette) -> 
                 x, means, ls="none", marker="os^Dv"[index % 5], color=colour, ms=5,
                 label=experiment.label,
             )  # fmt: skip
-        about = metric(metric_key)
-        axis.set_title(role_heading(role, metric_key).replace(f"{provenance} ", ""), fontsize=8.5)
-        axis.set_ylabel(about.unit)
+        axis.set_title(entry.role_heading().replace(f"{provenance} ", ""), fontsize=8.5)
+        axis.set_ylabel(entry.unit)
         axis.set_xticks(positions)
         axis.set_xticklabels(comparison.configurations, rotation=20, ha="right", fontsize=7)
     for axis in list(axes.flat)[len(panels) :]:

@@ -3,9 +3,9 @@ docs/iotst.md): how fast the interval closes with repetitions, the cost per conf
 and without the network wait beside the modelled device time, the cost per classification
 group, and the longest uninterrupted run per group against the scheduler's time slice.
 
-They read the per-configuration statistics ``bench handshake`` stored in ``runs.details_json``
-and the per-repetition rows of ``trace_groups``; a report of anything else has neither, and
-these figures are left out.
+They read the traced runs (``runs.cost_method`` 'traced'): the per-configuration statistics
+``bench handshake`` stored in their ``details_json`` and the per-repetition rows of
+``trace_groups``; a report of anything else has neither, and these figures are left out.
 """
 
 from __future__ import annotations
@@ -27,14 +27,13 @@ def traced_configurations(data: ReportData) -> list[tuple[str, dict[str, Any]]]:
     """(configuration, its stored trace statistics) of every traced configuration, in run
     order."""
     runs = data.runs
-    if runs is None or runs.empty or "details_json" not in runs:
+    if runs is None or runs.empty:
         return []
-    found = []
-    for label, details in zip(runs["cell_label"], runs["details_json"], strict=True):
-        parsed = json.loads(details) if isinstance(details, str) and details else {}
-        if "network_invariant_cpu_s" in parsed:
-            found.append((str(label), parsed))
-    return found
+    traced = runs[data.traced_runs]
+    return [
+        (str(label), json.loads(details) if isinstance(details, str) and details else {})
+        for label, details in zip(traced["cell_label"], traced["details_json"], strict=True)
+    ]
 
 
 def _rows(count: int) -> tuple[Any, Any, np.ndarray]:

@@ -4,7 +4,7 @@ the wire each way, and the time the four set-up phases take. Post-quantum key sh
 ciphertexts and ML-DSA certificate chains are kilobytes where classical ones are tens of
 bytes: on a LoRa-rate link that is seconds.
 
-It reads the summary's ``setup_bytes_*`` and phase columns (report.summary); an experiment
+It reads the summary's set-up bytes and phase columns (analysis.metrics); an experiment
 with a single configuration on a single link, or one that stored no set-up bytes, has no
 comparison to draw and the figure is left out.
 """
@@ -14,19 +14,18 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from iotsecbench.analysis.metrics import MEASURED, PHASE_COLUMNS, SETUP_BYTES_IN, SETUP_BYTES_OUT
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure, _finish, log_scale
-from iotsecbench.report.readable import MEASURED
 from iotsecbench.report.style import Palette, plt, styled
-from iotsecbench.report.summary import PHASES
 
 
 @styled
 def session_setup(data: ReportData, palette: Palette) -> ReportFigure | None:
     summary, runs = data.summary, data.runs
-    if summary is None or runs is None or "setup_bytes_out" not in summary:
+    if summary is None or runs is None or SETUP_BYTES_OUT not in summary:
         return None
-    frame = summary.dropna(subset=["setup_bytes_out"])
+    frame = summary.dropna(subset=[SETUP_BYTES_OUT])
     if len(frame) < 2:
         return None
     link = frame["configuration"].map(runs.groupby("cell_label")["network"].first())
@@ -37,7 +36,7 @@ def session_setup(data: ReportData, palette: Palette) -> ReportFigure | None:
             for label, network in zip(frame["configuration"], link, strict=True)
         ],
         link=link,
-        setup_ms=sum(frame[f"{p}_ms"].fillna(0.0) for p in PHASES if f"{p}_ms" in frame),
+        setup_time=sum(frame[c].fillna(0.0) for c in PHASE_COLUMNS if c in frame),
     )
     families = list(dict.fromkeys(frame["family"]))
     links = list(dict.fromkeys(frame["link"]))
@@ -50,17 +49,17 @@ def session_setup(data: ReportData, palette: Palette) -> ReportFigure | None:
     for index, link in enumerate(links):
         rows = frame[frame["link"] == link].set_index("family").reindex(families)
         y = positions + (index - (len(links) - 1) / 2) * height
-        sent, received = rows["setup_bytes_out"].to_numpy(), rows["setup_bytes_in"].to_numpy()
+        sent, received = rows[SETUP_BYTES_OUT].to_numpy(), rows[SETUP_BYTES_IN].to_numpy()
         bytes_axis.barh(y, sent, height, color=shades[index], label=f"{link}: sent")
         bytes_axis.barh(y, received, height, left=sent, color=shades[index], alpha=0.45,
                         label=f"{link}: received")  # fmt: skip
-        time_axis.barh(y, rows["setup_ms"].to_numpy(), height, color=shades[index], label=link)
+        time_axis.barh(y, rows["setup_time"].to_numpy(), height, color=shades[index], label=link)
     bytes_axis.set_yticks(positions, families)
     bytes_axis.invert_yaxis()
     bytes_axis.set_xlabel("set-up bytes: sent | received")
     bytes_axis.xaxis.set_major_locator(MaxNLocator(5))
     time_axis.set_xlabel("set-up time (ms, all phases)")
-    if frame["setup_ms"].max() > 20 * max(frame["setup_ms"].min(), 1e-3):
+    if frame["setup_time"].max() > 20 * max(frame["setup_time"].min(), 1e-3):
         log_scale(time_axis, "x")
     bytes_axis.legend(
         fontsize=7, ncol=min(4, 2 * len(links)), loc="upper center",

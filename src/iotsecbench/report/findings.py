@@ -1,33 +1,48 @@
 """The answer first: what each configuration costs against the baseline, one sentence per
-headline metric, every number taken from the analysis or the stored runs.
+headline metric, every number taken from the analysis' records.
 
-Two kinds of interval stand behind a finding:
+The headline metrics are the registry's (``analysis.metrics``, ``Metric.finding``); two kinds
+of interval stand behind them:
 
-- current, charge (modelled) and mean latency: the analysis' comparison (block bootstrap
-  within runs, ``analysis.json``), the study's method;
+- current and charge (modelled): the analysis' comparison (block bootstrap within runs,
+  ``analysis.json``), the study's method;
 - latency p50/p99, connection set-up time, CPU per message and bytes per message: one value
-  per run, compared with an i.i.d. bootstrap over runs (Hesterberg's expanded percentile
-  interval, ``analysis.bootstrap.iid_bootstrap_difference``).
+  per run (``analysis.per_run``), compared with an i.i.d. bootstrap over runs (Hesterberg's
+  expanded percentile interval, ``analysis.over_runs``).
 
 Sample-size honesty: a finding resting on fewer than ``MIN_RUNS`` runs of either
 configuration, or on a degenerate interval, says so, and names how many runs would give a
 95 % interval of ±``PRECISION`` of the baseline, estimated from the observed run-to-run
-spread (``runs_needed``).
+spread (``analysis.over_runs.runs_needed``).
+
+``Findings`` is the typed record ``build_report`` returns and ``findings.json`` holds
+(``to_dict``; ``from_dict`` and ``read_findings`` read it back, upgrading older versions).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_generator
-from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, has_property, pareto_analysis
+from iotsecbench.analysis.metrics import METRICS, SERIES, Metric, Registry
+from iotsecbench.analysis.over_runs import LEVEL, compare_over_runs, runs_needed
+from iotsecbench.analysis.over_runs import REPS as RUN_LEVEL_REPS
+from iotsecbench.analysis.pareto import front_with_security_axes
+from iotsecbench.analysis.results import (
+    Comparison,
+    Interval,
+    build_record,
+    interval_fields,
+    interval_from_fields,
+)
+from iotsecbench.errors import DataError
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import (
     change,
@@ -40,7 +55,8 @@ from iotsecbench.report.readable import (
     role_phrase,
 )
 
-LEVEL = 0.95
+__all__ = ["LEVEL", "RUN_LEVEL_REPS", "Finding", "Findings", "find", "runs_needed"]
+
 # Runs per configuration below which an interval is called indicative. The stability study
 # ran 5; with fewer, the between-run spread — which a block bootstrap inside runs cannot
 # see — rests on 1–3 degrees of freedom, and percentile bootstrap intervals over so few
@@ -52,59 +68,64 @@ SAMPLE_RULE = (
     "know about the bootstrap”, The American Statistician 69(4))"
 )
 PRECISION = 0.01  # the ±1 % (of the baseline value) answer runs_needed aims at
-MAX_RUNS_NEEDED = 10_000
-RUN_LEVEL_REPS = 2000
 
 # (metric, role) pairs the analysis compares within runs, in the order findings list them.
-ANALYSIS_METRICS = (
-    ("current_ma", "emitter"),
-    ("current_ma", "receiver"),
-    ("energy_mah", "emitter"),
-    ("energy_mah", "receiver"),
-)
-# (metric, role, column of the per-run frame, report.summary.summary_frames) over runs.
-RUN_LEVEL_METRICS = (
-    ("latency_p50_ms", "end-to-end", "latency_p50_ms"),
-    ("latency_p99_ms", "end-to-end", "latency_p99_ms"),
-    ("setup_ms", "emitter", "setup_ms"),
-    ("cpu_us_per_message", "emitter", "emitter_cpu_us_per_message"),
-    ("cpu_us_per_message", "receiver", "receiver_cpu_us_per_message"),
-    ("wire_bytes_per_message", "emitter", "wire_bytes_per_message"),
-)
+ANALYSIS_METRICS = tuple((m.key, m.role) for m in METRICS.findings() if m.finding == SERIES)
+
+FORMAT_NAME = "iotsecbench-findings"
+# findings.json version history (read back by Findings.from_dict, older versions upgraded):
+#   version 0: no format or version field (baseline, context, sample_rule, precision,
+#              findings, pareto, notes).
+#   version 1: "format" and "version" fields; otherwise as version 0.
+FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Finding:
+    """One configuration against the baseline on one headline metric."""
+
     configuration: str
     baseline: str
-    metric: str  # key of readable.METRICS
+    metric: str  # a key of the registry (analysis.metrics)
     role: str  # emitter | receiver | end-to-end
     kind: str  # measured (on this host) | modelled | measured with <meter>
     unit: str
     value: float  # mean of the configuration
     baseline_value: float
     difference: float  # value − baseline_value
-    ci_low: float
-    ci_high: float
-    level: float
-    interval_method: str
+    interval: Interval  # of the difference over the runs' variation (level, method)
     runs: int  # runs of the configuration or the baseline, whichever has fewer
     runs_needed: int | None  # for a ±PRECISION interval, from the observed spread
     enough_runs: bool
     cohens_d: float | None = None
     sentence: str = ""
     caveat: str = ""
+    # A second interval (the device model's uncertainty, its level and method, and the share
+    # of draws a ranking holds in) goes here as `model_range: Interval | None`, written
+    # nested in to_dict so the flat fields above keep their meaning.
 
     @property
     def relative_percent(self) -> float:
         return relative_percent(self.difference, self.baseline_value)
 
     @property
+    def relative_interval(self) -> Interval | None:
+        """The interval in % of the baseline's magnitude; None when the baseline is 0."""
+        if self.baseline_value == 0 or not math.isfinite(self.baseline_value):
+            return None
+        return self.interval.scaled(100.0 / abs(self.baseline_value))
+
+    @property
     def significant(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+        return self.interval.excludes_zero()
 
     def to_dict(self) -> dict[str, Any]:
-        record = dataclasses.asdict(self)
+        record: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "interval":
+                record.update(interval_fields(self.interval))
+            else:
+                record[f.name] = getattr(self, f.name)
         record["relative_percent"] = self.relative_percent
         record["significant"] = self.significant
         # JSON has no NaN: a value that does not exist is null.
@@ -112,6 +133,21 @@ class Finding:
             k: None if isinstance(v, float) and not math.isfinite(v) else v
             for k, v in record.items()
         }
+
+    @classmethod
+    def from_dict(cls, record: Any, where: str = "finding") -> Finding:
+        """The finding ``to_dict`` wrote (its derived fields recomputed, not read)."""
+        built = build_record(cls, record, where, interval=interval_from_fields(record, where))
+        return dataclasses.replace(
+            built,
+            value=_number(built.value),
+            baseline_value=_number(built.baseline_value),
+            difference=_number(built.difference),
+        )
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -132,7 +168,10 @@ class Findings:
         return list(dict.fromkeys(f.configuration for f in self.items))
 
     def to_dict(self) -> dict[str, Any]:
+        """``findings.json``."""
         return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
             "baseline": self.baseline,
             "context": self.context,
             "sample_rule": self.sample_rule,
@@ -142,34 +181,65 @@ class Findings:
             "notes": list(self.notes),
         }
 
+    @classmethod
+    def from_dict(cls, document: Any, where: str = "findings.json") -> Findings:
+        """A ``findings.json`` document of any version this iotsecbench wrote (older ones
+        upgraded on the way in); ``DataError`` naming ``where`` when it is not one."""
+        document = upgrade(document, where)
+        pareto = document.get("pareto") or {}
+        return cls(
+            baseline=document.get("baseline"),
+            items=[
+                Finding.from_dict(record, f"{where} findings[{index}]")
+                for index, record in enumerate(document.get("findings") or [])
+            ],
+            pareto=str(pareto.get("sentence") or ""),
+            front=list(pareto.get("front") or []),
+            context=str(document.get("context") or ""),
+            sample_rule=str(document.get("sample_rule") or SAMPLE_RULE),
+            notes=list(document.get("notes") or []),
+        )
 
-def runs_needed(
-    values_a: np.ndarray, values_b: np.ndarray, baseline_value: float, precision: float
-) -> int | None:
-    """Runs per configuration for a 95 % interval of ``mean(a) − mean(b)`` no wider than
-    ±``precision``·|baseline|: the smallest n with t(0.975, 2n−2)·√((s_a² + s_b²)/n) below
-    it, s the observed between-run standard deviations. None when the spread cannot be
-    estimated (fewer than 2 runs, or none at all) or the baseline is 0."""
-    a, b = np.asarray(values_a, dtype=float), np.asarray(values_b, dtype=float)
-    if a.size < 2 or b.size < 2 or baseline_value == 0 or not math.isfinite(baseline_value):
-        return None
-    spread = float(a.var(ddof=1) + b.var(ddof=1))
-    if not math.isfinite(spread):
-        return None
-    target = precision * abs(baseline_value)
-    for n in range(2, MAX_RUNS_NEEDED + 1):
-        if stats.t.ppf(0.5 + LEVEL / 2, 2 * n - 2) * math.sqrt(spread / n) <= target:
-            return n
-    return MAX_RUNS_NEEDED
+
+def upgrade(document: Any, where: str) -> dict[str, Any]:
+    """``document`` in the current version: the unversioned form (version 0) gains its
+    format and version fields; a newer or foreign document is refused."""
+    if not isinstance(document, Mapping):
+        raise DataError(f"{where}: not an iotsecbench findings document")
+    if "format" not in document and "findings" in document:
+        document = {"format": FORMAT_NAME, "version": 0, **document}
+    if document.get("format") != FORMAT_NAME:
+        raise DataError(
+            f"{where}: not an iotsecbench findings document (format {document.get('format')!r})"
+        )
+    version = document.get("version")
+    if not isinstance(version, int) or version > FORMAT_VERSION or version < 0:
+        raise DataError(
+            f"{where}: findings version {version!r} is not supported by this iotsecbench "
+            f"(expected at most {FORMAT_VERSION}); rebuild it with `iotsecbench report`"
+        )
+    # version 0 → 1 added only the format and version fields
+    return {**document, "version": FORMAT_VERSION}
+
+
+def read_findings(path: Path) -> Findings:
+    """Read ``findings.json`` (any version); ``DataError`` (exit 4) naming what is wrong."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    return Findings.from_dict(document, str(path))
 
 
 def _sentence(f: Finding) -> str:
     about = metric(f.metric, f.kind)
-    shown = change(f.difference, f.ci_low, f.ci_high, f.baseline_value, about.unit)
+    shown = change(f.difference, f.interval.low, f.interval.high, f.baseline_value, about.unit)
     what = f"{role_phrase(f.role)} {about.described}"
     detail = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval}"
     # A degenerate interval (no spread) makes d meaningless: a difference over ~0.
-    word = effect_word(f.cohens_d) if f.ci_high > f.ci_low else None
+    word = effect_word(f.cohens_d) if not f.interval.degenerate else None
     detail += f"; {word} effect, d = {number(f.cohens_d or 0.0, 2)})" if word else ")"
     name = configuration_name(f.configuration)
     if f.significant:
@@ -185,7 +255,7 @@ def _caveat(f: Finding) -> str:
         if f.runs_needed
         else ""
     )
-    if f.ci_high <= f.ci_low:
+    if f.interval.degenerate:
         return f"Degenerate interval ({f.runs} runs): not an answer{needed}."
     if not f.enough_runs:
         return f"Indicative: {f.runs} runs per configuration (fewer than {MIN_RUNS}){needed}."
@@ -193,122 +263,74 @@ def _caveat(f: Finding) -> str:
 
 
 def _finding(
-    configuration: str,
-    baseline: str,
-    metric_key: str,
-    role: str,
+    entry: Metric,
+    comparison: Comparison,
     runs_a: np.ndarray,
     runs_b: np.ndarray,
     current: str,
-    **measured: Any,
 ) -> Finding:
-    """A finding from its estimate and interval (``measured``) and the per-run values its
-    sample-size caveat rests on; label, unit, caveat and sentence are derived here.
-    ``current``: what the device's current is (``ReportData.current_kind``)."""
+    """A finding from a comparison of the configuration (a) with the baseline (b) and the
+    per-run values its sample-size caveat rests on; label, unit, caveat and sentence are
+    derived here. ``current``: what the device's current is (``ReportData.current_kind``)."""
     runs = min(runs_a.size, runs_b.size)
+    d = comparison.cohens_d
     finding = Finding(
-        configuration=configuration,
-        baseline=baseline,
-        **labelled(metric_key, role, current),
+        configuration=comparison.a,
+        baseline=comparison.b,
+        **labelled(entry.key, entry.role, current),
+        value=float(comparison.mean_a),
+        baseline_value=float(comparison.mean_b),
+        difference=float(comparison.difference),
+        interval=comparison.interval,
         runs=runs,
-        runs_needed=runs_needed(runs_a, runs_b, measured["baseline_value"], PRECISION),
+        runs_needed=runs_needed(runs_a, runs_b, float(comparison.mean_b), PRECISION),
         enough_runs=runs >= MIN_RUNS,
-        **measured,
+        cohens_d=float(d) if d is not None and math.isfinite(d) else None,
     )
     finding = dataclasses.replace(finding, caveat=_caveat(finding))
     return dataclasses.replace(finding, sentence=_sentence(finding))
 
 
-def _cv_run_means(data: ReportData, configuration: str, metric_key: str, role: str) -> np.ndarray:
+def _cv_run_means(data: ReportData, configuration: str, entry: Metric) -> np.ndarray:
     if data.analysis is None:
         return np.array([])
     for row in data.analysis.cv:
-        if (row.configuration, row.metric, row.device) == (configuration, metric_key, role):
+        if (row.configuration, row.metric, row.device) == (configuration, entry.key, entry.role):
             return np.asarray(row.run_means, dtype=float)
     return np.array([])
 
 
-def _from_comparisons(data: ReportData, baseline: str, configuration: str) -> list[Finding]:
-    found = []
+def _analysis_comparison(data: ReportData, entry: Metric, a: str, b: str) -> Comparison | None:
+    """The analysis' comparison of ``a`` with ``b`` on ``entry``, read as a − b."""
     comparisons = data.analysis.comparisons if data.analysis is not None else ()
-    for metric_key, role in ANALYSIS_METRICS:
-        row = next(
-            (
-                c
-                for c in comparisons
-                if (c.metric, c.device) == (metric_key, role)
-                and {c.a, c.b} == {configuration, baseline}
-            ),
-            None,
-        )
-        if row is None:
-            continue
-        sign = 1.0 if row.a == configuration else -1.0
-        value, base = (row.mean_a, row.mean_b) if sign > 0 else (row.mean_b, row.mean_a)
-        low, high = sorted((sign * row.ci_low, sign * row.ci_high))
-        column = f"{role}_{'current_ma' if metric_key == 'current_ma' else 'charge_mah'}"
+    for c in comparisons:
+        if (c.metric, c.device) == (entry.key, entry.role) and {c.a, c.b} == {a, b}:
+            return c if c.a == a else c.reversed()
+    return None
+
+
+def _finding_of(
+    data: ReportData, entry: Metric, baseline: str, configuration: str, seed: int
+) -> Finding | None:
+    runs_a = data.run_values(configuration, entry.column)
+    runs_b = data.run_values(baseline, entry.column)
+    if entry.finding == SERIES:
+        comparison = _analysis_comparison(data, entry, configuration, baseline)
+        if comparison is None:
+            return None
         # The stored per-run values are the model's; a measured current's run means are
         # the analysis' own.
-        measured = data.current_measured
-        runs_a = np.array([]) if measured else data.run_values(configuration, column)
-        runs_b = np.array([]) if measured else data.run_values(baseline, column)
-        if not runs_a.size:
-            runs_a = _cv_run_means(data, configuration, metric_key, role)
-            runs_b = _cv_run_means(data, baseline, metric_key, role)
-        found.append(
-            _finding(
-                configuration,
-                baseline,
-                metric_key,
-                role,
-                runs_a,
-                runs_b,
-                data.current_kind,
-                value=float(value),
-                baseline_value=float(base),
-                difference=sign * float(row.difference),
-                ci_low=float(low),
-                ci_high=float(high),
-                level=float(row.level),
-                interval_method=row.interval_method,
-                cohens_d=None if row.cohens_d is None else sign * float(row.cohens_d),
-            )
+        if (data.current_measured and entry.follows_current) or not runs_a.size:
+            runs_a = _cv_run_means(data, configuration, entry)
+            runs_b = _cv_run_means(data, baseline, entry)
+    else:
+        # one run has no spread: the summary table shows its value
+        comparison = compare_over_runs(
+            entry.key, entry.role, configuration, baseline, runs_a, runs_b, seed
         )
-    return found
-
-
-def _over_runs(data: ReportData, baseline: str, configuration: str, seed: int) -> list[Finding]:
-    found = []
-    for metric_key, role, column in RUN_LEVEL_METRICS:
-        a = data.run_values(configuration, column)
-        b = data.run_values(baseline, column)
-        if a.size < 2 or b.size < 2:
-            continue  # one run has no spread: the summary table shows its value
-        result = iid_bootstrap_difference(
-            a, b, reps=RUN_LEVEL_REPS, level=LEVEL,
-            seed=keyed_generator(seed, "finding", metric_key, role, configuration, baseline),
-        )  # fmt: skip
-        pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
-        found.append(
-            _finding(
-                configuration,
-                baseline,
-                metric_key,
-                role,
-                a,
-                b,
-                data.current_kind,
-                value=float(a.mean()),
-                baseline_value=float(b.mean()),
-                difference=result.estimate,
-                ci_low=result.interval.low,
-                ci_high=result.interval.high,
-                level=LEVEL,
-                interval_method=result.interval.method,
-                cohens_d=result.estimate / pooled if pooled > 0 else None,
-            )
-        )
-    return found
+        if comparison is None:
+            return None
+    return _finding(entry, comparison, runs_a, runs_b, data.current_kind)
 
 
 def _context(data: ReportData) -> str:
@@ -325,21 +347,11 @@ def _context(data: ReportData) -> str:
 
 def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     """The front over the analysis' objectives plus each security property as an axis of
-    its own (having it beats lacking it), so plain MQTT cannot dominate an encrypted
-    configuration by being cheaper alone."""
+    its own (``analysis.pareto.front_with_security_axes``), in a sentence."""
     pareto = data.analysis.pareto if data.analysis is not None else None
     if pareto is None or not pareto.values:
         return "", []
-    objectives: dict[str, str] = dict(pareto.objectives)
-    values: dict[str, dict[str, float]] = {c: dict(v) for c, v in pareto.values.items()}
-    with_security = bool(data.security)
-    if with_security:
-        for configuration in values:
-            properties = data.security.get(configuration, {})
-            for name in SECURITY_PROPERTY_NAMES:
-                values[configuration][name] = float(has_property(properties, name))
-        objectives.update({name: "max" for name in SECURITY_PROPERTY_NAMES})
-    result = pareto_analysis(values, objectives)
+    result = front_with_security_axes(pareto.values, pareto.objectives, data.security)
     axes = [
         f"{about.described} ({'lower' if d == 'min' else 'higher'} is better)"
         for k, d in pareto.objectives.items()
@@ -351,7 +363,7 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     sentence = (
         f"Pareto front: no configuration beats {listed} on every axis at once "
         f"({', '.join(axes)}"
-        + ("; and each security property, having it is better" if with_security else "")
+        + ("; and each security property, having it is better" if data.security else "")
         + ")"
         + (
             f"; {', '.join(configuration_name(c) for c in beaten)} "
@@ -364,7 +376,7 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     return sentence, list(result.front)
 
 
-def find(data: ReportData, seed: int | None = None) -> Findings:
+def find(data: ReportData, seed: int | None = None, registry: Registry = METRICS) -> Findings:
     """Every finding the data supports, configuration by configuration, in report order."""
     baseline = data.baseline
     if baseline is None:
@@ -374,8 +386,10 @@ def find(data: ReportData, seed: int | None = None) -> Findings:
     for configuration in data.configurations:
         if configuration == baseline:
             continue
-        items += _from_comparisons(data, baseline, configuration)
-        items += _over_runs(data, baseline, configuration, seed)
+        for entry in registry.findings():
+            found = _finding_of(data, entry, baseline, configuration, seed)
+            if found is not None:
+                items.append(found)
     context = _context(data)
     sentence, front = _pareto(data, context)
     notes = []

@@ -10,18 +10,17 @@ trace has none of this.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 
+from iotsecbench.analysis.metrics import CURRENT, PHASES
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure, _finish
 from iotsecbench.report.readable import decimals_for
 from iotsecbench.report.style import Palette, plt, styled
 from iotsecbench.report.tables import ReportTable, TableColumn
 
-HANDSHAKE = ("tcp_connect", "tls_handshake", "mqtt_connect", "key_exchange")
+HANDSHAKE = PHASES
 MAX_RUNS_DRAWN = 6  # one panel pair per attached run; more would be unreadable
 
 
@@ -104,7 +103,7 @@ def tables(data: ReportData) -> list[ReportTable]:
         )
     # A report of the measured current shows these in its inference table already.
     analysis = None if data.current_measured else data.measured_analysis
-    comparisons = analysis.comparisons_of("current_ma") if analysis is not None else []
+    comparisons = analysis.comparisons_of(CURRENT) if analysis is not None else []
     if comparisons:
         found.append(
             ReportTable(
@@ -125,9 +124,9 @@ def tables(data: ReportData) -> list[ReportTable]:
                 ),
                 tuple(
                     {
-                        **dataclasses.asdict(c),
+                        **c.to_dict(),
                         "pair": f"{c.a} − {c.b}",
-                        "decimals": decimals_for((c.ci_high - c.ci_low) / 2 or 1e-3),
+                        "decimals": decimals_for((c.interval.high - c.interval.low) / 2 or 1e-3),
                     }
                     for c in comparisons
                 ),

@@ -1,53 +1,20 @@
-"""Numbers people read: one vocabulary of metric names with units, configuration names as
-a reader says them, and rounding that shows no more digits than an interval supports.
+"""Numbers people read: configuration names as a reader says them, and rounding that shows no
+more digits than an interval supports.
 
 Every place of the report that names a metric (findings, hypothesis matrix, inference
-table) takes the name from ``METRICS``; ``interval_text`` rounds an estimate and its interval
-to the same decimal place, chosen so the interval's half-width keeps two significant digits.
+table) takes the name from the registry (``analysis.metrics``, re-exported here as
+``metric``); ``interval_text`` rounds an estimate and its interval to the same decimal place,
+chosen so the interval's half-width keeps two significant digits.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
-MEASURED = "measured"
-MODELLED = "modelled"
+from iotsecbench.analysis.metrics import MEASURED, MODELLED, ROLES, labelled, metric
 
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    name: str  # as a sentence says it, after the role: "the emitter's modelled current"
-    unit: str
-    kind: str  # MEASURED (on this host), MODELLED (device energy model), "measured with ppk2"
-
-    @property
-    def described(self) -> str:
-        """ "modelled current"; "current measured with ppk2" (a phrase reads after the name)."""
-        return f"{self.kind} {self.name}" if " " not in self.kind else f"{self.name} {self.kind}"
-
-    def heading(self) -> str:
-        """Column or row heading: "modelled current (mA)"."""
-        return f"{self.described} ({self.unit})" if self.unit else self.described
-
-
-METRICS = {
-    metric.key: metric
-    for metric in (
-        Metric("current_ma", "current", "mA", MODELLED),
-        Metric("energy_mah", "charge", "mAh", MODELLED),
-        Metric("latency_ms", "mean end-to-end latency", "ms", MEASURED),
-        Metric("latency_p50_ms", "median (p50) end-to-end latency", "ms", MEASURED),
-        Metric("latency_p99_ms", "p99 end-to-end latency", "ms", MEASURED),
-        Metric("setup_ms", "connection set-up time", "ms", MEASURED),
-        Metric("cpu_us_per_message", "CPU time per message", "µs", MEASURED),
-        Metric("wire_bytes_per_message", "bytes sent per message", "B", MEASURED),
-        Metric("broker_cpu_percent", "CPU load", "% of a core", MEASURED),
-        Metric("broker_rss_mib", "peak resident memory", "MiB", MEASURED),
-    )
-}
+__all__ = ["MEASURED", "MODELLED", "labelled", "metric"]
 
 # Cohen (1988): |d| of 0.2, 0.5 and 0.8 are small, medium and large effects.
 EFFECT_WORDS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (math.inf, "large"))
@@ -55,28 +22,15 @@ EFFECT_WORDS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (math.inf,
 _TRANSPORT_NAMES = {"plain": "plain MQTT", "tls1.2": "TLS 1.2", "tls1.3": "TLS 1.3"}
 
 
-# The device's current and charge: modelled by default, or measured with a power meter when a
-# report is built from the traces attached to runs (`report --current measured`).
-DEVICE_CURRENT = ("current_ma", "energy_mah")
-
-
-def metric(key: str, current: str = MODELLED) -> Metric:
-    """The vocabulary entry of ``key``; an unknown key reads as itself, without a unit.
-    ``current`` is what the device's current and charge are: MODELLED or "measured with
-    <meter>" (``ReportData.current_kind``)."""
-    found = METRICS.get(key) or Metric(key, key.replace("_", " "), "", MEASURED)
-    return dataclasses.replace(found, kind=current) if key in DEVICE_CURRENT else found
-
-
 def role_phrase(role: str | None) -> str:
     """ "the emitter's" for a device role; "the" for an end-to-end or unnamed one."""
-    return f"the {role}'s" if role in ("emitter", "receiver", "broker") else "the"
+    return f"the {role}'s" if role in ROLES else "the"
 
 
 def role_heading(role: str | None, key: str, current: str = MODELLED) -> str:
     """ "emitter modelled current (mA)"; an end-to-end metric needs no role."""
     heading = metric(key, current).heading()
-    return f"{role} {heading}" if role in ("emitter", "receiver", "broker") else heading
+    return f"{role} {heading}" if role in ROLES else heading
 
 
 def configuration_name(name: str) -> str:
@@ -154,9 +108,3 @@ def change(difference: float, low: float, high: float, reference: float, unit: s
         relative,
         with_unit(interval_text(low, high, decimals), unit),
     )
-
-
-def labelled(metric_key: str, role: str, current: str = MODELLED) -> dict[str, str]:
-    """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
-    about = metric(metric_key, current)
-    return {"metric": metric_key, "role": role, "kind": about.kind, "unit": about.unit}

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.report.compare import Comparison
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import decimals_for, metric, role_heading
-from iotsecbench.report.summary import COLUMNS as SUMMARY_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -57,10 +56,10 @@ def summary_table(data: ReportData) -> ReportTable | None:
     columns = (
         TableColumn("configuration", "configuration"),
         *(
-            TableColumn(c.key, c.title, c.unit, c.digits)
-            for c in SUMMARY_COLUMNS
+            TableColumn(m.column, m.title, m.unit, m.digits)
+            for m in METRICS.in_summary()
             # Columns no run has data for (e.g. echo round trips of mqtt runs) are left out.
-            if c.key in summary and summary[c.key].notna().any()
+            if m.column in summary and summary[m.column].notna().any()
         ),
     )
     return ReportTable(
@@ -115,9 +114,11 @@ def inference_table(data: ReportData) -> ReportTable | None:
         return None
     rows = tuple(
         {
-            **dataclasses.asdict(c),
+            **c.to_dict(),
             "metric_name": metric(c.metric, data.current_kind).heading(),
-            "decimals": decimals_for((c.ci_high - c.ci_low) / 2 or abs(c.difference) / 10),
+            "decimals": decimals_for(
+                (c.interval.high - c.interval.low) / 2 or abs(c.difference) / 10
+            ),
             "pair": f"{c.a} − {c.b}",
             "method_text": c.method
             if c.block_length is None
@@ -176,12 +177,12 @@ def _contrast_table(comparison: Comparison, kind: str) -> ReportTable | None:
                 f"value_{_slug(reference)}": c.reference_value,
             },
         )
-        half = (c.ci_high - c.ci_low) / 2
+        half = (c.interval.high - c.interval.low) / 2
         row["decimals"] = max(row.get("decimals", 0), decimals_for(half or abs(c.difference) / 10))
         row[f"value_{_slug(c.experiment)}"] = c.value
         row[f"difference_{_slug(c.experiment)}"] = c.difference
-        row[f"ci_low_{_slug(c.experiment)}"] = c.ci_low
-        row[f"ci_high_{_slug(c.experiment)}"] = c.ci_high
+        row[f"ci_low_{_slug(c.experiment)}"] = c.interval.low
+        row[f"ci_high_{_slug(c.experiment)}"] = c.interval.high
         row[f"relative_{_slug(c.experiment)}"] = c.relative_percent
     value = "value" if kind == "value" else "cost over the baseline"
     columns = [

@@ -8,107 +8,29 @@ import math
 import pandas as pd
 from rich.table import Table
 
-from iotsecbench.report.summary import BROKER_KEYS, COLUMNS, FLEET_KEYS, SummaryColumn
-
-GROUPS = (
-    (
-        "Handshake and latency (measured on this host)",
-        (
-            "runs",
-            "tcp_connect_ms",
-            "tls_handshake_ms",
-            "mqtt_connect_ms",
-            "key_exchange_ms",
-            "latency_mean_ms",
-            "latency_p50_ms",
-            "latency_p95_ms",
-            "latency_p99_ms",
-        ),
-    ),
-    (
-        "Session set-up on the wire (measured on this host: TLS handshake bytes from TCP_INFO "
-        "plus the payload key exchange's messages; ClientHello in MSS-sized segments)",
-        (
-            "setup_bytes_out",
-            "setup_bytes_in",
-            "client_hello_segments",
-            "first_message_ms",
-        ),
-    ),
-    (
-        "Cost per message (measured on this host)",
-        (
-            "seal_us",
-            "open_us",
-            "emitter_cpu_us_per_message",
-            "receiver_cpu_us_per_message",
-            "wire_bytes_per_message",
-            "expansion_bytes",
-            "peak_rss_mib",
-            "achieved_rate_hz",
-            "lost",
-            "rejected",
-        ),
-    ),
-    (
-        "Per payload byte (block-sizes; energy modelled, the rest measured on this host)",
-        (
-            "throughput_kib_s",
-            "cpu_per_byte_emitter_us",
-            "energy_per_byte_emitter_uj",
-            "energy_per_byte_receiver_uj",
-            "echo_rtt_p50_ms",
-        ),
-    ),
-    (
-        "The client's stack (measured on this host with each row's stack, for its TLS and "
-        "payload scheme: heap through its allocator hooks, footprint = size of its x86-64 "
-        "program; docs/native-agents.md)",
-        (
-            "tls_heap_handshake_kib",
-            "tls_heap_steady_kib",
-            "flash_kib",
-            "static_ram_kib",
-        ),
-    ),
-    (
-        "Fleet (measured on this host: the devices on one broker, started at once or ramped; "
-        "set-up and latency percentiles across every device; the other tables show device 0; "
-        "docs/scale.md)",
-        FLEET_KEYS,
-    ),
-    (
-        "Broker (measured on this host: mosquitto's mean CPU and peak memory; docs/scale.md)",
-        BROKER_KEYS,
-    ),
-    (
-        "Device energy (modelled; see docs/energy-model.md)",
-        ("emitter_current_ma", "receiver_current_ma", "emitter_charge_mah", "receiver_charge_mah"),
-    ),
-)
+from iotsecbench.analysis.metrics import GROUPS, METRICS, Metric, Registry
 
 
-def _format(value: object, column: SummaryColumn) -> str:
+def _format(value: object, metric: Metric) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    return f"{float(value):,.{column.digits}f}"  # type: ignore[arg-type]
+    return f"{float(value):,.{metric.digits}f}"  # type: ignore[arg-type]
 
 
-def summary_tables(frame: pd.DataFrame) -> list[Table]:
-    by_key = {column.key: column for column in COLUMNS}
+def summary_tables(frame: pd.DataFrame, registry: Registry = METRICS) -> list[Table]:
+    """One table per group of the registry (``analysis.metrics.GROUPS``) that has a value."""
     tables = []
-    for title, keys in GROUPS:
-        present = [key for key in keys if key in frame and frame[key].notna().any()]
-        if not present:
+    for group in GROUPS:
+        metrics = registry.in_group(group.key)
+        if not any(m.column in frame and frame[m.column].notna().any() for m in metrics):
             continue  # e.g. no echo and no tcp run: the per-byte group says nothing
-        table = Table(title=title, title_justify="left", header_style="bold")
+        table = Table(title=group.title, title_justify="left", header_style="bold")
         table.add_column("configuration", no_wrap=True)
-        for key in keys:
-            column = by_key[key]
-            table.add_column(f"{column.title}\n{column.unit}".rstrip(), justify="right")
+        for m in metrics:
+            table.add_column(f"{m.title}\n{m.unit}".rstrip(), justify="right")
         for _, row in frame.iterrows():
             table.add_row(
-                str(row["configuration"]), *(_format(row.get(key), by_key[key]) for key in keys)
+                str(row["configuration"]), *(_format(row.get(m.column), m) for m in metrics)
             )
         tables.append(table)
     return tables

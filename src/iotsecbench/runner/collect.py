@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.analysis.describe import cumulative_mah
+from iotsecbench.analysis.describe import cumulative_mah, percentile
 from iotsecbench.energy import model
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
@@ -189,7 +189,7 @@ def per_byte_metrics(
         rtt_ms = np.array([e["t_returned_ns"] - e["t_sent_ns"] for e in echoes]) / 1e6
         metrics["echoes"] = len(echoes)
         for q in (50, 90, 99):
-            metrics[f"echo_rtt_p{q}_ms"] = float(np.percentile(rtt_ms, q))
+            metrics[f"echo_rtt_p{q}_ms"] = percentile(rtt_ms, q)
     return metrics
 
 
@@ -335,7 +335,7 @@ SETUP_PHASES = ("tcp_connect", "tls_handshake", "mqtt_connect")
 
 
 def _percentile_ms(values_ns: list[int], q: float) -> float | None:
-    return float(np.percentile(np.asarray(values_ns, dtype=float), q)) / 1e6 if values_ns else None
+    return percentile(np.asarray(values_ns, dtype=float) / 1e6, q) if values_ns else None
 
 
 def collect_fleet(
@@ -467,6 +467,9 @@ def build_outcome(
         "stack": run.cell.stack,
         "pacing": "saturating" if context.spec.saturating else "fixed-rate",
         "tcp_retransmissions": retransmissions,
+        # Agents time their CPU on this host; a device agent counting instructions on a
+        # virtual MCU will say "counted" here.
+        "cost_method": "timed",
         "duration_s": context.spec.duration_s,
         "device": context.device.name,
         "worker": "local",  # runner/cluster.py names its worker instead

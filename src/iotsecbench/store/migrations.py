@@ -8,7 +8,9 @@ here and register it. Each step spells out its SQL, frozen as it was for that ve
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import duckdb
 
@@ -104,6 +106,28 @@ def migrate_to_7(connection: duckdb.DuckDBPyConnection) -> None:
         connection.execute(f"ALTER TABLE {table} ADD COLUMN {column.name} {column.sql_type}")
 
 
+def migrate_to_8(connection: duckdb.DuckDBPyConnection) -> None:
+    """runs.cost_method: 'traced' for the runs `bench handshake --trace` stored (their trace
+    statistics in details_json, the one place an earlier version kept that fact), 'timed'
+    for every other (nothing was counted before)."""
+    (column,) = schema.COST_COLUMNS
+    connection.execute(f"ALTER TABLE runs ADD COLUMN {column.name} {column.sql_type}")
+    connection.execute(f"UPDATE runs SET {column.name} = ({TRACED_BEFORE_VERSION_8})")
+
+
+# How a run stored before version 8 tells that it was traced (migrate_to_8 and records read
+# by rebuild): its details_json holds the trace statistics.
+TRACED_BEFORE_VERSION_8 = (
+    "CASE WHEN details_json LIKE '%\"network_invariant_cpu_s\"%' THEN 'traced' ELSE 'timed' END"
+)
+
+
+def cost_method_before_version_8(details_json: Any) -> str:
+    """``runs.cost_method`` of a run stored before version 8, as migrate_to_8 sets it."""
+    text = details_json if isinstance(details_json, str) else json.dumps(details_json or {})
+    return "traced" if '"network_invariant_cpu_s"' in text else "timed"
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: migrate_to_2,
     3: migrate_to_3,
@@ -111,13 +135,15 @@ MIGRATIONS: dict[int, Migration] = {
     5: migrate_to_5,
     6: migrate_to_6,
     7: migrate_to_7,
+    8: migrate_to_8,
 }
 
 # Record files (runs/*/record.json) of these older versions read as current ones: their
 # upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
 # (Version 3 set values in its new runs columns; version 5 only added tables; version 6
-# only nullable runs columns; version 7 nullable columns.)
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5, 6})
+# only nullable runs columns; version 7 nullable columns; version 8 a nullable column, which
+# rebuild fills as migrate_to_8 does.)
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5, 6, 7})
 
 
 def check_readable(version: int, where: str) -> None:

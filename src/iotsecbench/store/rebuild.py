@@ -211,6 +211,9 @@ def read_record(path: Path) -> dict[str, Any]:
         raise DataError(f"{path} lacks its run row or tables")
     if document.get("schema_version") == 1:
         run = {"network": "loopback", **run}  # as migrate_to_2 does in the database
+    if document.get("schema_version", schema.SCHEMA_VERSION) < 8:  # as migrate_to_8 does
+        method = migrations.cost_method_before_version_8(run.get("details_json"))
+        run = {"cost_method": method, **run}
     try:
         run_data = to_arrow(schema.RUNS, [run])
         table_data = {}

@@ -221,3 +221,19 @@ SCALE_COLUMNS = (
         "default; more only with --dask-workers)",
     ),
 )
+
+# Version 8 column of `runs` (migrations.migrate_to_8 adds it): how the run's cost was
+# obtained, so readers find traced (and counted) runs by it rather than in details_json.
+COST_METHODS = ("timed", "traced", "counted")
+COST_COLUMNS = (
+    Column(
+        "cost_method",
+        "VARCHAR",
+        "-",
+        "how the run's CPU cost was obtained: 'timed' (process and thread CPU time on this "
+        "host: the agents' samples), 'traced' (scheduler traces on this host, the "
+        "network-invariant cost: `bench handshake --trace`, docs/iotst.md) or 'counted' "
+        "(instructions counted on a virtual microcontroller, docs/virtual-mcu.md)",
+        allowed=COST_METHODS,
+    ),
+)

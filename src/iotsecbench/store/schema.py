@@ -32,16 +32,32 @@ version 7: scale — runs.fleet_size and the fleet's figures (connect rate, sess
            (runs.worker, runs.worker_host_json, runs.parallel_runs); device_index in events,
            messages, samples, handshakes and operations (which fleet device measured it);
            agent 'broker' in samples (the embedded broker's /proc, 10 Hz).
+version 8: runs.cost_method — how a run's CPU cost was obtained ('timed', 'traced' or
+           'counted'), so traced and counted runs are found by a column (earlier runs: 'traced'
+           where details_json holds the trace statistics, else 'timed').
 """
 
 from __future__ import annotations
 
 from iotsecbench.store.columns import ARROW_TYPES, Column, Table
-from iotsecbench.store.run_columns import BLOCK_COLUMNS, NATIVE_COLUMNS, SCALE_COLUMNS
+from iotsecbench.store.run_columns import (
+    BLOCK_COLUMNS,
+    COST_COLUMNS,
+    NATIVE_COLUMNS,
+    SCALE_COLUMNS,
+)
 
-__all__ = ["ARROW_TYPES", "BLOCK_COLUMNS", "NATIVE_COLUMNS", "SCALE_COLUMNS", "Column", "Table"]
+__all__ = [
+    "ARROW_TYPES",
+    "BLOCK_COLUMNS",
+    "COST_COLUMNS",
+    "NATIVE_COLUMNS",
+    "SCALE_COLUMNS",
+    "Column",
+    "Table",
+]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 def _run_id() -> Column:
@@ -206,6 +222,8 @@ RUNS = Table(
         *NATIVE_COLUMNS,
         # Version 7: fleets and where each run ran.
         *SCALE_COLUMNS,
+        # Version 8: how the run's cost was obtained (timed, traced, counted).
+        *COST_COLUMNS,
     ),
     primary_key="run_id",
     order_by=("run_order", "run_id"),

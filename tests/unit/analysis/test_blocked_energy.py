@@ -52,9 +52,13 @@ def test_blocking_on_repetition_recovers_a_difference_hidden_by_drift() -> None:
     assert blocked.difference == pytest.approx(unblocked.difference)
     # 0.05 mA of noise per sample leaves about 1 % on the difference (this seed: -0.8 %).
     assert abs(blocked.difference - truth) < 0.02 * truth
-    assert blocked.ci_low <= blocked.difference <= blocked.ci_high and blocked.significant
+    assert (
+        blocked.interval.low <= blocked.difference <= blocked.interval.high and blocked.significant
+    )
     assert not unblocked.significant  # the drift between repetitions swamps 1 mA
-    assert (blocked.ci_high - blocked.ci_low) < (unblocked.ci_high - unblocked.ci_low) / 10
+    assert (blocked.interval.high - blocked.interval.low) < (
+        unblocked.interval.high - unblocked.interval.low
+    ) / 10
     assert blocked.method == "paired-repetitions (6 blocks)"
 
 
@@ -67,7 +71,9 @@ def test_blocking_on_worker_pairs_the_runs_each_machine_measured() -> None:
     result = analyze(frame, options=AnalysisOptions(baseline="a", block_on="worker"))
     blocked = energy_comparison(result)
     assert blocked.method == "paired-workers (2 blocks)"
-    assert blocked.ci_low > 0 and abs(blocked.difference / expected_difference_mah() - 1) < 0.02
+    assert (
+        blocked.interval.low > 0 and abs(blocked.difference / expected_difference_mah() - 1) < 0.02
+    )
 
 
 def test_blocking_needs_a_known_choice_and_the_workers() -> None:

@@ -27,7 +27,9 @@ def test_what_the_pipeline_writes_reads_back(document: dict) -> None:
     typed = parse_analysis(document)
     assert typed.baseline == document["baseline"]
     assert len(typed.comparisons) == len(document["comparisons"]) > 0
-    assert [c.ci_low for c in typed.comparisons] == [c["ci_low"] for c in document["comparisons"]]
+    assert [c.interval.low for c in typed.comparisons] == [
+        c["ci_low"] for c in document["comparisons"]
+    ]
     assert len(typed.series) == len(document["series"]) and typed.pareto is not None
     assert {c.metric for c in typed.comparisons_of("latency_ms")} == {"latency_ms"}
 

@@ -1,15 +1,15 @@
 from iotsecbench.analysis.hypotheses import evaluate_hypotheses
 from iotsecbench.analysis.pareto import dominates, pareto_analysis
-from iotsecbench.analysis.results import Comparison
+from iotsecbench.analysis.results import Comparison, Interval
 from iotsecbench.analysis.sensitivity import RunRegimes, energy_sensitivity
 
 
 def comparison(a, b, low, high):
     return Comparison(
         metric="current_ma", device="emitter", a=a, b=b, mean_a=0, mean_b=0,
-        difference=(low + high) / 2, ci_low=low, ci_high=high, level=0.95,
+        difference=(low + high) / 2, interval=Interval(low, high, 0.95, "x"),
         significant=low > 0 or high < 0, cohens_d=1.0, effect="large", method="moving",
-        block_length=20, reps=100, n_a=10, n_b=10, interval_method="x",
+        block_length=20, reps=100, n_a=10, n_b=10,
     )  # fmt: skip
 
 

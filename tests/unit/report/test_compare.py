@@ -100,7 +100,7 @@ def test_a_shift_in_one_configuration_is_found_with_its_size() -> None:
     }
     tls = by_key[("value", "tls1.2", "current_ma")]
     assert tls.significant and tls.difference == pytest.approx(2.0, abs=0.25)
-    assert tls.ci_low < tls.difference < tls.ci_high
+    assert tls.interval.low < tls.difference < tls.interval.high
     assert "is 2.0" in tls.sentence and "higher on slow-radio" in tls.sentence
     assert tls.kind == "modelled" and tls.unit == "mA"
     cost = by_key[("cost", "tls1.2", "current_ma")]
@@ -218,4 +218,4 @@ def test_tables_carry_every_contrast_with_csv_headers_a_tool_can_read() -> None:
         r for r in side.rows if r["configuration"] == "tls1.2" and "current" in r["metric_name"]
     )
     contrast = next(c for c in values if (c.configuration, c.metric) == ("tls1.2", "current_ma"))
-    assert row["difference_b"] == contrast.difference and row["ci_high_b"] == contrast.ci_high
+    assert row["difference_b"] == contrast.difference and row["ci_high_b"] == contrast.interval.high

@@ -44,6 +44,7 @@ def _data() -> ReportData:
         {
             "cell_label": ["a [1 core]", "b [1 core]", "run"],
             "details_json": [json.dumps(_details(0.002)), json.dumps(_details(0.004)), "{}"],
+            "cost_method": ["traced", "traced", "timed"],
         }
     )
     groups = pd.DataFrame(

@@ -80,8 +80,8 @@ def test_every_finding_comes_from_the_analysis_or_the_runs(golden_results: Path)
             if row is None:
                 row, sign = comparisons[(f.metric, f.role, "plain", f.configuration)], -1
             assert f.difference == pytest.approx(sign * row.difference)
-            assert sorted((f.ci_low, f.ci_high)) == pytest.approx(
-                sorted((sign * row.ci_low, sign * row.ci_high))
+            assert sorted((f.interval.low, f.interval.high)) == pytest.approx(
+                sorted((sign * row.interval.low, sign * row.interval.high))
             )
         if f.metric == "setup_ms":  # recomputed here from the stored phases
             mine = [v for label, _, v in setup if label == f.configuration]
@@ -92,12 +92,14 @@ def test_every_finding_comes_from_the_analysis_or_the_runs(golden_results: Path)
                                      f.configuration, "plain"),
             )  # fmt: skip
             assert f.difference == pytest.approx(np.mean(mine) - np.mean(base))
-            assert (f.ci_low, f.ci_high) == pytest.approx(
+            assert (f.interval.low, f.interval.high) == pytest.approx(
                 (expected.interval.low, expected.interval.high)
             )
         # The sentence says the numbers it stands on, at the interval's rounding, with unit.
-        decimals = readable.decimals_for((f.ci_high - f.ci_low) / 2 or abs(f.difference) / 10)
-        interval = readable.interval_text(f.ci_low, f.ci_high, decimals)
+        decimals = readable.decimals_for(
+            (f.interval.high - f.interval.low) / 2 or abs(f.difference) / 10
+        )
+        interval = readable.interval_text(f.interval.low, f.interval.high, decimals)
         assert f"95 % CI {interval} {f.unit}" in f.sentence, f.sentence
         assert readable.configuration_name(f.configuration) in f.sentence
         assert f"{f.kind} {about.name}" in f.sentence

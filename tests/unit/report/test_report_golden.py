@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from tests.conftest import GOLDEN
 
+from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
 from iotsecbench.report.build import build_report, parse_formats
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
 from iotsecbench.report.figures import BUILDERS, build_figures
-from iotsecbench.report.summary import COLUMNS
 from iotsecbench.report.tables import build_tables
 
 EXPECTED = GOLDEN / "expected"
@@ -52,7 +52,7 @@ def test_every_summary_column_has_a_heading_of_its_own() -> None:
     # The terminal splits the summary into groups; the report and the exports are one flat
     # table, where two columns of one heading (a fleet's lost per run and the total lost
     # were both "lost") cannot be told apart.
-    headings = [(column.title, column.unit) for column in COLUMNS]
+    headings = [(column.title, column.unit) for column in METRICS.in_summary()]
     assert len(headings) == len(set(headings))
 
 

@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 7
+    assert schema.SCHEMA_VERSION == 8
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,8 +119,15 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_cost_columns(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 8 added, gone again: the database as version 7 made it."""
+    for column in schema.COST_COLUMNS:
+        connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
+
+
 def drop_scale_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """What version 7 added, gone again: the database as version 6 made it."""
+    """What versions 7 and 8 added, gone again: the database as version 6 made it."""
+    drop_cost_columns(connection)
     for column in schema.SCALE_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
     for table in ("events", "messages", "samples", "handshakes", "operations"):
@@ -139,6 +146,30 @@ def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
     drop_native_columns(connection)
     for name in ("meter_traces", "meter_samples", "meter_phases"):
         connection.execute(f"DROP TABLE {name}")
+
+
+def test_version_7_database_finds_its_traced_runs_by_a_column(results_dir: Path) -> None:
+    """Before version 8 a traced run (`bench handshake --trace`) was known only by its
+    details_json; the migration marks it 'traced' and every other run 'timed'."""
+    with ResultsStore.open(results_dir) as store:
+        store.connection.execute(
+            "INSERT INTO runs (run_id, experiment_id, status, run_order, details_json) VALUES "
+            "('traced', 'e', 'ok', 0, '{\"benchmark\": \"handshake\", "
+            "\"network_invariant_cpu_s\": {\"mean\": 0.002}}'), "
+            "('timed', 'e', 'ok', 1, '{\"broker_url\": null}'), "
+            "('bare', 'e', 'ok', 2, NULL)"
+        )
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    drop_cost_columns(connection)
+    connection.close()
+    set_meta_version(results_dir, 7)
+    frame = read.runs_frame(results_dir)
+    assert runs_columns(results_dir) == schema.RUNS.column_names
+    assert list(frame["cost_method"]) == ["traced", "timed", "timed"]
+    assert migrations.cost_method_before_version_8(
+        '{"network_invariant_cpu_s": {"mean": 1.0}}'
+    ) == "traced"
+    assert migrations.cost_method_before_version_8(None) == "timed"
 
 
 def test_version_6_database_gains_the_scale_columns(results_dir: Path) -> None:
