@@ -81,6 +81,7 @@ def report(
         build_report,
         parse_figure_formats,
         parse_formats,
+        to_json,
     )
     from iotsecbench.report.compare import parse_allowed
     from iotsecbench.store.duckdb_store import database_path
@@ -106,8 +107,7 @@ def report(
             sources[0], out, parse_formats(format), parse_figure_formats(figures), current
         )
     if as_json:
-        document = "comparison.json" if len(sources) > 1 else "findings.json"
-        typer.echo((built.directory / document).read_text(encoding="utf-8"))
+        typer.echo(to_json(built.document()))
         return
     for path in built.files:
         if path.suffix not in (".png", ".svg", ".pdf"):

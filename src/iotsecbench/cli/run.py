@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -390,11 +389,8 @@ def _summarise_and_report(
         stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
     elif finished.analysis_path is not None:
         stdout.print(f"statistics: {finished.analysis_path}")
-    findings = (
-        finished.report_path.parent / "findings.json" if finished.report_path is not None else None
-    )
-    if findings is not None and findings.exists():
-        lines = finding_lines(json.loads(findings.read_text(encoding="utf-8")))
+    if finished.findings is not None:
+        lines = finding_lines(finished.findings)
         if lines:
             stdout.rule("Findings (against the baseline; 95 % intervals)", align="left")
             for line in lines:

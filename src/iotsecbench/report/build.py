@@ -1,9 +1,10 @@
 """Building a report: load the data, draw the figures, make the tables, write the formats.
 
 Output directory layout: ``report.html`` (self-contained), ``findings.json`` (the findings
-as data), ``tables.md``, ``tables.tex``, ``tables/<name>.csv``, ``figures/<name>.png`` (and
-``.svg``/``.pdf`` when asked for). Files are written to temporary names and
-renamed, so an interrupted build never leaves a half-written report.
+as data; ``BuiltReport.findings`` is the same record, typed), ``tables.md``, ``tables.tex``,
+``tables/<name>.csv``, ``figures/<name>.png`` (and ``.svg``/``.pdf`` when asked for). Files
+are written to temporary names and renamed, so an interrupted build never leaves a
+half-written report.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
 from iotsecbench.report import figures_iotst, figures_setup, html, html_compare, measured
-from iotsecbench.report.compare import compare, default_directory, load_experiments
+from iotsecbench.report.compare import Comparison, compare, default_directory, load_experiments
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
 from iotsecbench.report.figures import (
@@ -26,7 +28,7 @@ from iotsecbench.report.figures import (
     build_figures,
 )
 from iotsecbench.report.figures_compare import comparison_figures
-from iotsecbench.report.findings import find
+from iotsecbench.report.findings import Findings, find
 from iotsecbench.report.tables import ReportTable, build_tables, comparison_tables
 
 FORMATS = ("html", *EXPORTERS)
@@ -37,10 +39,23 @@ class BuiltReport:
     directory: Path
     files: list[Path]
     skipped_figures: list[str]
+    findings: Findings | None = None  # a report's (findings.json)
+    comparison: Comparison | None = None  # a comparison's (comparison.json)
 
     @property
     def html(self) -> Path | None:
         return next((f for f in self.files if f.suffix == ".html"), None)
+
+    def document(self) -> dict[str, Any]:
+        """What ``findings.json`` (or ``comparison.json``) holds."""
+        if self.comparison is not None:
+            return self.comparison.to_dict()
+        return (self.findings or Findings(baseline=None)).to_dict()
+
+
+def to_json(document: dict[str, Any]) -> str:
+    """A findings or comparison document as its file holds it."""
+    return json.dumps(document, indent=2, allow_nan=False)
 
 
 def parse_formats(text: str) -> list[str]:
@@ -82,17 +97,14 @@ def build_report(
     tables = build_tables(data) + measured.tables(data)
     findings = find(data)
     files: list[Path] = [
-        write_atomic(
-            directory / "findings.json",
-            json.dumps(findings.to_dict(), indent=2, allow_nan=False).encode("utf-8"),
-        )
+        write_atomic(directory / "findings.json", to_json(findings.to_dict()).encode("utf-8"))
     ]
     if "html" in formats:
         page = html.render(data, figures, skipped, tables, findings)
         files.append(write_atomic(directory / "report.html", page.encode("utf-8")))
     files += _write_figures(directory, figures, png="html" in formats)
     files += _write_tables(directory, tables, formats)
-    return BuiltReport(directory, files, skipped)
+    return BuiltReport(directory, files, skipped, findings=findings)
 
 
 def build_comparison(
@@ -110,17 +122,14 @@ def build_comparison(
     figures = comparison_figures(comparison, figure_formats)
     tables = comparison_tables(comparison)
     files = [
-        write_atomic(
-            directory / "comparison.json",
-            json.dumps(comparison.to_dict(), indent=2, allow_nan=False).encode("utf-8"),
-        )
+        write_atomic(directory / "comparison.json", to_json(comparison.to_dict()).encode("utf-8"))
     ]
     if "html" in formats:
         page = html_compare.render_comparison(comparison, figures, tables)
         files.append(write_atomic(directory / "comparison.html", page.encode("utf-8")))
     files += _write_figures(directory, figures, png="html" in formats)
     files += _write_tables(directory, tables, formats)
-    return BuiltReport(directory, files, [])
+    return BuiltReport(directory, files, [], comparison=comparison)
 
 
 def _write_figures(directory: Path, figures: list[ReportFigure], png: bool) -> list[Path]:

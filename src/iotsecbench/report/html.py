@@ -20,15 +20,11 @@ from iotsecbench.analysis.document import FILENAMES
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure
 from iotsecbench.report.findings import Findings
+from iotsecbench.report.html_hypotheses import hypotheses_section, hypotheses_table
 from iotsecbench.report.interactive import inline_svg
 from iotsecbench.report.readable import (
     configuration_name,
-    decimals_for,
-    effect_word,
-    interval_text,
-    metric,
-    number,
-    with_unit,
+    in_words,
 )
 from iotsecbench.report.tables import ReportTable
 
@@ -215,32 +211,6 @@ def _experiment_section(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _readable(value: Any) -> str:
-    """Evidence records as text a reader can scan: numbers to 4 significant digits, nested
-    records in parentheses, no JSON punctuation."""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, dict):
-        keys = ("comparison", "difference", "ci_low", "ci_high", "cohens_d")
-        if set(keys[1:4]) <= set(value):
-            # One comparison: the sentence a paper would use.
-            text = (
-                f"{value.get('comparison', '')}: Δ = {_readable(value['difference'])} "
-                f"[{_readable(value['ci_low'])}, {_readable(value['ci_high'])}]"
-            )
-            if value.get("cohens_d") is not None:
-                text += f", d = {_readable(value['cohens_d'])}"
-            return text.strip(": ")
-        return "; ".join(
-            f"{key.replace('_', ' ')}: {_readable(item)}"
-            for key, item in value.items()
-            if key not in ("metric", "device")
-        )
-    if isinstance(value, list | tuple):
-        return ", ".join(_readable(item) for item in value) or "none"
-    return "" if value is None else str(value)
-
-
 def _findings_section(findings: Findings) -> str:
     """The answer first: per configuration, one sentence per headline metric."""
     if not findings.items:
@@ -271,124 +241,6 @@ def _findings_section(findings: Findings) -> str:
     parts += [f'<div class="warning">{escape(note)}</div>' for note in findings.notes]
     parts.append("</section>")
     return "".join(parts)
-
-
-HYPOTHESIS_TITLES = {
-    "H1": "H1 · costs more than the baseline",
-    "H2": "H2 · lies between the baseline and another",
-    "H3": "H3 · beaten on every Pareto axis",
-}
-
-
-def _subject(h: Any) -> str:
-    """The configuration a hypothesis is about, from its evidence (H1: ``x − baseline``; H2:
-    the lower comparison ``c − baseline``) or, for H3, the statement's first word."""
-    evidence = h.evidence if isinstance(h.evidence, dict) else {}
-    comparison = evidence.get("comparison") or (evidence.get("lower") or {}).get("comparison")
-    if comparison:
-        return str(comparison).split(" − ")[0]
-    return str(h.statement).split(" ")[0]
-
-
-def _evidence_text(h: Any) -> str:
-    """One comparison as a reader says it: Δ with unit, interval at the same rounding, d."""
-    evidence = h.evidence if isinstance(h.evidence, dict) else {}
-
-    def one(record: dict[str, Any]) -> str:
-        about = metric(str(evidence.get("metric", "")))
-        low, high = float(record["ci_low"]), float(record["ci_high"])
-        decimals = decimals_for((high - low) / 2)
-        text = (
-            f"{record.get('comparison', '')}: Δ = "
-            f"{with_unit(number(float(record['difference']), decimals, signed=True), about.unit)}"
-            f" (95 % CI {with_unit(interval_text(low, high, decimals), about.unit)})"
-        )
-        word = effect_word(record.get("cohens_d"))
-        return text + (f", {word} effect (d = {number(record['cohens_d'], 2)})" if word else "")
-
-    if {"difference", "ci_low", "ci_high"} <= set(evidence):
-        return one(evidence)
-    if "lower" in evidence and "upper" in evidence:
-        return f"{one(evidence['lower'])}; {one(evidence['upper'])}"
-    return _readable(evidence)
-
-
-def _hypotheses_section(data: ReportData) -> str:
-    """A configuration × hypothesis × role matrix; each cell opens its evidence."""
-    hypotheses = data.analysis.hypotheses if data.analysis is not None else []
-    if not hypotheses:
-        return (
-            '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">No analysis yet: '
-            f"run <code>{escape(_analyze_command(data))}</code>.</p></section>"
-        )
-    cells: dict[tuple[str, str], list[str]] = {}
-    columns: list[tuple[str, str]] = []
-    metric_names = set()
-    for h in hypotheses:
-        evidence = h.evidence if isinstance(h.evidence, dict) else {}
-        role = str(evidence.get("device", "")) if h.id != "H3" else ""
-        if evidence.get("metric"):
-            metric_names.add(metric(str(evidence["metric"]), data.current_kind).heading())
-        column = (str(h.id), role)
-        if column not in columns:
-            columns.append(column)
-        verdict = str(h.verdict)
-        label = verdict
-        if h.id == "H2":  # one cell holds H2 against every other configuration
-            other = h.statement.split(" and ", 1)[1].split(" on ")[0]
-            label = f"vs {configuration_name(other)}: {verdict}"
-        cells.setdefault((_subject(h), f"{h.id}|{role}"), []).append(
-            f'<details class="verdict-{escape(verdict.replace(" ", "-"))}">'
-            f"<summary>{escape(label)}</summary>"
-            f'<p class="muted">{escape(h.statement)}. {escape(_evidence_text(h))}</p></details>'
-        )
-    columns.sort(key=lambda c: (c[0], c[1]))
-    head = "".join(
-        f"<th>{escape(HYPOTHESIS_TITLES.get(hid, hid))}{f'<br>{escape(role)}' if role else ''}</th>"
-        for hid, role in columns
-    )
-    rows = "".join(
-        f"<tr><td>{escape(configuration_name(name))}</td>"
-        + "".join(
-            f"<td>{''.join(cells.get((name, f'{hid}|{role}'), ['–']))}</td>"
-            for hid, role in columns
-        )
-        + "</tr>"
-        for name in data.configurations
-        if any(key[0] == name for key in cells)
-    )
-    on_metrics = f" on {', '.join(sorted(metric_names))}" if metric_names else ""
-    return (
-        '<section id="hypotheses"><h2>Hypotheses</h2><p class="muted">The stability study\'s '
-        "H1–H3 generalised to every configuration against the baseline "
-        f"<b>{escape(configuration_name(str(data.baseline)))}</b>{escape(on_metrics)}. "
-        "Open a verdict for its evidence; every hypothesis, one per row, is under "
-        '<a href="#raw-data">raw data</a>.</p>'
-        f"<div class='scroll'><table class='matrix'><thead><tr><th>configuration</th>{head}"
-        f"</tr></thead><tbody>{rows}</tbody></table></div></section>"
-    )
-
-
-def _analyze_command(data: ReportData) -> str:
-    measured = " --current measured" if data.current_measured else ""
-    return f"iotsecbench analyze {data.source}{measured}"
-
-
-def _hypotheses_table(data: ReportData) -> str:
-    hypotheses = data.analysis.hypotheses if data.analysis is not None else []
-    if not hypotheses:
-        return ""
-    rows = "".join(
-        f"<tr><td>{escape(str(h.id))}</td><td>{escape(h.statement)}</td>"
-        f"<td class='verdict-{escape(str(h.verdict).replace(' ', '-'))}'>"
-        f"{escape(str(h.verdict))}</td><td class='muted'>{escape(_evidence_text(h))}</td></tr>"
-        for h in hypotheses
-    )
-    return (
-        "<details><summary>Every hypothesis with its evidence</summary>"
-        "<div class='scroll'><table><thead><tr><th>id</th><th>statement</th><th>verdict</th>"
-        f"<th>evidence</th></tr></thead><tbody>{rows}</tbody></table></div></details>"
-    )
 
 
 def _figure_html(figure: ReportFigure) -> str:
@@ -553,7 +405,7 @@ def _warnings_section(data: ReportData) -> str:
     for warning in data.analysis.warnings if data.analysis is not None else []:
         add(
             warning.kind,
-            f"{_subject_text(warning.subject)}: {warning.message}",
+            in_words(f"{_subject_text(warning.subject)}: {warning.message}", data.current_kind),
             warning.fix,
         )
     count = sum(len(items) for _, items in groups.values())
@@ -657,11 +509,13 @@ def _methods_section(data: ReportData) -> str:
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td class='muted'>{escape(c)}</td></tr>"
         for a, b, c in methods
     )
-    option_text = ", ".join(
-        f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)
+    option_text = in_words(
+        ", ".join(f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)),
+        data.current_kind,
     )
     notes = "".join(
-        f"<li>{escape(n)}</li>" for n in (data.analysis.notes if data.analysis is not None else [])
+        f"<li>{escape(in_words(n, data.current_kind))}</li>"
+        for n in (data.analysis.notes if data.analysis is not None else [])
     )
     parameters = (
         f"<p class=muted>Analysis parameters: {escape(option_text)}</p>" if option_text else ""
@@ -692,7 +546,7 @@ def _raw_data_section(data: ReportData) -> str:
         )
     else:
         body = f"<p>Statistics from <code>{escape(source)}</code> (analysis.json).</p>"
-    return f'<section id="raw-data"><h2>Raw data</h2>{body}{_hypotheses_table(data)}</section>'
+    return f'<section id="raw-data"><h2>Raw data</h2>{body}{hypotheses_table(data)}</section>'
 
 
 def render(
@@ -722,7 +576,7 @@ def render(
         )
     body = f"""{_findings_section(findings)}
 <section id="summary"><h2>Summary</h2>{summary_html}</section>
-{_hypotheses_section(data)}
+{hypotheses_section(data)}
 {_figures_section(figures, skipped)}
 <section id="tables"><h2>Inference and reliability</h2>{
         other_tables or "<p class='muted'>No analysis yet.</p>"

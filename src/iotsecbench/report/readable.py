@@ -10,9 +10,10 @@ chosen so the interval's half-width keeps two significant digits.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
-from iotsecbench.analysis.metrics import MEASURED, MODELLED, ROLES, labelled, metric
+from iotsecbench.analysis.metrics import MEASURED, METRICS, MODELLED, ROLES, labelled, metric
 
 __all__ = ["MEASURED", "MODELLED", "labelled", "metric"]
 
@@ -31,6 +32,19 @@ def role_heading(role: str | None, key: str, current: str = MODELLED) -> str:
     """ "emitter modelled current (mA)"; an end-to-end metric needs no role."""
     heading = metric(key, current).heading()
     return f"{role} {heading}" if role in ROLES else heading
+
+
+# A metric's key or column in free text (a note or warning of analysis.json): its own word.
+_METRIC_WORD = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, METRICS.names), key=len, reverse=True)) + r")\b"
+)
+
+
+def in_words(text: str, current: str = MODELLED) -> str:
+    """Free text the analysis wrote (notes, warnings, options) with every metric key it
+    names said as a reader says it: "Pareto energy_mah = …" → "Pareto modelled charge = …".
+    Structured records are rendered from their fields instead; this is for prose."""
+    return _METRIC_WORD.sub(lambda match: metric(match.group(1), current).described, text)
 
 
 def configuration_name(name: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +21,14 @@ class TableColumn:
     unit: str = ""
     digits: int | None = None  # None: text
     digits_key: str | None = None  # a row field holding this row's digits (set by its interval)
+    # Text a reader sees for a value the CSV keeps as data (a metric key → its name).
+    shown: Callable[[Any], str] | None = None
 
     def format(self, value: Any, row: dict[str, Any] | None = None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "–"
+        if self.shown is not None:
+            return self.shown(value)
         digits = self.digits
         if self.digits_key is not None and row is not None and self.digits_key in row:
             digits = int(row[self.digits_key])
@@ -87,6 +92,7 @@ def cv_table(data: ReportData) -> ReportTable | None:
         for e in data.analysis.cv
     )
     segments = data.analysis.options.get("segments", 5)
+    current = data.current_kind
     return ReportTable(
         "cv",
         "Coefficient of variation",
@@ -95,7 +101,7 @@ def cv_table(data: ReportData) -> ReportTable | None:
         (
             TableColumn("configuration", "configuration"),
             TableColumn("device", "device"),
-            TableColumn("metric", "metric"),
+            TableColumn("metric", "metric", shown=lambda key: metric(key, current).heading()),
             TableColumn("runs", "runs", "", 0),
             TableColumn("cv_runs", "CV across runs", "%", 2),
             TableColumn("cv_segments", "CV across segments", "%", 2),

@@ -9,6 +9,7 @@ import pandas as pd
 from rich.table import Table
 
 from iotsecbench.analysis.metrics import GROUPS, METRICS, Metric, Registry
+from iotsecbench.report.findings import Findings
 
 
 def _format(value: object, metric: Metric) -> str:
@@ -44,16 +45,14 @@ def warning_lines(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def finding_lines(document: dict) -> list[str]:
-    """The report's findings (``findings.json``) as the lines that end the terminal summary:
-    each sentence with its caveat, then the Pareto front and the sample-size notes."""
+def finding_lines(findings: Findings) -> list[str]:
+    """The report's findings as the lines that end the terminal summary: each sentence with
+    its caveat, then the Pareto front and the sample-size notes."""
     lines = []
-    for finding in document.get("findings", []):
-        kind = finding.get("kind", "")
-        caveat = f" [dim]{finding['caveat']}[/]" if finding.get("caveat") else ""
-        lines.append(f"[bold]{kind}[/] {finding['sentence']}{caveat}")
-    pareto = (document.get("pareto") or {}).get("sentence")
-    if pareto:
-        lines.append(pareto)
-    lines += [f"[yellow]{note}[/]" for note in document.get("notes", [])]
+    for finding in findings.items:
+        caveat = f" [dim]{finding.caveat}[/]" if finding.caveat else ""
+        lines.append(f"[bold]{finding.kind}[/] {finding.sentence}{caveat}")
+    if findings.pareto:
+        lines.append(findings.pareto)
+    lines += [f"[yellow]{note}[/]" for note in findings.notes]
     return lines

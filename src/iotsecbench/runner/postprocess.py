@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotsecbench.analysis.document import FILENAMES
 from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult, analyze
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
 from iotsecbench.files import write_atomic
+
+if TYPE_CHECKING:  # the report (matplotlib) loads only when a report is built
+    from iotsecbench.report.findings import Findings
 
 
 def _properties_for_names(names: list[str]) -> dict[str, dict[str, Any]]:
@@ -95,6 +98,7 @@ class Postprocessed:
     analysis_path: Path | None
     analysis_problem: str | None  # why the statistics could not be computed, if so
     report_path: Path | None
+    findings: Findings | None = None  # what the report found, for the terminal to print
 
 
 def analyze_and_report(results_dir: Path) -> Postprocessed:
@@ -115,4 +119,4 @@ def analyze_and_report(results_dir: Path) -> Postprocessed:
         problem = str(error)
         (results_dir / "analysis.json").unlink(missing_ok=True)  # never a stale one
     built = build_report(results_dir, formats=("html", "md", "csv", "tex"))
-    return Postprocessed(analysis_path, problem, built.html)
+    return Postprocessed(analysis_path, problem, built.html, built.findings)

@@ -152,13 +152,15 @@ def test_version_7_database_finds_its_traced_runs_by_a_column(results_dir: Path)
     """Before version 8 a traced run (`bench handshake --trace`) was known only by its
     details_json; the migration marks it 'traced' and every other run 'timed'."""
     with ResultsStore.open(results_dir) as store:
-        store.connection.execute(
-            "INSERT INTO runs (run_id, experiment_id, status, run_order, details_json) VALUES "
-            "('traced', 'e', 'ok', 0, '{\"benchmark\": \"handshake\", "
-            "\"network_invariant_cpu_s\": {\"mean\": 0.002}}'), "
-            "('timed', 'e', 'ok', 1, '{\"broker_url\": null}'), "
-            "('bare', 'e', 'ok', 2, NULL)"
-        )
+        traced = '{"benchmark": "handshake", "network_invariant_cpu_s": {"mean": 0.002}}'
+        for order, (run_id, details) in enumerate(
+            (("traced", traced), ("timed", '{"broker_url": null}'), ("bare", None))
+        ):
+            store.connection.execute(
+                "INSERT INTO runs (run_id, experiment_id, status, run_order, details_json) "
+                "VALUES (?, 'e', 'ok', ?, ?)",
+                [run_id, order, details],
+            )
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     drop_cost_columns(connection)
     connection.close()
@@ -166,9 +168,10 @@ def test_version_7_database_finds_its_traced_runs_by_a_column(results_dir: Path)
     frame = read.runs_frame(results_dir)
     assert runs_columns(results_dir) == schema.RUNS.column_names
     assert list(frame["cost_method"]) == ["traced", "timed", "timed"]
-    assert migrations.cost_method_before_version_8(
-        '{"network_invariant_cpu_s": {"mean": 1.0}}'
-    ) == "traced"
+    assert (
+        migrations.cost_method_before_version_8('{"network_invariant_cpu_s": {"mean": 1.0}}')
+        == "traced"
+    )
     assert migrations.cost_method_before_version_8(None) == "timed"
 
 
