@@ -1,6 +1,8 @@
 """The HTML report as a reader meets it: opened in headless Chromium (Debian's package,
 driven by Playwright; never a downloaded browser), no console errors, every image loaded,
-every section present; a screenshot is kept in test-artifacts/ for a person to look at."""
+every section present, the headline figure above the findings' sentences and no internal
+metric name in the text a reader sees; a screenshot is kept in test-artifacts/ for a person
+to look at."""
 
 from __future__ import annotations
 
@@ -10,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.report.build import build_report
 from iotsecbench.report.html import SECTIONS
 from tests.conftest import REPO
+
+# What a reader must never see: a metric's key or column (snake_case; "runs" and "lost" are
+# words) — the registry's names say them instead.
+INTERNAL_NAMES = sorted(name for name in METRICS.names if "_" in name)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = REPO / "test-artifacts"
@@ -57,8 +64,9 @@ def check_page(browser, html: Path, screenshot: Path, width: int = 1280) -> dict
     images = page.eval_on_selector_all(
         "img", "els => els.map(e => ({alt: e.alt, ok: e.complete && e.naturalWidth > 0}))"
     )
+    # The figures section's figures (the headline figure opens the findings: `headline`).
     figures = page.eval_on_selector_all(
-        "figure",
+        "#figures figure",
         """els => els.map(e => ({
             svg: !!e.querySelector('.plot svg'),
             label: (e.querySelector('.plot') || e.querySelector('img') || {}).ariaLabel
@@ -67,6 +75,21 @@ def check_page(browser, html: Path, screenshot: Path, width: int = 1280) -> dict
     )
     sections = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    # Where the headline figure sits: inside the findings, above their first sentence.
+    headline = page.evaluate(
+        """() => {
+            const figure = document.querySelector('#findings figure.headline');
+            const sentences = document.querySelector('#findings ul.findings');
+            if (!figure || !sentences) return null;
+            return {above: figure.getBoundingClientRect().bottom
+                           <= sentences.getBoundingClientRect().top,
+                    svg: !!figure.querySelector('.plot svg'),
+                    label: (figure.querySelector('.plot') || {}).ariaLabel || ''};
+        }"""
+    )
+    # Every folded detail open: what a reader can see, all of it.
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    text = page.evaluate("document.body.innerText")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(screenshot), full_page=True)
     page.close()
@@ -77,6 +100,8 @@ def check_page(browser, html: Path, screenshot: Path, width: int = 1280) -> dict
         "sections": sections,
         "scroll_width": scroll_width,
         "external": [u for u in requests if not u.startswith(("file:", "data:"))],
+        "headline": headline,
+        "internal_names": [name for name in INTERNAL_NAMES if name in text],
     }
 
 
@@ -121,6 +146,10 @@ def test_golden_report_in_chromium(browser, golden_results: Path, tmp_path: Path
         assert all(f["svg"] and f["label"] for f in seen["figures"]), seen["figures"]
         assert all(f["width"] <= width for f in seen["figures"])
         assert seen["sections"] == list(SECTIONS) and SECTIONS[0] == "findings"
+        # The answer seen before it is read, said in names a reader knows.
+        assert seen["headline"]["above"] and seen["headline"]["svg"]
+        assert "against plain MQTT" in seen["headline"]["label"]
+        assert seen["internal_names"] == []
     shown, expected, hidden, gone = hover_and_toggle(browser, built.html)
     assert shown == expected and hidden and gone
 
@@ -171,6 +200,8 @@ def test_report_of_a_real_run_in_chromium(browser, mosquitto: str, tmp_path: Pat
         assert seen["scroll_width"] == width
         assert seen["figures"] and all(f["svg"] and f["label"] for f in seen["figures"])
         assert seen["sections"] == list(SECTIONS)
+        assert seen["headline"] and seen["headline"]["above"] and seen["headline"]["svg"]
+        assert seen["internal_names"] == []
     shown, expected, hidden, gone = hover_and_toggle(browser, report)
     assert shown == expected and hidden and gone
     attach_a_meter_to_a_real_run(browser, out, tmp_path)

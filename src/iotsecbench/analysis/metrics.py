@@ -138,10 +138,19 @@ class Metric:
         """ "emitter modelled current (mA)"; an end-to-end or run-wide metric needs no role."""
         return f"{self.role} {self.heading()}" if self.role in ROLES else self.heading()
 
-    @property
-    def compared_over_runs(self) -> bool:
-        """Compared between experiments: the headline findings and what is marked so."""
-        return bool(self.finding) or self.across_experiments
+    def with_current(self, current: str) -> Metric:
+        """This metric as the report's device current makes it: a current or charge is
+        ``current`` (MODELLED, or "measured with <meter>"), every other metric unchanged."""
+        return dataclasses.replace(self, kind=current) if self.follows_current else self
+
+    def labels(self, current: str = MODELLED) -> dict[str, str]:
+        """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
+        return {
+            "metric": self.key,
+            "role": self.role,
+            "kind": self.with_current(current).kind,
+            "unit": self.unit,
+        }
 
 
 def _per_role(template: Metric, columns: dict[str, str]) -> tuple[Metric, ...]:
@@ -195,6 +204,14 @@ class Registry(Sequence[Metric]):
     def key(self, key: str) -> Metric | None:
         """The first metric called ``key`` (its roles share name, unit and kind)."""
         return self._by_key.get(key)
+
+    def metric(self, key: str, current: str = MODELLED) -> Metric:
+        """The entry of a metric ``key`` (or column); an unknown key reads as itself,
+        without a unit. ``current``: what the device's current and charge are."""
+        found = self._by_key.get(key) or self._by_column.get(key)
+        if found is None:
+            found = Metric(key, key, "", key.replace("_", " "), "", MEASURED, 2, key)
+        return found.with_current(current)
 
     def of(self, key: str, role: str) -> Metric | None:
         return next((m for m in self._metrics if (m.key, m.role) == (key, role)), None)
@@ -334,16 +351,9 @@ def metric(key: str, current: str = MODELLED) -> Metric:
     """The entry of a metric ``key`` (or column); an unknown key reads as itself, without a
     unit. ``current`` is what the device's current and charge are: MODELLED or "measured
     with <meter>" (the report's ``--current``)."""
-    found = METRICS.key(key)
-    if found is None:
-        try:
-            found = METRICS.column(key)
-        except KeyError:
-            found = Metric(key, key, "", key.replace("_", " "), "", MEASURED, 2, key)
-    return dataclasses.replace(found, kind=current) if found.follows_current else found
+    return METRICS.metric(key, current)
 
 
 def labelled(key: str, role: str, current: str = MODELLED) -> dict[str, str]:
     """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
-    about = metric(key, current)
-    return {"metric": key, "role": role, "kind": about.kind, "unit": about.unit}
+    return {**metric(key, current).labels(current), "metric": key, "role": role}

@@ -17,18 +17,27 @@ from typing import Any
 
 from iotsecbench.errors import SpecError
 from iotsecbench.files import write_atomic
-from iotsecbench.report import figures_iotst, figures_setup, html, html_compare, measured
+from iotsecbench.report import (
+    figures_headline,
+    figures_iotst,
+    figures_setup,
+    html,
+    html_compare,
+    measured,
+)
 from iotsecbench.report.compare import Comparison, compare, default_directory, load_experiments
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
 from iotsecbench.report.figures import (
     BUILDERS,
+    EXPORTS,
     VECTOR_FORMATS,
     ReportFigure,
     build_figures,
 )
 from iotsecbench.report.figures_compare import comparison_figures
 from iotsecbench.report.findings import Findings, find
+from iotsecbench.report.style import Palette
 from iotsecbench.report.tables import ReportTable, build_tables, comparison_tables
 
 FORMATS = ("html", *EXPORTERS)
@@ -96,13 +105,19 @@ def build_report(
     )
     tables = build_tables(data) + measured.tables(data)
     findings = find(data)
+    token = EXPORTS.set(tuple(figure_formats))
+    try:
+        summary_figure = figures_headline.headline(findings, Palette(data.configurations))
+    finally:
+        EXPORTS.reset(token)
     files: list[Path] = [
         write_atomic(directory / "findings.json", to_json(findings.to_dict()).encode("utf-8"))
     ]
     if "html" in formats:
-        page = html.render(data, figures, skipped, tables, findings)
+        page = html.render(data, figures, skipped, tables, findings, summary_figure)
         files.append(write_atomic(directory / "report.html", page.encode("utf-8")))
-    files += _write_figures(directory, figures, png="html" in formats)
+    drawn = [summary_figure, *figures] if summary_figure is not None else figures
+    files += _write_figures(directory, drawn, png="html" in formats)
     files += _write_tables(directory, tables, formats)
     return BuiltReport(directory, files, skipped, findings=findings)
 

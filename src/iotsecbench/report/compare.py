@@ -38,8 +38,6 @@ from iotsecbench.report.findings import MIN_RUNS
 from iotsecbench.report.readable import (
     change,
     configuration_name,
-    labelled,
-    metric,
     number,
     relative_percent,
     role_phrase,
@@ -196,14 +194,14 @@ def parse_allowed(text: str) -> set[str]:
     return allowed
 
 
-def load_experiments(sources: Sequence[Path]) -> list[Experiment]:
+def load_experiments(sources: Sequence[Path], metrics: Registry = METRICS) -> list[Experiment]:
     resolved = [Path(s).resolve() for s in sources]
     for index, path in enumerate(resolved):
         if path in resolved[:index]:
             raise SpecError(f"{sources[index]} is named twice: compare different experiments")
     experiments = []
     for source, label in zip(sources, labels_for(sources), strict=True):
-        data = load(Path(source))
+        data = load(Path(source), metrics=metrics)
         if not data.has_store:
             raise SpecError(
                 f"{source}: comparing experiments needs the results directory `run` wrote "
@@ -317,11 +315,12 @@ def _contrast(
     if result is None:
         return None
     return _described(
+        entry,
         Contrast(
             kind_of_contrast=kind_of_contrast,
             configuration=configuration,
             baseline=baseline,
-            **labelled(entry.key, entry.role),
+            **entry.labels(),
             experiment=experiment.label,
             reference=reference.label,
             value=result.value,
@@ -329,12 +328,11 @@ def _contrast(
             difference=result.estimate,
             interval=result.interval,
             runs=result.runs,
-        )
+        ),
     )
 
 
-def _described(c: Contrast) -> Contrast:
-    about = metric(c.metric)
+def _described(about: Metric, c: Contrast) -> Contrast:
     shown = change(c.difference, c.interval.low, c.interval.high, c.reference_value, about.unit)
     values = (
         f"{number(c.value, shown.decimals)} on {c.experiment} against "
@@ -377,11 +375,7 @@ def _described(c: Contrast) -> Contrast:
     return dataclasses.replace(c, sentence=sentence, caveat=caveat)
 
 
-def compare(
-    experiments: Sequence[Experiment],
-    allowed: Iterable[str] = (),
-    registry: Registry = METRICS,
-) -> Comparison:
+def compare(experiments: Sequence[Experiment], allowed: Iterable[str] = ()) -> Comparison:
     """Every contrast the stored runs support, configuration by configuration."""
     configurations = check_comparable(experiments, allowed)
     reference = experiments[0]
@@ -395,7 +389,7 @@ def compare(
             f"against {reference.baseline}); costs are taken over {reference.label}'s."
         )
     durations = {float(e.data.spec.get("duration_s", math.nan)) for e in experiments}
-    compared = registry.across_experiments()
+    compared = reference.data.metrics.across_experiments()
     if len(durations) > 1:  # charge per run grows with the run's duration
         compared = [entry for entry in compared if entry.key != CHARGE]
         notes.append(

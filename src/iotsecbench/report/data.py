@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.document import FILENAMES, AnalysisDocument, read_analysis
-from iotsecbench.analysis.metrics import MODELLED
+from iotsecbench.analysis.metrics import METRICS, MODELLED, Registry
 from iotsecbench.errors import SpecError
 from iotsecbench.report.summary import summary_frames
 from iotsecbench.spec.load import stored_spec_data
@@ -53,6 +53,8 @@ class ReportData:
     experiment: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     configurations: list[str] = field(default_factory=list)
+    # The metrics the per-run frame, summary, findings and contrasts hold (analysis.metrics).
+    metrics: Registry = METRICS
 
     @property
     def has_store(self) -> bool:
@@ -118,7 +120,7 @@ def _order(names: list[str], preferred: list[str]) -> list[str]:
     return first + [name for name in names if name not in first]
 
 
-def load(source: Path, current: str = MODELLED) -> ReportData:
+def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> ReportData:
     """Load a results directory (with or without analysis.json) or an analysis.json file.
 
     ``current="measured"``: the device current is the power-meter traces attached to the runs
@@ -137,7 +139,7 @@ def load(source: Path, current: str = MODELLED) -> ReportData:
             raise SpecError(f"{source} holds neither results.duckdb nor analysis.json")
     else:
         raise SpecError(f"{source} does not exist")
-    data = ReportData(source=source)
+    data = ReportData(source=source, metrics=metrics)
     if analysis_path.exists():
         data.analysis = read_analysis(analysis_path)
     if results_dir is not None:
@@ -153,7 +155,7 @@ def load(source: Path, current: str = MODELLED) -> ReportData:
         _load_meter_data(data, results_dir)
         if current == "measured":
             _use_measured_current(data, results_dir)
-        data.per_run, data.summary = summary_frames(results_dir)
+        data.per_run, data.summary = summary_frames(results_dir, metrics)
         data.security = read.security_properties(results_dir)
         data.spec = stored_spec_data(results_dir) or {}
         experiment_file = results_dir / "experiment.json"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from iotsecbench.analysis.describe import mean_t_interval
-from iotsecbench.analysis.metrics import MEASURED, METRICS, MODELLED
+from iotsecbench.analysis.metrics import MEASURED, MODELLED
 from iotsecbench.report.compare import Comparison
 from iotsecbench.report.figures import EXPORTS, ReportFigure, _finish
 from iotsecbench.report.style import Palette, plt, styled
@@ -23,7 +23,7 @@ def _side_by_side(comparison: Comparison, provenance: str, palette: Palette) -> 
     the comparison's tables hold the bootstrap intervals of the differences)."""
     panels = [
         entry
-        for entry in METRICS.across_experiments()
+        for entry in comparison.reference.data.metrics.across_experiments()
         if entry.kind == provenance
         and any(
             e.runs_of(c, entry.column).size

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.analysis.metrics import METRICS, SERIES, Metric, Registry
+from iotsecbench.analysis.metrics import METRICS, SERIES, Metric
 from iotsecbench.analysis.over_runs import LEVEL, compare_over_runs, runs_needed
 from iotsecbench.analysis.over_runs import REPS as RUN_LEVEL_REPS
 from iotsecbench.analysis.pareto import front_with_security_axes
@@ -48,8 +48,6 @@ from iotsecbench.report.readable import (
     change,
     configuration_name,
     effect_word,
-    labelled,
-    metric,
     number,
     relative_percent,
     role_phrase,
@@ -233,8 +231,7 @@ def read_findings(path: Path) -> Findings:
     return Findings.from_dict(document, str(path))
 
 
-def _sentence(f: Finding) -> str:
-    about = metric(f.metric, f.kind)
+def _sentence(f: Finding, about: Metric) -> str:
     shown = change(f.difference, f.interval.low, f.interval.high, f.baseline_value, about.unit)
     what = f"{role_phrase(f.role)} {about.described}"
     detail = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval}"
@@ -277,7 +274,7 @@ def _finding(
     finding = Finding(
         configuration=comparison.a,
         baseline=comparison.b,
-        **labelled(entry.key, entry.role, current),
+        **entry.labels(current),
         value=float(comparison.mean_a),
         baseline_value=float(comparison.mean_b),
         difference=float(comparison.difference),
@@ -288,7 +285,7 @@ def _finding(
         cohens_d=float(d) if d is not None and math.isfinite(d) else None,
     )
     finding = dataclasses.replace(finding, caveat=_caveat(finding))
-    return dataclasses.replace(finding, sentence=_sentence(finding))
+    return dataclasses.replace(finding, sentence=_sentence(finding, entry.with_current(current)))
 
 
 def _cv_run_means(data: ReportData, configuration: str, entry: Metric) -> np.ndarray:
@@ -355,7 +352,7 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     axes = [
         f"{about.described} ({'lower' if d == 'min' else 'higher'} is better)"
         for k, d in pareto.objectives.items()
-        for about in [metric(k, data.current_kind)]
+        for about in [data.metrics.metric(k, data.current_kind)]
     ]
     front = [configuration_name(c) for c in result.front]
     listed = ", ".join(front[:-1]) + f" and {front[-1]}" if len(front) > 1 else front[0]
@@ -376,8 +373,9 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     return sentence, list(result.front)
 
 
-def find(data: ReportData, seed: int | None = None, registry: Registry = METRICS) -> Findings:
-    """Every finding the data supports, configuration by configuration, in report order."""
+def find(data: ReportData, seed: int | None = None) -> Findings:
+    """Every finding the data supports, configuration by configuration, in report order: one
+    per headline metric of ``data.metrics`` (``Metric.finding``)."""
     baseline = data.baseline
     if baseline is None:
         return Findings(baseline=None)
@@ -386,7 +384,7 @@ def find(data: ReportData, seed: int | None = None, registry: Registry = METRICS
     for configuration in data.configurations:
         if configuration == baseline:
             continue
-        for entry in registry.findings():
+        for entry in data.metrics.findings():
             found = _finding_of(data, entry, baseline, configuration, seed)
             if found is not None:
                 items.append(found)

@@ -211,8 +211,9 @@ def _experiment_section(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _findings_section(findings: Findings) -> str:
-    """The answer first: per configuration, one sentence per headline metric."""
+def _findings_section(findings: Findings, headline: ReportFigure | None = None) -> str:
+    """The answer first: the headline figure, then per configuration one sentence per
+    headline metric."""
     if not findings.items:
         return (
             '<section id="findings"><h2>Findings</h2><p class="muted">No findings: they need '
@@ -226,6 +227,8 @@ def _findings_section(findings: Findings) -> str:
         f"{f'; {escape(findings.context)}' if findings.context else ''}. "
         "Bold: the interval excludes no change.</p>",
     ]
+    if headline is not None:  # seen before it is read
+        parts.append(_figure_html(headline, "headline"))
     for configuration in findings.configurations:
         items = "".join(
             f'<li class="{"changed" if f.significant else "unchanged"}">'
@@ -243,9 +246,9 @@ def _findings_section(findings: Findings) -> str:
     return "".join(parts)
 
 
-def _figure_html(figure: ReportFigure) -> str:
+def _figure_html(figure: ReportFigure, role: str = "") -> str:
     """An inline SVG with its series buttons, zoom buttons and hover data; the PNG where no
-    SVG was drawn."""
+    SVG was drawn. ``role`` ("headline") is a class of the figure element."""
     key = escape(figure.key)
     head = (
         f'<h3><span class="tag {escape(figure.provenance)}">{escape(figure.provenance)}</span>'
@@ -255,7 +258,7 @@ def _figure_html(figure: ReportFigure) -> str:
     if not figure.svg:
         encoded = base64.b64encode(figure.png).decode("ascii")
         return (
-            f'<figure id="figure-{key}">{head}<img alt="{alt}" '
+            f'<figure id="figure-{key}" class="{escape(role)}">{head}<img alt="{alt}" '
             f'src="data:image/png;base64,{encoded}"><figcaption>{escape(figure.caption)}'
             "</figcaption></figure>"
         )
@@ -267,7 +270,7 @@ def _figure_html(figure: ReportFigure) -> str:
     )
     data = json.dumps(figure.hover, separators=(",", ":")).replace("</", "<\\/")
     return (
-        f'<figure id="figure-{key}" class="interactive">{head}'
+        f'<figure id="figure-{key}" class="{escape(f"interactive {role}".strip())}">{head}'
         f'<div class="figure-tools">{buttons}<span class="zoom">'
         '<button type="button" data-zoom="in" title="zoom in">+</button>'
         '<button type="button" data-zoom="out" title="zoom out">−</button>'
@@ -555,8 +558,10 @@ def render(
     skipped: list[str],
     tables: list[ReportTable],
     findings: Findings,
+    headline: ReportFigure | None = None,
 ) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string; ``headline`` (the findings at a glance) opens
+    the findings."""
     name = data.spec.get("name") or data.source.name
     by_key = {t.key: t for t in tables}
     summary = by_key.get("summary")
@@ -574,7 +579,7 @@ def render(
             "the summary's current and charge columns stay the energy model's, over every "
             f"run.</p>{summary_html}"
         )
-    body = f"""{_findings_section(findings)}
+    body = f"""{_findings_section(findings, headline)}
 <section id="summary"><h2>Summary</h2>{summary_html}</section>
 {hypotheses_section(data)}
 {_figures_section(figures, skipped)}

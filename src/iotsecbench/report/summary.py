@@ -8,25 +8,29 @@ from pathlib import Path
 
 import pandas as pd
 
+from iotsecbench.analysis.metrics import METRICS, Registry
 from iotsecbench.analysis.per_run import TABLES, empty_frames, per_run_values, summarise_runs
 from iotsecbench.spec.load import stored_spec_data
 from iotsecbench.store import read
 
 
-def summary_frames(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def summary_frames(
+    results_dir: Path, metrics: Registry = METRICS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The stored tables read once, for both frames the report uses: one row per ok run
-    (``per_run``) and one per configuration (the summary)."""
+    (``per_run``) and one per configuration (the summary), a column per metric of
+    ``metrics``."""
     runs = read.runs_frame(results_dir)
     runs = runs[runs["status"] == "ok"]
     if runs.empty:
-        return empty_frames()
+        return empty_frames(metrics)
     # A fleet's per-device figures are its device 0's (its fleet figures are in `runs`).
     tables = {name: read.table(results_dir, name, first_device=True) for name in TABLES}
     latency = read.latency_frame(results_dir)
-    per_run = per_run_values(runs, tables, latency)
+    per_run = per_run_values(runs, tables, latency, metrics)
     # Configurations in the order the spec lists them (runs themselves are shuffled).
     order = (stored_spec_data(results_dir) or {}).get("configurations", [])
-    return per_run, summarise_runs(runs, tables["messages"], latency, per_run, order)
+    return per_run, summarise_runs(runs, tables["messages"], latency, per_run, order, metrics)
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

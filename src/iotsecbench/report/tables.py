@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.report.compare import Comparison
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import decimals_for, metric, role_heading
@@ -62,7 +61,7 @@ def summary_table(data: ReportData) -> ReportTable | None:
         TableColumn("configuration", "configuration"),
         *(
             TableColumn(m.column, m.title, m.unit, m.digits)
-            for m in METRICS.in_summary()
+            for m in data.metrics.in_summary()
             # Columns no run has data for (e.g. echo round trips of mqtt runs) are left out.
             if m.column in summary and summary[m.column].notna().any()
         ),

@@ -1,0 +1,96 @@
+"""The headline figure: the findings seen before they are read. One panel per headline
+metric, one row per configuration: its change against the baseline in % of the baseline's
+value, with the finding's interval (a forest plot). Drawn from the typed findings
+(``report.findings.Findings``), so it shows exactly the numbers the sentences say."""
+
+from __future__ import annotations
+
+import math
+
+from matplotlib.ticker import MaxNLocator
+
+from iotsecbench.analysis.metrics import metric
+from iotsecbench.report.figures import ReportFigure, _finish
+from iotsecbench.report.findings import MIN_RUNS, Finding, Findings
+from iotsecbench.report.readable import configuration_name, role_phrase
+from iotsecbench.report.style import Palette, plt, styled
+
+KEY = "headline"
+
+
+def _shown(finding: Finding) -> bool:
+    """A relative change exists: the baseline is not 0 and the difference is a number."""
+    return finding.relative_interval is not None and math.isfinite(finding.relative_percent)
+
+
+def _panel_title(finding: Finding) -> str:
+    """ "the emitter's modelled current" → "emitter modelled current" """
+    what = f"{role_phrase(finding.role)} {metric(finding.metric, finding.kind).described}"
+    return what.removeprefix("the ").replace("'s ", " ", 1)
+
+
+@styled
+def headline(findings: Findings, palette: Palette) -> ReportFigure | None:
+    """Every finding's relative change with its interval; None without a finding to show."""
+    shown = [f for f in findings.items if _shown(f)]
+    if not shown or findings.baseline is None:
+        return None
+    panels = list(dict.fromkeys((f.metric, f.role) for f in shown))
+    configurations = list(dict.fromkeys(f.configuration for f in shown))
+    by_key = {(f.metric, f.role, f.configuration): f for f in shown}
+    columns = 2 if len(panels) > 1 else 1
+    rows = math.ceil(len(panels) / columns)
+    figure, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(7.2, rows * (0.28 * len(configurations) + 1.05) + 0.3),
+        sharey=True,
+        squeeze=False,
+    )
+    positions = {c: len(configurations) - 1 - i for i, c in enumerate(configurations)}
+    baseline = configuration_name(findings.baseline)
+    for axis, (key, role) in zip(axes.flat, panels, strict=False):
+        for configuration in configurations:
+            finding = by_key.get((key, role, configuration))
+            if finding is None:
+                continue
+            interval = finding.relative_interval
+            assert interval is not None  # _shown
+            y, colour = positions[configuration], palette.color(configuration)
+            label = configuration_name(configuration)
+            axis.hlines(y, interval.low, interval.high, color=colour, lw=2.2, label=label)
+            axis.plot(
+                [finding.relative_percent], [y], ls="none", marker="o", ms=5.5, color=colour,
+                markerfacecolor=colour if finding.significant else "white", label=label,
+            )  # fmt: skip
+        axis.axvline(0, color="black", lw=0.8)
+        sample = next(f for f in shown if (f.metric, f.role) == (key, role))
+        axis.set_title(_panel_title(sample), fontsize=8)
+        axis.tick_params(axis="x", labelsize=7)
+        axis.xaxis.set_major_locator(MaxNLocator(5))
+        axis.margins(x=0.08)
+        axis.set_ylim(-0.7, len(configurations) - 0.3)
+    for axis in list(axes.flat)[len(panels) :]:
+        axis.set_visible(False)
+    for axis in axes[:, 0]:
+        axis.set_yticks(
+            [positions[c] for c in configurations],
+            [configuration_name(c) for c in configurations],
+            fontsize=7,
+        )
+    for axis in axes[-1]:
+        axis.set_xlabel(f"change against {baseline} (%)", fontsize=7.5)
+    kinds = sorted({f.kind for f in shown})
+    few = any(not f.enough_runs for f in shown)
+    return _finish(
+        KEY,
+        f"Each configuration against {baseline}",
+        "One panel per headline metric: the change against the baseline in % of the "
+        "baseline's value (marker) with its 95 % interval (bar); a filled marker's interval "
+        "excludes no change, a hollow one's does not. Current and charge: the analysis' "
+        "block bootstrap within runs; the others one value per run, bootstrapped over runs. "
+        "The sentences below say the same in numbers."
+        + (f" Intervals over fewer than {MIN_RUNS} runs are indicative." if few else ""),
+        " and ".join(kinds),
+        figure,
+    )
