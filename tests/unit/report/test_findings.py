@@ -10,16 +10,23 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+from tests.conftest import GOLDEN
 
 from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_generator
+from iotsecbench.analysis.results import Interval
+from iotsecbench.errors import DataError
 from iotsecbench.report import readable
 from iotsecbench.report.build import build_report
 from iotsecbench.report.data import load
 from iotsecbench.report.findings import (
     ANALYSIS_METRICS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
     MIN_RUNS,
     RUN_LEVEL_REPS,
+    Findings,
     find,
+    read_findings,
     runs_needed,
 )
 
@@ -133,3 +140,47 @@ def test_findings_json_and_the_report_open_with_them(golden_results: Path, tmp_p
     for pdf in pdfs:
         content = pdf.read_bytes()
         assert content.startswith(b"%PDF-") and b"%%EOF" in content[-32:] and len(content) > 1000
+
+
+def test_golden_findings_are_what_the_report_finds(
+    golden_results: Path, tmp_path: Path
+) -> None:
+    """tests/data/golden/findings.json was written before findings.json had a version (and
+    before the metric registry and the typed findings): the report still finds exactly that,
+    apart from the format and version fields."""
+    built = build_report(golden_results, tmp_path / "report", ["md"])
+    written = json.loads((built.directory / "findings.json").read_text())
+    stored = json.loads((GOLDEN / "findings.json").read_text())
+    assert "version" not in stored and "format" not in stored
+    assert (written.pop("format"), written.pop("version")) == ("iotsecbench-findings", 1)
+    assert written == stored
+    assert built.findings is not None and built.findings.to_dict() == {
+        "format": "iotsecbench-findings", "version": 1, **stored
+    }  # fmt: skip
+
+
+def test_findings_json_reads_back_typed_and_older_versions_are_upgraded(tmp_path: Path) -> None:
+    stored = json.loads((GOLDEN / "findings.json").read_text())  # version 0: no version field
+    findings = Findings.from_dict(stored)
+    assert findings.baseline == "plain" and len(findings.items) == len(stored["findings"])
+    first = findings.items[0]
+    assert isinstance(first.interval, Interval)
+    assert (first.interval.low, first.interval.high) == (
+        stored["findings"][0]["ci_low"],
+        stored["findings"][0]["ci_high"],
+    )
+    assert findings.to_dict() == {"format": FORMAT_NAME, "version": FORMAT_VERSION, **stored}
+    path = tmp_path / "findings.json"
+    path.write_text(json.dumps(findings.to_dict()))
+    assert read_findings(path) == findings
+    with pytest.raises(DataError, match="findings version 2"):
+        Findings.from_dict({**findings.to_dict(), "version": FORMAT_VERSION + 1})
+    with pytest.raises(DataError, match="not an iotsecbench findings document"):
+        Findings.from_dict({"format": "iotsecbench-analysis", "version": 1})
+    broken = json.loads(json.dumps(stored))
+    del broken["findings"][2]["ci_high"]
+    with pytest.raises(DataError, match=r"findings\[2\] lacks ci_high"):
+        Findings.from_dict(broken)
+    path.write_bytes(b"\xff not json")
+    with pytest.raises(DataError):
+        read_findings(path)
