@@ -142,9 +142,7 @@ def test_findings_json_and_the_report_open_with_them(golden_results: Path, tmp_p
         assert content.startswith(b"%PDF-") and b"%%EOF" in content[-32:] and len(content) > 1000
 
 
-def test_golden_findings_are_what_the_report_finds(
-    golden_results: Path, tmp_path: Path
-) -> None:
+def test_golden_findings_are_what_the_report_finds(golden_results: Path, tmp_path: Path) -> None:
     """tests/data/golden/findings.json was written before findings.json had a version (and
     before the metric registry and the typed findings): the report still finds exactly that,
     apart from the format and version fields."""
