@@ -19,6 +19,7 @@ from iotsecbench.analysis.bootstrap import (
 )
 from iotsecbench.analysis.checks import QualityWarning, WarningKind
 from iotsecbench.analysis.effects import cohens_d
+from iotsecbench.analysis.metrics import CHARGE
 from iotsecbench.analysis.results import Comparison
 from iotsecbench.errors import SpecError
 
@@ -70,7 +71,7 @@ def energy_comparisons(
                 vb = np.array(list(energy[(b, device)].values()))
                 if va.size < 2 or vb.size < 2:
                     continue
-                generator = keyed_generator(seed, "energy_mah", device, a, b)
+                generator = keyed_generator(seed, CHARGE, device, a, b)
                 if block_of:
                     differences = _block_differences(
                         energy[(a, device)], energy[(b, device)], a, b, block_of
@@ -81,7 +82,7 @@ def energy_comparisons(
                                 WarningKind.TOO_FEW_SHARED_BLOCKS,
                                 f"{a} against {b} share {len(differences)} {block_on} "
                                 "block(s): their energy is not compared",
-                                {"configuration": a, "device": device, "metric": "energy_mah"},
+                                {"configuration": a, "device": device, "metric": CHARGE},
                                 {"shared_blocks": len(differences), "block_on": block_on},
                             )
                         )
@@ -92,7 +93,7 @@ def energy_comparisons(
                     )
                 else:
                     boot = iid_bootstrap_difference(va, vb, reps, level, generator)
-                result.append(comparison_row("energy_mah", device, a, b, va, vb, boot))
+                result.append(comparison_row(CHARGE, device, a, b, va, vb, boot))
     return result, warnings
 
 

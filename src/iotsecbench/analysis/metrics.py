@@ -352,8 +352,3 @@ def metric(key: str, current: str = MODELLED) -> Metric:
     unit. ``current`` is what the device's current and charge are: MODELLED or "measured
     with <meter>" (the report's ``--current``)."""
     return METRICS.metric(key, current)
-
-
-def labelled(key: str, role: str, current: str = MODELLED) -> dict[str, str]:
-    """The fields naming what a finding or contrast is about: metric, role, kind, unit."""
-    return {**metric(key, current).labels(current), "metric": key, "role": role}

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.describe import cumulative_mah, percentile
-from iotsecbench.analysis.metrics import FLEET, MEAN, METRICS, PHASES, Registry
+from iotsecbench.analysis.metrics import FLEET, MEAN, METRICS, PHASE_COLUMNS, PHASES, Registry
 
 # The tables a run's per-run values are derived from (a fleet's device 0: store.read.table's
 # ``first_device``).
@@ -67,9 +67,9 @@ def _derived(run: pd.Series, tables: Mapping[str, pd.DataFrame]) -> dict[str, fl
     samples, events, messages, handshakes = (own[name] for name in TABLES)
     values: dict[str, float] = {}
     emitter_handshakes = handshakes[handshakes["agent"] == "emitter"]
-    for phase in PHASES:
+    for phase, column in zip(PHASES, PHASE_COLUMNS, strict=True):
         wall = emitter_handshakes.loc[emitter_handshakes["phase"] == phase, "wall_ns"]
-        values[f"{phase}_ms"] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")
+        values[column] = float(wall.iloc[0]) / 1e6 if len(wall) else float("nan")
     values.update(_setup_wire(emitter_handshakes, events[events["agent"] == "emitter"], messages))
     emitter_events = events[events["agent"] == "emitter"]
     start = emitter_events.loc[emitter_events["kind"] == "publish_start", "t_ns"]
@@ -95,7 +95,7 @@ def _derived(run: pd.Series, tables: Mapping[str, pd.DataFrame]) -> dict[str, fl
         if len(inside):
             values["wire_bytes_per_message"] = sent_bytes / len(inside)
             values["expansion_bytes"] = values["wire_bytes_per_message"] - run["payload_bytes"]
-    phases = [values[f"{p}_ms"] for p in PHASES if np.isfinite(values[f"{p}_ms"])]
+    phases = [values[c] for c in PHASE_COLUMNS if np.isfinite(values[c])]
     values["setup_ms"] = float(sum(phases)) if phases else np.nan
     return values
 
@@ -246,7 +246,7 @@ def empty_frames(registry: Registry = METRICS) -> tuple[pd.DataFrame, pd.DataFra
 # sources must be one of these (tests/unit/analysis/test_metrics.py checks it).
 DERIVED = frozenset(
     {
-        *(f"{phase}_ms" for phase in PHASES),
+        *PHASE_COLUMNS,
         "setup_ms", "setup_bytes_out", "setup_bytes_in", "client_hello_segments",
         "first_message_ms", "wire_bytes_per_message", "expansion_bytes",
         *(f"{agent}_{what}" for agent in AGENTS

@@ -45,6 +45,7 @@ from iotsecbench.analysis.describe import (
 )
 from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
+from iotsecbench.analysis.metrics import CHARGE, CURRENT, LATENCY, METRICS
 from iotsecbench.analysis.pareto import ParetoResult, pareto_analysis
 from iotsecbench.analysis.results import Comparison, Record, plain
 from iotsecbench.analysis.sensitivity import RunRegimes, SensitivityResult, energy_sensitivity
@@ -57,10 +58,10 @@ from iotsecbench.analysis.timeseries import (
 )
 from iotsecbench.errors import DataError, SpecError
 
-CURRENT_COLUMNS = ("configuration", "device", "run", "time_s", "current_ma")
-LATENCY_COLUMNS = ("configuration", "run", "seq", "latency_ms")
+CURRENT_COLUMNS = ("configuration", "device", "run", "time_s", CURRENT)
+LATENCY_COLUMNS = ("configuration", "run", "seq", LATENCY)
 LATENCY_DEVICE = "end-to-end"  # latency is measured from emitter to receiver
-UNITS = {"current_ma": "mA", "energy_mah": "mAh", "latency_ms": "ms"}
+UNITS = {key: METRICS.metric(key).unit for key in (CURRENT, CHARGE, LATENCY)}
 LONG_SERIES = 2000  # runs longer than this (per-message latency) get a fixed ADF lag order
 ADF_LAGS_LONG_SERIES = 20  # fixed ADF lags there: one regression instead of an AIC search
 
@@ -82,11 +83,9 @@ class AnalysisOptions(Record):
     mode_resolution: float = 0.1  # rounding step for the mode (mA, ms)
     change_point_penalty: float = 2.0  # β of the PELT penalty β·σ²_LR·log n
     max_transient_fraction: float = 0.5
-    objectives: Mapping[str, str] = field(
-        default_factory=lambda: {"energy_mah": "min", "latency_ms": "min"}
-    )
+    objectives: Mapping[str, str] = field(default_factory=lambda: {CHARGE: "min", LATENCY: "min"})
     constraints: tuple[str, ...] = ()  # security properties every Pareto candidate must have
-    hypothesis_metric: str = "current_ma"
+    hypothesis_metric: str = CURRENT
     battery: BatteryParameters = field(default_factory=BatteryParameters)
     # Energy comparisons paired by block (docs/analysis.md): "none" (runs independent),
     # "repetition" (every configuration of one repetition is a block: run order permuted
@@ -323,14 +322,14 @@ def _prepare(
     rank = {c: i for i, c in enumerate(configurations)}
     one_hz = to_one_hertz(current.assign(configuration=current["configuration"].astype(str)))
     current_series = sorted(
-        _collect(one_hz, "current_ma", "time_s", None),
+        _collect(one_hz, CURRENT, "time_s", None),
         key=lambda s: (rank[s.configuration], s.device),
     )
     latency_series: list[_Series] = []
     if latency is not None and not latency.empty:
         latency = latency.assign(configuration=latency["configuration"].astype(str))
         latency_series = sorted(
-            _collect(latency, "latency_ms", "seq", LATENCY_DEVICE),
+            _collect(latency, LATENCY, "seq", LATENCY_DEVICE),
             key=lambda s: rank[s.configuration],
         )
     return _Inputs(
@@ -506,7 +505,7 @@ def _describe(
                     subject,
                 )
             )
-        if s.metric == "current_ma":
+        if s.metric == CURRENT:
             for run, values in s.runs.items():
                 times = s.times[run]
                 dt = float(np.median(np.diff(times))) if times.size > 1 else 1.0
@@ -522,7 +521,7 @@ def _describe(
                     }
                 )
     for (configuration, device), by_run in energy.items():
-        subject = {"configuration": configuration, "device": device, "metric": "energy_mah"}
+        subject = {"configuration": configuration, "device": device, "metric": CHARGE}
         values = list(by_run.values())
         descriptive.append(
             {
@@ -606,9 +605,9 @@ def _pareto(
     objective_values: dict[str, dict[str, float]] = {c: {} for c in inputs.configurations}
     for (configuration, _device), by_run in description.energy.items():
         row = objective_values[configuration]
-        row["energy_mah"] = row.get("energy_mah", 0.0) + float(np.mean(list(by_run.values())))
+        row[CHARGE] = row.get(CHARGE, 0.0) + float(np.mean(list(by_run.values())))
     for s in inputs.latency:
-        objective_values[s.configuration]["latency_ms"] = pooled_mean(list(s.runs.values()))
+        objective_values[s.configuration][LATENCY] = pooled_mean(list(s.runs.values()))
     objectives = dict(options.objectives)
     available = {k for row in objective_values.values() for k in row}
     if properties:
@@ -621,7 +620,7 @@ def _pareto(
         if objectives
         else None
     )
-    notes.append("Pareto energy_mah = sum over devices of the mean per-run cumulative charge")
+    notes.append(f"Pareto {CHARGE} = sum over devices of the mean per-run cumulative charge")
     return pareto, notes
 
 

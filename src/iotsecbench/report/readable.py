@@ -13,9 +13,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from iotsecbench.analysis.metrics import MEASURED, METRICS, MODELLED, ROLES, labelled, metric
+from iotsecbench.analysis.metrics import MEASURED, METRICS, MODELLED, ROLES, metric
 
-__all__ = ["MEASURED", "MODELLED", "labelled", "metric"]
+__all__ = ["MEASURED", "MODELLED", "metric"]
 
 # Cohen (1988): |d| of 0.2, 0.5 and 0.8 are small, medium and large effects.
 EFFECT_WORDS = ((0.2, "negligible"), (0.5, "small"), (0.8, "medium"), (math.inf, "large"))
