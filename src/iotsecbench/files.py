@@ -4,9 +4,13 @@ import, like ``errors``)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from iotsecbench.errors import DataError
 
 
 def private_directory(path: Path) -> Path:
@@ -68,3 +72,14 @@ def fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON document iotsecbench wrote (analysis.json, findings.json); ``DataError`` (exit 4)
+    naming the file when it is not valid UTF-8 JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None

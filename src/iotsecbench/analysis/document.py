@@ -10,7 +10,6 @@ a newer document with more in it still reads.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 
 from iotsecbench.analysis.results import Comparison, build_record
 from iotsecbench.errors import DataError
+from iotsecbench.files import read_json
 
 FORMAT_NAME = "iotsecbench-analysis"
 # analysis.json version history:
@@ -161,10 +161,4 @@ class _TopLevel:
 
 def read_analysis(path: Path) -> AnalysisDocument:
     """Read and check an ``analysis.json`` file; ``DataError`` (exit 4) naming what is wrong."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    return parse_analysis(document, str(path))
+    return parse_analysis(read_json(path), str(path))

@@ -25,7 +25,7 @@ from iotsecbench.analysis.bootstrap import (
     iid_bootstrap_difference,
     keyed_generator,
 )
-from iotsecbench.analysis.effects import effect_label
+from iotsecbench.analysis.comparisons import comparison_row
 from iotsecbench.analysis.results import Comparison, Interval
 
 LEVEL = 0.95
@@ -69,10 +69,9 @@ def compare_over_runs(
     level: float = LEVEL,
 ) -> Comparison | None:
     """``mean(a) − mean(b)`` of one value per run, with Hesterberg's expanded percentile
-    interval of an i.i.d. bootstrap over runs and Cohen's d over the runs' pooled SD
-    (√((s_a² + s_b²)/2)); None when a side has fewer than 2 runs (no spread to go on). The
-    draws come from ``seed`` and the comparison's names, so they do not depend on what else
-    was compared."""
+    interval of an i.i.d. bootstrap over runs and Cohen's d over the runs' pooled SD; None
+    when a side has fewer than 2 runs (no spread to go on). The draws come from ``seed`` and
+    the comparison's names, so they do not depend on what else was compared."""
     values_a, values_b = np.asarray(values_a, dtype=float), np.asarray(values_b, dtype=float)
     if values_a.size < 2 or values_b.size < 2:
         return None
@@ -80,26 +79,7 @@ def compare_over_runs(
         values_a, values_b, reps=reps, level=level,
         seed=keyed_generator(seed, "finding", metric, device, a, b),
     )  # fmt: skip
-    pooled = math.sqrt((values_a.var(ddof=1) + values_b.var(ddof=1)) / 2)
-    d = result.estimate / pooled if pooled > 0 else float("nan")
-    return Comparison(
-        metric=metric,
-        device=device,
-        a=a,
-        b=b,
-        mean_a=float(values_a.mean()),
-        mean_b=float(values_b.mean()),
-        difference=result.estimate,
-        interval=result.interval,
-        significant=result.significant,
-        cohens_d=d,
-        effect=effect_label(d),
-        method=result.method,
-        block_length=None,
-        reps=result.reps,
-        n_a=int(values_a.size),
-        n_b=int(values_b.size),
-    )
+    return comparison_row(metric, device, a, b, values_a, values_b, result)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -130,10 +130,13 @@ def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
 
-def build_record(cls: type[R], record: Any, where: str, **fields: Any) -> R:
+def build_record(
+    cls: type[R], record: Any, where: str, numbers: Sequence[str] = (), **fields: Any
+) -> R:
     """``cls`` from the JSON object ``record``: its declared fields (``fields`` given
     already built), a missing one refused with a ``DataError`` naming ``where``; extra
-    fields are ignored, so a newer document with more in it still reads."""
+    fields are ignored, so a newer document with more in it still reads. ``numbers``: the
+    float fields, whose null (a NaN or infinity written out) reads as NaN."""
     if not isinstance(record, Mapping):
         raise DataError(f"{where}: expected an object, found {type(record).__name__}")
     declared = [f for f in dataclasses.fields(cls) if f.name not in fields]  # type: ignore[arg-type]
@@ -148,12 +151,24 @@ def build_record(cls: type[R], record: Any, where: str, **fields: Any) -> R:
             f"{where} lacks {', '.join(missing)}: written by another iotsecbench version? "
             "re-run `iotsecbench analyze`"
         )
-    return cls(**{f.name: record[f.name] for f in declared if f.name in record}, **fields)
+    values = {f.name: record[f.name] for f in declared if f.name in record}
+    values.update({name: _number(values[name]) for name in numbers if name in values})
+    return cls(**values, **fields)
 
 
 # How an interval is written into a JSON record beside its estimate (analysis.json's
 # comparisons, findings.json, comparison.json): flat, as these documents always had it.
 INTERVAL_FIELDS = ("ci_low", "ci_high", "level", "interval_method")
+
+
+def flat_record(record: Any) -> dict[str, Any]:
+    """A dataclass record's fields with its ``interval`` written flat (``INTERVAL_FIELDS``),
+    the layout findings.json and comparison.json keep."""
+    flat: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        flat.update(interval_fields(value) if f.name == "interval" else {f.name: value})
+    return flat
 
 
 def interval_fields(interval: Interval) -> dict[str, Any]:
@@ -226,15 +241,14 @@ class Comparison(Record):
     def from_dict(cls, record: Any, where: str = "comparison") -> Comparison:
         """The comparison ``to_dict`` wrote; ``DataError`` naming ``where`` if a field is
         missing (numbers written as null read as NaN)."""
-        built = build_record(cls, record, where, interval=interval_from_fields(record, where))
-        return dataclasses.replace(
-            built,
-            mean_a=_number(built.mean_a),
-            mean_b=_number(built.mean_b),
-            difference=_number(built.difference),
-            cohens_d=_number(built.cohens_d),
-            replicate_histogram=built.replicate_histogram or {},
+        built = build_record(
+            cls,
+            record,
+            where,
+            numbers=("mean_a", "mean_b", "difference", "cohens_d"),
+            interval=interval_from_fields(record, where),
         )
+        return dataclasses.replace(built, replicate_histogram=built.replicate_histogram or {})
 
     def summary(self) -> str:
         star = "*" if self.significant else " "

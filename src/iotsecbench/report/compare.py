@@ -31,7 +31,7 @@ import numpy as np
 
 from iotsecbench.analysis.metrics import CHARGE, METRICS, Metric, Registry
 from iotsecbench.analysis.over_runs import LEVEL, contrast_over_runs
-from iotsecbench.analysis.results import Interval, interval_fields
+from iotsecbench.analysis.results import Interval, flat_record
 from iotsecbench.errors import SpecError
 from iotsecbench.report.data import ReportData, load
 from iotsecbench.report.findings import MIN_RUNS
@@ -97,12 +97,7 @@ class Contrast:
         return relative_percent(self.difference, self.reference_value)
 
     def to_dict(self) -> dict[str, Any]:
-        record: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "interval":
-                record.update(interval_fields(self.interval))
-            else:
-                record[f.name] = getattr(self, f.name)
+        record = flat_record(self)
         record.update(relative_percent=self.relative_percent, significant=self.significant)
         return {
             k: None if isinstance(v, float) and not math.isfinite(v) else v

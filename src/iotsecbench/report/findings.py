@@ -22,7 +22,6 @@ spread (``analysis.over_runs.runs_needed``).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,10 +38,11 @@ from iotsecbench.analysis.results import (
     Comparison,
     Interval,
     build_record,
-    interval_fields,
+    flat_record,
     interval_from_fields,
 )
 from iotsecbench.errors import DataError
+from iotsecbench.files import read_json
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.readable import (
     change,
@@ -118,12 +118,7 @@ class Finding:
         return self.interval.excludes_zero()
 
     def to_dict(self) -> dict[str, Any]:
-        record: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "interval":
-                record.update(interval_fields(self.interval))
-            else:
-                record[f.name] = getattr(self, f.name)
+        record = flat_record(self)
         record["relative_percent"] = self.relative_percent
         record["significant"] = self.significant
         # JSON has no NaN: a value that does not exist is null.
@@ -135,17 +130,13 @@ class Finding:
     @classmethod
     def from_dict(cls, record: Any, where: str = "finding") -> Finding:
         """The finding ``to_dict`` wrote (its derived fields recomputed, not read)."""
-        built = build_record(cls, record, where, interval=interval_from_fields(record, where))
-        return dataclasses.replace(
-            built,
-            value=_number(built.value),
-            baseline_value=_number(built.baseline_value),
-            difference=_number(built.difference),
+        return build_record(
+            cls,
+            record,
+            where,
+            numbers=("value", "baseline_value", "difference"),
+            interval=interval_from_fields(record, where),
         )
-
-
-def _number(value: Any) -> float:
-    return float("nan") if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -222,13 +213,7 @@ def upgrade(document: Any, where: str) -> dict[str, Any]:
 
 def read_findings(path: Path) -> Findings:
     """Read ``findings.json`` (any version); ``DataError`` (exit 4) naming what is wrong."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    return Findings.from_dict(document, str(path))
+    return Findings.from_dict(read_json(path), str(path))
 
 
 def _sentence(f: Finding, about: Metric) -> str:
