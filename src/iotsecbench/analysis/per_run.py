@@ -193,9 +193,9 @@ def summarise_runs(
         if len(lat):
             row.update(
                 latency_mean_ms=lat.mean(),
-                latency_p50_ms=np.percentile(lat, 50),
-                latency_p95_ms=np.percentile(lat, 95),
-                latency_p99_ms=np.percentile(lat, 99),
+                latency_p50_ms=percentile(lat, 50),
+                latency_p95_ms=percentile(lat, 95),
+                latency_p99_ms=percentile(lat, 99),
             )
         own_messages = messages[messages["run_id"].isin(group["run_id"])]
         row["seal_us"] = own_messages["seal_cpu_ns"].median() / 1e3
