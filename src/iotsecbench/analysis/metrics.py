@@ -138,6 +138,13 @@ class Metric:
         """ "emitter modelled current (mA)"; an end-to-end or run-wide metric needs no role."""
         return f"{self.role} {self.heading()}" if self.role in ROLES else self.heading()
 
+    @property
+    def direction(self) -> str | None:
+        """ "min" or "max": the way a Pareto objective of this metric is better."""
+        if self.lower_is_better is None:
+            return None
+        return "min" if self.lower_is_better else "max"
+
     def with_current(self, current: str) -> Metric:
         """This metric as the report's device current makes it: a current or charge is
         ``current`` (MODELLED, or "measured with <meter>"), every other metric unchanged."""

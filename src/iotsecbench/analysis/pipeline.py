@@ -83,7 +83,10 @@ class AnalysisOptions(Record):
     mode_resolution: float = 0.1  # rounding step for the mode (mA, ms)
     change_point_penalty: float = 2.0  # β of the PELT penalty β·σ²_LR·log n
     max_transient_fraction: float = 0.5
-    objectives: Mapping[str, str] = field(default_factory=lambda: {CHARGE: "min", LATENCY: "min"})
+    # cumulative charge and mean latency, each the way the registry says is better
+    objectives: Mapping[str, str] = field(
+        default_factory=lambda: {key: METRICS.metric(key).direction for key in (CHARGE, LATENCY)}
+    )
     constraints: tuple[str, ...] = ()  # security properties every Pareto candidate must have
     hypothesis_metric: str = CURRENT
     battery: BatteryParameters = field(default_factory=BatteryParameters)
