@@ -47,9 +47,6 @@ from iotsecbench.report.readable import (
 # Settings that may differ only when the user says so (--allow-different), and the
 # per-run column of the runs table each is read from.
 GUARDED = {"payload": ("payload_bytes", "B"), "rate": ("rate_hz", "Hz")}
-# What is compared between experiments: the registry's findings metrics (modelled energy
-# first, then the measured ones compared over runs) and the others it marks, e.g. what the
-# run cost the embedded broker (analysis.metrics.Registry.across_experiments).
 # Spec fields that name the experiment rather than a condition it ran under.
 NOT_CONDITIONS = {"name", "description", "configurations", "include", "exclude"}
 
@@ -384,6 +381,8 @@ def compare(experiments: Sequence[Experiment], allowed: Iterable[str] = ()) -> C
             f"against {reference.baseline}); costs are taken over {reference.label}'s."
         )
     durations = {float(e.data.spec.get("duration_s", math.nan)) for e in experiments}
+    # The registry's findings metrics (modelled energy first, then the measured ones compared
+    # over runs) and the others it marks, e.g. what the run cost the embedded broker.
     compared = reference.data.metrics.across_experiments()
     if len(durations) > 1:  # charge per run grows with the run's duration
         compared = [entry for entry in compared if entry.key != CHARGE]
