@@ -24,6 +24,7 @@ from typing import Any
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.security import schemes
 from iotsecbench.vmcu.primitives import Primitive, primitive
+from iotsecbench.sources import Archive
 from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
 from iotsecbench.vmcu.targets import COMMON_CFLAGS, Target
 
@@ -93,7 +94,7 @@ def require_tools(target: Target) -> None:
         )
 
 
-def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
+def run_tool(command: list[str], what: str, cwd: Path | None = None) -> None:
     result = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
     if result.returncode != 0:
         lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
@@ -109,7 +110,7 @@ def compiler_version(target: Target) -> str:
     return result.stdout.splitlines()[0] if result.stdout else "?"
 
 
-def _digest(target: Target, *parts: object) -> Any:
+def build_digest(target: Target, *parts: object) -> Any:
     """A hash of what every build for ``target`` depends on, and ``parts``."""
     toolchain = (target.prefix, target.compile_flags, target.link_flags, COMMON_CFLAGS)
     return hashlib.sha256(repr((toolchain, compiler_version(target), parts)).encode())
@@ -123,12 +124,12 @@ def _includes(library: str | None) -> list[str]:
     return flags
 
 
-def _compile_all(target: Target, sources: list[Path], flags: list[str], into: Path) -> list[Path]:
+def compile_all(target: Target, sources: list[Path], flags: list[str], into: Path) -> list[Path]:
     """Objects of ``sources`` in ``into``, compiled two at a time (the machine's cores)."""
 
     def one(source: Path) -> Path:
         obj = into / (source.stem + ".o")
-        _run(
+        run_tool(
             [target.compiler, *COMMON_CFLAGS, *target.compile_flags, *flags, "-c", str(source),
              "-o", str(obj)],
             f"{source.name} for {target.name}",
@@ -141,20 +142,36 @@ def _compile_all(target: Target, sources: list[Path], flags: list[str], into: Pa
 
 def _library(target: Target, name: str) -> Path:
     """The third-party archive ``name`` built for ``target`` (cached)."""
-    archive, parts = ARCHIVES[name], LIBRARIES[name]
+    parts = LIBRARIES[name]
+    return library_archive(
+        target, f"lib{name}", ARCHIVES[name], parts.sources, _includes(name), [FIRMWARE_DIR / parts.config]
+    )
+
+
+def library_archive(
+    target: Target,
+    label: str,
+    archive: Archive,
+    sources: tuple[str, ...],
+    flags: list[str],
+    configs: list[Path],
+) -> Path:
+    """The static library ``label`` of ``archive``'s ``sources`` (relative to its root),
+    compiled for ``target`` with ``flags``, cached under a hash of both and of the
+    configuration headers ``configs`` (the device configurations: an edit rebuilds)."""
     root = source_dir(archive)
-    digest = _digest(target, archive.sha256, parts)
-    digest.update((FIRMWARE_DIR / parts.config).read_bytes())
-    directory = cache_root() / target.name / f"lib{name}-{digest.hexdigest()[:16]}"
-    library = directory / f"lib{name}.a"
+    digest = build_digest(target, archive.sha256, sources, flags)
+    for config in configs:
+        digest.update(config.read_bytes())
+    directory = cache_root() / target.name / f"{label}-{digest.hexdigest()[:16]}"
+    library = directory / f"{label}.a"
     if library.exists():
         return library
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        sources = [root / file for file in parts.sources]
-        objects = _compile_all(target, sources, _includes(name), Path(scratch))
+        objects = compile_all(target, [root / file for file in sources], flags, Path(scratch))
         partial = Path(scratch) / library.name
-        _run([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], f"lib{name}.a")
+        run_tool([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], library.name)
         os.replace(partial, library)
     return library
 
@@ -167,7 +184,7 @@ def _sources(p: Primitive) -> list[Path]:
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, p: Primitive) -> str:
     # What is built (not how it is described): sources, defines, library, memory map.
-    digest = _digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())
+    digest = build_digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())
     for path in sorted({*_sources(p), *FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]")}):
         digest.update(path.name.encode() + path.read_bytes())
     if p.library is not None:
@@ -187,23 +204,33 @@ def firmware(target: Target, name: str) -> Firmware:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=directory) as scratch:
             defines = [f"-D{define}" for define in p.defines]
-            objects = _compile_all(
+            objects = compile_all(
                 target, _sources(p), [*_includes(p.library), *defines], Path(scratch)
             )
-            partial, script = Path(scratch) / image.name, Path(scratch) / "board.ld"
-            script.write_text(target.linker_script())
-            _run(
-                [target.compiler, *COMMON_CFLAGS, *target.link_flags, "--oslib=semihost",
-                 "--crt0=semihost", f"-T{script}", *map(str, objects), *library,
-                 "-o", str(partial)],
-                f"the {name} firmware for {target.name}",
-            )  # fmt: skip
-            os.replace(partial, image)
-    return Firmware(target.name, name, image, fingerprint, *_footprint(target, image))
+            link(target, objects, library, image, f"the {name} firmware for {target.name}")
+    return Firmware(target.name, name, image, fingerprint, *footprint(target, image))
+
+
+def link(
+    target: Target, objects: list[Path], libraries: list[str], image: Path, what: str,
+    flags: tuple[str, ...] = (),
+) -> None:
+    """Link ``objects`` and ``libraries`` into ``image`` (atomically) with the board's memory
+    map, picolibc and its semihosting start-up."""
+    with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
+        partial, script = Path(scratch) / image.name, Path(scratch) / "board.ld"
+        script.write_text(target.linker_script())
+        run_tool(
+            [target.compiler, *COMMON_CFLAGS, *target.link_flags, "--oslib=semihost",
+             "--crt0=semihost", f"-T{script}", *flags, *map(str, objects), *libraries,
+             "-o", str(partial)],
+            what,
+        )  # fmt: skip
+        os.replace(partial, image)
 
 
 @functools.cache
-def _footprint(target: Target, image: Path) -> tuple[int, int, int]:
+def footprint(target: Target, image: Path) -> tuple[int, int, int]:
     result = subprocess.run(
         [f"{target.prefix}-size", str(image)], capture_output=True, text=True, check=False
     )

@@ -1,8 +1,10 @@
 """Third-party C sources the virtual-MCU firmware builds from, fetched from a package registry
 at build time and never committed (``iotsecbench.sources``): mbedTLS 2.28 as vendored by the
-``mbedtls-sys-auto`` crate and wolfSSL 5.9 as vendored by the ``wolfssl-sys`` crate
-(crates.io), each pinned by version and SHA-256 (the pins are shared with the host builds:
-``iotsecbench.sources``) and unpacked once into ``$XDG_CACHE_HOME/iotsecbench/vmcu/sources``.
+``mbedtls-sys-auto`` crate (the primitives' counts) and wolfSSL 5.9 as vendored by the
+``wolfssl-sys`` crate (crates.io), pinned by version and SHA-256 (the pins are shared with the
+host builds: ``iotsecbench.sources``), and the device client's own: mbedTLS 3.6 as vendored by
+the ``mbedtls-rs-sys`` crate (its TLS 1.2 and 1.3: 2.28 has no TLS 1.3 client); each unpacked
+once into ``$XDG_CACHE_HOME/iotsecbench/vmcu/sources``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from pathlib import Path
 from iotsecbench import sources
 from iotsecbench.sources import MBEDTLS, WOLFSSL, Archive
 
-ARCHIVES = {archive.name: archive for archive in (MBEDTLS, WOLFSSL)}
+MBEDTLS_3 = Archive(
+    name="mbedtls3",
+    crate="mbedtls-rs-sys",
+    crate_version="0.3.1",
+    sha256="ed3d6fe75492994df511a63da8de669a0c59938ada3345e3d4756aec095d2ffb",
+    root="mbedtls",
+    library="mbedTLS 3.6.5 (crates.io mbedtls-rs-sys 0.3.1)",
+)
+ARCHIVES = {archive.name: archive for archive in (MBEDTLS, MBEDTLS_3, WOLFSSL)}
 
 
 def cache_root() -> Path:

@@ -1,0 +1,319 @@
+"""The device client firmware (docs/device-client.md): the MQTT client of a microcontroller, in
+C, bare metal on a virtual target, in the clear or over TLS 1.2 / 1.3 on a device build of a TLS
+library. This module builds it; ``vmcu.device`` runs it and reads what it counted.
+
+One image per *device build* and target:
+
+* ``plain`` — the client without a TLS library (plain MQTT);
+* ``mbedtls`` — mbedTLS 3.6 (crates.io ``mbedtls-rs-sys``) with ``client/mbedtls/device_config.h``;
+* ``wolfssl`` — wolfSSL 5.9 (crates.io ``wolfssl-sys``) with ``client/wolfssl/user_settings.h``;
+* ``wolfssl-pq`` — the same with ML-KEM and ML-DSA (``IOTSB_DEVICE_PQ``): a product that speaks
+  post-quantum TLS carries them, one that does not is smaller, so each has its footprint.
+
+The library is compiled once per target and configuration (``build.library_archive``); the
+client's own files (``client/*.c``) and the native agent's MQTT codec
+(``agents/native/mqtt.c``, compiled unchanged: one codec for both) are linked with it, every
+primitive of ``client/wrap_<stack>.c`` wrapped at link time (``-Wl,--wrap``). Images are cached
+by a hash of everything they are built from, so an edit rebuilds and a count names its build.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from iotsecbench.errors import SpecError
+from iotsecbench.security.tls import TlsProfile
+from iotsecbench.security.tls.profile import PQ_CERTIFICATES, PQ_GROUPS, expand_tls12_ciphers
+from iotsecbench.vmcu.build import (
+    FIRMWARE_DIR,
+    build_digest,
+    compile_all,
+    footprint,
+    library_archive,
+    link,
+    require_tools,
+)
+from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
+from iotsecbench.vmcu.targets import Target
+
+CLIENT_DIR = Path(__file__).resolve().parent / "client"
+# The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
+# (a file the build reads, not a Python import: vmcu does not import agents).
+CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
+CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c")
+
+# What each library's device configuration compiles to anything (the rest are empty objects).
+MBEDTLS_SOURCES = tuple(
+    f"library/{name}.c"
+    for name in (
+        "aes", "asn1parse", "asn1write", "base64", "bignum", "bignum_core", "chacha20",
+        "chachapoly", "cipher", "cipher_wrap", "constant_time", "ctr_drbg", "ecdh", "ecdsa",
+        "ecp", "ecp_curves", "entropy", "gcm", "hkdf", "md", "oid", "pem", "pk", "pk_ecc",
+        "pk_wrap", "pkparse", "platform", "platform_util", "poly1305", "psa_crypto",
+        "psa_crypto_aead", "psa_crypto_cipher", "psa_crypto_client",
+        "psa_crypto_driver_wrappers_no_static", "psa_crypto_ecp", "psa_crypto_hash",
+        "psa_crypto_mac", "psa_crypto_rsa", "psa_crypto_slot_management", "psa_util", "rsa",
+        "rsa_alt_helpers", "sha256", "sha512", "ssl_ciphersuites", "ssl_client", "ssl_msg",
+        "ssl_tls", "ssl_tls12_client", "ssl_tls13_client", "ssl_tls13_generic",
+        "ssl_tls13_keys", "x509", "x509_crt",
+    )
+)  # fmt: skip
+WOLFSSL_SOURCES = (
+    *(f"src/{name}.c" for name in ("internal", "keys", "ssl", "tls", "tls13", "wolfio")),
+    *(
+        f"wolfcrypt/src/{name}.c"
+        for name in (
+            "aes", "asn", "chacha", "chacha20_poly1305", "coding", "curve25519", "ecc", "error",
+            "fe_operations", "hash", "hmac", "kdf", "logging", "memory", "poly1305", "random",
+            "rsa", "sha256", "sha512", "signature", "sp_c32", "sp_int", "wc_port", "wolfmath",
+        )
+    ),
+)  # fmt: skip
+WOLFSSL_PQ_SOURCES = (
+    *WOLFSSL_SOURCES,
+    *(f"wolfcrypt/src/{name}.c" for name in ("sha3", "wc_mlkem", "wc_mlkem_poly", "wc_mldsa")),
+)
+
+
+@dataclass(frozen=True)
+class DeviceLibrary:
+    """A TLS library compiled with a device configuration."""
+
+    label: str  # the archive's name in the cache
+    archive: str  # vmcu.sources ARCHIVES key
+    sources: tuple[str, ...]  # relative to the archive's root
+    includes: tuple[str, ...]  # relative to the archive's root
+    config_dir: str  # client/<dir>: the configuration header
+    defines: tuple[str, ...]
+
+    def flags(self) -> list[str]:
+        root = source_dir(ARCHIVES[self.archive])
+        return [
+            f"-I{CLIENT_DIR / self.config_dir}",
+            *(f"-I{root / include}" for include in self.includes),
+            *(f"-D{define}" for define in self.defines),
+        ]
+
+    def configs(self) -> list[Path]:
+        return sorted((CLIENT_DIR / self.config_dir).glob("*.h"))
+
+
+MBEDTLS = DeviceLibrary(
+    "libmbedtls-device", "mbedtls3", MBEDTLS_SOURCES, ("include", "library"), "mbedtls",
+    ('MBEDTLS_CONFIG_FILE="device_config.h"',),
+)  # fmt: skip
+WOLFSSL = DeviceLibrary(
+    "libwolfssl-device", "wolfssl", WOLFSSL_SOURCES, ("",), "wolfssl", ("WOLFSSL_USER_SETTINGS",)
+)
+WOLFSSL_PQ = DeviceLibrary(
+    "libwolfssl-device-pq", "wolfssl", WOLFSSL_PQ_SOURCES, ("",), "wolfssl",
+    ("WOLFSSL_USER_SETTINGS", "IOTSB_DEVICE_PQ"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DeviceBuild:
+    """One device build: the client, with a TLS library or without."""
+
+    name: str
+    stack: str  # "none", "mbedtls", "wolfssl"
+    library: DeviceLibrary | None
+
+    @property
+    def tls_source(self) -> str:
+        return f"tls_{self.stack}.c"
+
+    @property
+    def wrap_source(self) -> str | None:
+        return f"wrap_{self.stack}.c" if self.library is not None else None
+
+    @property
+    def provenance(self) -> str:
+        """Whose TLS code the build counts."""
+        if self.library is None:
+            return "no TLS library (plain MQTT)"
+        extra = " with ML-KEM and ML-DSA" if self is DEVICE_BUILDS["wolfssl-pq"] else ""
+        return f"{ARCHIVES[self.library.archive].library}{extra}, device configuration"
+
+
+DEVICE_BUILDS = {
+    build.name: build
+    for build in (
+        DeviceBuild("plain", "none", None),
+        DeviceBuild("mbedtls", "mbedtls", MBEDTLS),
+        DeviceBuild("wolfssl", "wolfssl", WOLFSSL),
+        DeviceBuild("wolfssl-pq", "wolfssl", WOLFSSL_PQ),
+    )
+}
+DEVICE_STACKS = ("mbedtls", "wolfssl")
+
+
+@dataclass(frozen=True)
+class DeviceFirmware:
+    """A built image of the device client."""
+
+    target: str
+    build: str
+    path: Path
+    build_hash: str  # of everything the image is built from
+    text_bytes: int  # code and read-only data (flash)
+    data_bytes: int  # initialised data (flash and RAM)
+    bss_bytes: int  # zeroed RAM
+    provenance: str
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.text_bytes + self.data_bytes
+
+    @property
+    def static_ram_bytes(self) -> int:
+        return self.data_bytes + self.bss_bytes
+
+
+WRAP_LINE = re.compile(r"^WRAP\(FAMILY_\w+, (\w+),", re.MULTILINE)
+
+
+def wrapped_symbols(build: DeviceBuild) -> list[str]:
+    """The primitives ``build`` wraps: one per WRAP line of its wrap_<stack>.c."""
+    if build.wrap_source is None:
+        return []
+    return WRAP_LINE.findall((CLIENT_DIR / build.wrap_source).read_text())
+
+
+def _sources(build: DeviceBuild) -> list[Path]:
+    names = [*CLIENT_SOURCES, build.tls_source, *([build.wrap_source] if build.wrap_source else [])]
+    return [*(CLIENT_DIR / name for name in names), CODEC_DIR / "mqtt.c"]
+
+
+def _flags(build: DeviceBuild) -> list[str]:
+    library = build.library.flags() if build.library is not None else []
+    return [f"-I{CLIENT_DIR}", f"-I{CODEC_DIR}", *library]
+
+
+@functools.cache  # a process runs one checkout: its sources stay as they were
+def build_hash(target: Target, build: DeviceBuild) -> str:
+    digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
+    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h"}
+    files |= {FIRMWARE_DIR / "counter.h"}
+    for path in sorted(files):
+        digest.update(path.name.encode() + path.read_bytes())
+    if build.library is not None:
+        digest.update(ARCHIVES[build.library.archive].sha256.encode())
+    return str(digest.hexdigest()[:16])
+
+
+def device_firmware(target: Target, name: str) -> DeviceFirmware:
+    """The device client image of build ``name`` for ``target``, built now if not cached
+    (exit 3 naming the packages when the cross toolchain is missing)."""
+    require_tools(target)
+    build = DEVICE_BUILDS[name]
+    fingerprint = build_hash(target, build)
+    directory = cache_root() / target.name / f"device-{fingerprint}"
+    image = directory / f"iotsb-device-{name}.elf"
+    if not image.exists():
+        libraries = []
+        if build.library is not None:
+            library = build.library
+            archive = library_archive(
+                target, library.label, ARCHIVES[library.archive], library.sources,
+                library.flags(), library.configs(),
+            )  # fmt: skip
+            libraries.append(str(archive))
+        directory.mkdir(parents=True, exist_ok=True)
+        wraps = tuple(f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(build))
+        with tempfile.TemporaryDirectory(dir=directory) as scratch:
+            objects = compile_all(target, _sources(build), _flags(build), Path(scratch))
+            link(target, objects, libraries, image, f"the {name} device client for {target.name}",
+                 wraps)  # fmt: skip
+    return DeviceFirmware(
+        target.name, name, image, fingerprint, *footprint(target, image), build.provenance
+    )
+
+
+def build_of(stack: str, profile: TlsProfile | None) -> str:
+    """The device build that runs ``profile`` (None: plain MQTT) on ``stack``."""
+    if profile is None:
+        return "plain"
+    return "wolfssl-pq" if stack == "wolfssl" and profile.needs_pq_library else stack
+
+
+# What the device builds negotiate (their configuration headers; docs/device-client.md).
+DEVICE_GROUPS = {
+    "mbedtls": ("x25519", "secp256r1"),
+    "wolfssl": ("x25519", "secp256r1", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"),
+}
+DEVICE_CERTIFICATES = {
+    "mbedtls": ("rsa2048", "rsa3072", "ecdsa-p256"),
+    "wolfssl": ("rsa2048", "rsa3072", "ecdsa-p256", "mldsa44", "mldsa65"),
+}
+DEVICE_TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+                       "TLS_CHACHA20_POLY1305_SHA256")  # fmt: skip
+# TLS 1.2: (EC)DHE or RSA key transport with AES-GCM or ChaCha20-Poly1305 (no CBC, no DHE).
+DEVICE_TLS12_SUITE = re.compile(r"^(ECDHE-(ECDSA|RSA)-)?(AES(128|256)-GCM-SHA(256|384)|CHACHA20-POLY1305)$")
+
+
+def device_problem(stack: str, profile: TlsProfile | None) -> str | None:
+    """Why the device client cannot run ``profile`` on ``stack`` (one line naming what the
+    device build lacks), or None when it can. Checked before anything is built or started."""
+    if stack not in DEVICE_STACKS:
+        return f"the device client runs on {' or '.join(DEVICE_STACKS)}, not {stack!r}"
+    if profile is None:
+        return None
+    if profile.certificate not in DEVICE_CERTIFICATES[stack]:
+        return (
+            f"the {stack} device build verifies {', '.join(DEVICE_CERTIFICATES[stack])} "
+            f"certificates, not {profile.certificate}"
+        )
+    if profile.group is not None and profile.group not in DEVICE_GROUPS[stack]:
+        return (
+            f"the {stack} device build offers the groups {', '.join(DEVICE_GROUPS[stack])}, "
+            f"not {profile.group}"
+        )
+    if profile.resumption:
+        return "the device builds keep no session (no tickets, no cache): drop 'resume'"
+    if profile.mutual and profile.certificate in PQ_CERTIFICATES:
+        return "the device build verifies ML-DSA but does not sign with it: drop 'mutual'"
+    if profile.ciphers is not None:
+        suites = (
+            profile.ciphers.split(":")
+            if profile.version == "1.3"
+            else [c["name"] for c in expand_tls12_ciphers(profile.ciphers)]
+        )
+        allowed = (
+            (lambda s: s in DEVICE_TLS13_SUITES)
+            if profile.version == "1.3"
+            else DEVICE_TLS12_SUITE.match
+        )
+        refused = [suite for suite in suites if not allowed(suite)]
+        if refused:
+            return (
+                f"the device builds have AES-GCM and ChaCha20-Poly1305 suites only, "
+                f"not {', '.join(refused)}"
+            )
+    return None
+
+
+def require_device(stack: str, profiles: list[TlsProfile | None]) -> None:
+    """SpecError (exit 2) for the first profile the device client cannot run on ``stack``."""
+    for profile in profiles:
+        problem = device_problem(stack, profile)
+        if problem is not None:
+            name = profile.name if profile is not None else "plain"
+            raise SpecError(f"{name} on the {stack} device client: {problem}")
+
+
+__all__ = [
+    "DEVICE_BUILDS",
+    "DEVICE_STACKS",
+    "DeviceBuild",
+    "DeviceFirmware",
+    "build_of",
+    "device_firmware",
+    "device_problem",
+    "require_device",
+    "wrapped_symbols",
+]

@@ -1,0 +1,132 @@
+/* The device client firmware (docs/device-client.md): the MQTT client of a microcontroller,
+ * bare metal on a virtual MCU under QEMU -icount, speaking MQTT 3.1.1 over the board's UART,
+ * in the clear or through TLS 1.2 / 1.3 on the device build of mbedTLS or wolfSSL.
+ *
+ *   main.c      start-up, the role (one connection: "connect"), the records at the end
+ *   config.c    the host's configuration, read by semihosting (vmcu/client.py writes it)
+ *   ledger.c    the instruction ledger: every instruction the client runs lands in one
+ *               segment (started by an I/O event or a mark) and one bucket (the client's own,
+ *               network wait, UART I/O, or the firmware's bookkeeping, which is not counted)
+ *   net.c       the byte stream over the UART to the host's bridge (runner/device.py)
+ *   record.c    JSON lines in the agents' vocabulary, written to a host file by semihosting
+ *   board.c     the UART of each board; the counters come from ../firmware/counter.h
+ *   heap.c      the counting allocator behind both stacks, the TRNG stand-in, the stack paint
+ *   tls_*.c     the TLS client on each stack (tls_none.c: plain MQTT), behind tls.h below
+ *   wrap_*.c    the stacks' primitives wrapped at link time (-Wl,--wrap): their instructions
+ *               per family (public key, SHA-2, AES, ChaCha20-Poly1305, ML-KEM, ML-DSA)
+ *
+ * The structure leaves room for a publish loop (a role that keeps the connection and
+ * publishes, the records' sample timer): the roles are table entries in main.c. */
+#ifndef IOTSB_DEVICE_H
+#define IOTSB_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* -- the host's configuration (config.c) -------------------------------------------------- */
+#define DEVICE_MAX_SUITES 16
+#define DEVICE_MAX_GROUPS 4
+
+struct device_config {
+    const char *role;         /* "connect" */
+    const char *tls_version;  /* "1.2", "1.3", or "" for plain MQTT */
+    uint16_t suites[DEVICE_MAX_SUITES]; /* IANA ids to offer; none: the stack's default */
+    size_t n_suites;
+    uint16_t groups[DEVICE_MAX_GROUPS]; /* IANA supported-group ids, the first gets the share */
+    size_t n_groups;
+    const char *ca_pem;       /* the CA the server's chain must lead to */
+    size_t ca_len;            /* without the terminating NUL */
+    const char *client_cert_pem, *client_key_pem; /* mutual TLS, else NULL */
+    size_t client_cert_len, client_key_len;
+    const char *server_name;  /* checked against the server's certificate */
+    const char *client_id, *username, *password;
+    const char *topic_prefix;
+    uint8_t seed[32];         /* the TRNG stand-in's seed: same seed, same instructions */
+    uint32_t keep_alive_s;
+    bool log_secrets;         /* TLS 1.3: the traffic secrets to the host (transcript) */
+};
+
+extern struct device_config config;
+/* 0, or -1 with why set (the file is missing or malformed). */
+int config_load(const char *path, char *why, size_t cap);
+
+/* -- the instruction ledger (ledger.c) ---------------------------------------------------- */
+enum bucket {
+    BUCKET_CLIENT,  /* the client's own instructions: TLS, MQTT, application */
+    BUCKET_WAIT,    /* polling the UART for bytes that have not arrived: network wait */
+    BUCKET_IO,      /* moving bytes through the UART: the emulated link's driver */
+    BUCKET_HARNESS, /* the firmware's bookkeeping (records, secrets, stack paint): not counted */
+    BUCKETS
+};
+enum family { FAMILY_PK, FAMILY_SHA2, FAMILY_AES, FAMILY_CHACHA, FAMILY_MLKEM, FAMILY_MLDSA,
+              FAMILIES };
+
+void ledger_start(void);
+/* Ends the segment running now and starts one named by its first event: a mark ("CLIENT_HELLO"),
+ * or bytes read ('r') or written ('w') through net.c. */
+void ledger_mark(const char *name);
+void ledger_io_event(char direction, uint32_t bytes);
+/* Where the instructions from now on go; returns the bucket they went to until now. */
+enum bucket ledger_bucket(enum bucket next);
+/* Around a wrapped primitive (wrap_*.c); nested calls count for the outermost. */
+void ledger_primitive_enter(void);
+void ledger_primitive_leave(enum family family);
+/* The client instructions of the segment that ended last (main.c's calibration). */
+uint64_t ledger_ended_client(void);
+
+/* -- the byte stream (net.c) --------------------------------------------------------------- */
+/* Writes len bytes as one frame: the bridge sends each frame with one send() on its TCP
+ * connection, as a device's network stack sends one buffer (docs/device-client.md). */
+int net_send(const uint8_t *data, size_t len);
+/* Blocks until exactly len bytes came: the stack asks for what it needs, so its work does not
+ * depend on how the bytes were split on the way (the count is network-invariant). */
+int net_recv(uint8_t *data, size_t len);
+uint64_t net_bytes_sent(void), net_bytes_received(void);
+
+/* -- records (record.c): one JSON line each, in the agents' record vocabulary --------------- */
+int records_open(const char *path);
+void record_begin(const char *type);
+void record_string(const char *name, const char *value);
+void record_unsigned(const char *name, uint64_t value);
+void record_hex(const char *name, const uint8_t *bytes, size_t len);
+void record_end(void);
+void records_close(void);
+/* The error record and the end of the firmware: exits with status 1. */
+void device_fail(const char *fmt_what, const char *detail) __attribute__((noreturn));
+/* TLS 1.3 secrets for the host's transcript, to a file of their own (never the records). */
+void secret_line(const char *label, const uint8_t *secret, size_t len);
+
+/* -- the board (board.c) -------------------------------------------------------------------- */
+void board_start(void); /* the counter and the UART */
+bool uart_readable(void);
+uint8_t uart_read(void);
+void uart_write(uint8_t byte);
+uint32_t counter_now(void);
+
+/* -- memory and randomness (heap.c) --------------------------------------------------------- */
+void *device_calloc(size_t count, size_t size);
+void *device_realloc(void *pointer, size_t size);
+void device_free(void *pointer);
+struct heap_use {
+    size_t current, peak, allocations;
+};
+struct heap_use heap_use(void);
+void heap_mark(void);               /* a new peak window: peak = current */
+void stack_paint(void);             /* fill the free stack with a pattern (bookkeeping) */
+size_t stack_high_water_bytes(void); /* the deepest stack use since stack_paint */
+int device_seed(unsigned char *out, unsigned int len); /* the TRNG stand-in (bookkeeping) */
+
+/* -- TLS (tls_mbedtls.c, tls_wolfssl.c, tls_none.c) ---------------------------------------- */
+const char *tls_stack(void);         /* "mbedtls", "wolfssl" or "none" */
+const char *tls_stack_version(void);
+/* Prepares the stack (context, CA, credentials): the setup a device does once. 0 or -1. */
+int tls_setup(char *why, size_t cap);
+int tls_handshake(char *why, size_t cap);
+int tls_write(const uint8_t *data, size_t len); /* len or -1 */
+int tls_read(uint8_t *data, size_t cap);        /* > 0, or -1 (closed or an error) */
+/* What was negotiated, as the stack says: TLS version ("1.2") and IANA suite id. */
+void tls_negotiated(char *version, size_t cap, uint16_t *suite);
+void tls_close(void);
+
+#endif

@@ -1,0 +1,133 @@
+/* Memory and randomness of the device client.
+ *
+ * - The counting allocator every stack allocates through (mbedTLS's MBEDTLS_PLATFORM_MEMORY,
+ *   wolfSSL's XMALLOC_OVERRIDE): picolibc's malloc with an 8-byte header holding the size, so
+ *   the heap in use and its peak are known at every instant (heap_mark opens a new window).
+ * - The stack high-water mark: the free stack is painted with a pattern before the handshake
+ *   (from the top of the heap region to just below the current frame) and the deepest word that
+ *   changed is found after it, as the primitives' harness does (../firmware/harness.c).
+ * - The TRNG stand-in: where a device reads its hardware random number generator, this reads
+ *   xoshiro256** seeded with the host's per-repetition seed, so one seed gives the same random
+ *   bytes, hence the same instructions. The stacks' own DRBGs (mbedTLS's CTR_DRBG behind PSA,
+ *   wolfSSL's Hash_DRBG) run on top of it and are counted; the stand-in itself is not (a TRNG
+ *   read is a register read on a device). Not for real keys: it is a benchmark's randomness. */
+#include "device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER 8
+#define STACK_PAINT 0xA5A5A5A5u
+#define STACK_MARGIN 64 /* bytes below the caller's frame left unpainted (stack_paint's own) */
+#if defined(__riscv)
+#define READ_SP(into) __asm__ volatile("mv %0, sp" : "=r"(into))
+#else
+#define READ_SP(into) __asm__ volatile("mov %0, sp" : "=r"(into))
+#endif
+
+extern uint8_t __heap_end[]; /* picolibc.ld: the lowest address of the stack region */
+
+static size_t heap_now, heap_peak, heap_allocations;
+
+void *device_calloc(size_t count, size_t size)
+{
+    if (size != 0 && count > (SIZE_MAX - HEADER) / size)
+        return NULL;
+    size_t bytes = count * size;
+    uint8_t *block = calloc(1, bytes + HEADER);
+    if (block == NULL)
+        return NULL;
+    memcpy(block, &bytes, sizeof bytes);
+    heap_now += bytes;
+    heap_allocations++;
+    if (heap_now > heap_peak)
+        heap_peak = heap_now;
+    return block + HEADER;
+}
+
+static size_t size_of(const void *pointer)
+{
+    size_t bytes;
+    memcpy(&bytes, (const uint8_t *)pointer - HEADER, sizeof bytes);
+    return bytes;
+}
+
+void device_free(void *pointer)
+{
+    if (pointer == NULL)
+        return;
+    heap_now -= size_of(pointer);
+    free((uint8_t *)pointer - HEADER);
+}
+
+void *device_realloc(void *pointer, size_t size)
+{
+    uint8_t *moved = device_calloc(1, size);
+    if (moved != NULL && pointer != NULL) {
+        size_t old = size_of(pointer);
+        memcpy(moved, pointer, old < size ? old : size);
+        device_free(pointer);
+    }
+    return moved;
+}
+
+struct heap_use heap_use(void) { return (struct heap_use){heap_now, heap_peak, heap_allocations}; }
+
+void heap_mark(void) { heap_peak = heap_now; }
+
+static uint32_t *painted_top; /* one past the highest painted word */
+
+void __attribute__((noinline)) stack_paint(void)
+{
+    uint8_t *sp;
+    READ_SP(sp);
+    painted_top = (uint32_t *)((uintptr_t)(sp - STACK_MARGIN) & ~(uintptr_t)3);
+    for (uint32_t *p = (uint32_t *)__heap_end; p < painted_top; p++)
+        *(volatile uint32_t *)p = STACK_PAINT;
+}
+
+size_t stack_high_water_bytes(void)
+{
+    uint32_t *deepest = (uint32_t *)__heap_end;
+    while (deepest < painted_top && *deepest == STACK_PAINT)
+        deepest++;
+    /* from the painted top (the handshake's caller) down to the deepest word used */
+    return (size_t)((uint8_t *)painted_top - (uint8_t *)deepest) + STACK_MARGIN;
+}
+
+/* xoshiro256** (Blackman and Vigna, 2018) */
+static uint64_t trng_state[4];
+static bool trng_seeded;
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t trng_next(void)
+{
+    uint64_t *s = trng_state;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+int device_seed(unsigned char *out, unsigned int len)
+{
+    enum bucket resume = ledger_bucket(BUCKET_HARNESS);
+    if (!trng_seeded) {
+        memcpy(trng_state, config.seed, sizeof trng_state);
+        if (!(trng_state[0] | trng_state[1] | trng_state[2] | trng_state[3]))
+            trng_state[0] = 1; /* the all-zero state is the generator's one fixed point */
+        trng_seeded = true;
+    }
+    while (len > 0) {
+        uint64_t word = trng_next();
+        for (int i = 0; i < 8 && len > 0; i++, len--)
+            *out++ = (unsigned char)(word >> (8 * i));
+    }
+    ledger_bucket(resume);
+    return 0;
+}

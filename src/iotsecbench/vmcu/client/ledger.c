@@ -1,0 +1,144 @@
+/* The instruction ledger. QEMU runs the firmware under -icount shift=0, and every read of the
+ * counter (../firmware/counter.h) is exact to the instruction, so the instructions between two
+ * reads can be booked to one place. The ledger keeps one *segment* at a time — the
+ * instructions from one event (a mark, or bytes read or written through net.c) to the next —
+ * and inside it one *bucket* at a time:
+ *
+ *   client   the client's own work (TLS, MQTT, the application): what a device computes
+ *   wait     polling the UART for bytes not yet there: what the network costs in time
+ *   io       moving bytes through the UART register (the emulated link's driver, not a device's)
+ *   harness  the firmware's bookkeeping (writing records, the TRNG stand-in, the stack paint)
+ *
+ * A switch of bucket reads the counter and books what ran since the last read to the bucket
+ * that was running. Nothing the network does (when bytes arrive, how they were split) runs
+ * in the client bucket: net_recv hands the stack exactly the bytes it asked for, so the client
+ * bucket is the same for one seed on any network, by construction.
+ *
+ * Each segment is written as one count_segment record when it ends (in the harness bucket).
+ * Wrapped primitives (wrap_*.c) add the client instructions spent inside them, per family.
+ *
+ * The bookkeeping is not free of residue: the few instructions between a function's entry and
+ * its first counter read, and after its last, land in the bucket around it. They are the same
+ * at every boundary, so main.c measures them once (two marks back to back, a wrapped call of
+ * nothing) and the count reports them beside the totals (docs/device-client.md). */
+#include "device.h"
+
+#include "../firmware/counter.h"
+
+#include <string.h>
+
+static const char *const BUCKET_NAMES[BUCKETS] = {"client", "wait", "io", "harness"};
+static const char *const FAMILY_NAMES[FAMILIES] = {"pk", "sha2", "aes", "chacha20_poly1305",
+                                                   "mlkem", "mldsa"};
+
+struct segment {
+    unsigned index;
+    char event;       /* 'm' a mark, 'r' bytes read, 'w' bytes written */
+    const char *mark; /* the mark's name */
+    uint32_t bytes;   /* of the read or write */
+    uint64_t buckets[BUCKETS];
+    uint64_t families[FAMILIES];
+    uint32_t calls[FAMILIES];
+};
+
+static struct segment segment;
+static enum bucket running = BUCKET_HARNESS;
+static uint32_t last;            /* the counter at the last booking */
+static unsigned primitive_depth; /* wrapped primitives nest: the outermost counts */
+static uint64_t client_at_entry;
+static unsigned entry_segment;
+static uint64_t ended_client;    /* the client bucket of the segment that ended last */
+
+/* Books what ran since the last read to the running bucket, and runs ``next`` from here. */
+static inline void book_to(enum bucket next)
+{
+    uint32_t now = counter_read();
+    segment.buckets[running] += (uint32_t)(now - last); /* modulo 2^32: one wrap at most */
+    last = now;
+    running = next;
+}
+
+enum bucket ledger_bucket(enum bucket next)
+{
+    enum bucket was = running;
+    book_to(next);
+    return was;
+}
+
+static void write_segment(void)
+{
+    record_begin("count_segment");
+    record_unsigned("index", segment.index);
+    char event[2] = {segment.event, 0};
+    record_string("event", event);
+    if (segment.event == 'm')
+        record_string("mark", segment.mark);
+    else
+        record_unsigned("bytes", segment.bytes);
+    for (int b = 0; b < BUCKET_HARNESS; b++)
+        record_unsigned(BUCKET_NAMES[b], segment.buckets[b]);
+    for (int f = 0; f < FAMILIES; f++)
+        if (segment.calls[f]) {
+            record_unsigned(FAMILY_NAMES[f], segment.families[f]);
+            char calls[32] = "calls_";
+            strncat(calls, FAMILY_NAMES[f], sizeof calls - 7);
+            record_unsigned(calls, segment.calls[f]);
+        }
+    record_end();
+}
+
+static __attribute__((noinline)) void next_segment(char event, const char *mark, uint32_t bytes)
+{
+    enum bucket resume = running;
+    book_to(BUCKET_HARNESS);
+    write_segment();
+    ended_client = segment.buckets[BUCKET_CLIENT];
+    unsigned index = segment.index + 1;
+    memset(&segment, 0, sizeof segment);
+    segment.index = index;
+    segment.event = event;
+    segment.mark = mark;
+    segment.bytes = bytes;
+    last = counter_read(); /* the record's writing went to no bucket */
+    running = resume;
+}
+
+void ledger_mark(const char *name) { next_segment('m', name, 0); }
+
+void ledger_io_event(char direction, uint32_t bytes) { next_segment(direction, NULL, bytes); }
+
+/* The bookkeeping of a primitive call runs in the harness bucket, between two counter reads:
+ * what stays in the client bucket is the wrapper's call and return (main.c measures it). */
+void ledger_primitive_enter(void)
+{
+    if (primitive_depth++ != 0)
+        return;
+    enum bucket resume = running;
+    book_to(BUCKET_HARNESS);
+    client_at_entry = segment.buckets[BUCKET_CLIENT];
+    entry_segment = segment.index;
+    book_to(resume);
+}
+
+void ledger_primitive_leave(enum family family)
+{
+    if (primitive_depth == 0 || --primitive_depth != 0)
+        return;
+    enum bucket resume = running;
+    book_to(BUCKET_HARNESS);
+    uint64_t before = entry_segment == segment.index ? client_at_entry : 0;
+    segment.families[family] += segment.buckets[BUCKET_CLIENT] - before;
+    segment.calls[family]++;
+    book_to(resume);
+}
+
+uint64_t ledger_ended_client(void) { return ended_client; }
+
+void ledger_start(void)
+{
+    memset(&segment, 0, sizeof segment);
+    segment.event = 'm';
+    segment.mark = "BOOT";
+    last = counter_read();
+    running = BUCKET_CLIENT;
+}
