@@ -129,7 +129,9 @@ def segment_group(segment: Mapping[str, Any], version: str | None) -> str | None
     return message_group(segment["event"] == "w", int(messages[-1]), version or "1.3")
 
 
-def classify_counted(segments: Sequence[Mapping[str, Any]], version: str | None) -> CountedRepetition:
+def classify_counted(
+    segments: Sequence[Mapping[str, Any]], version: str | None
+) -> CountedRepetition:
     """Group one connection's ledger segments (module docstring); ``version`` is the TLS
     version negotiated (None: plain MQTT)."""
     groups: dict[str, CountedGroup] = {}

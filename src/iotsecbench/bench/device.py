@@ -282,7 +282,9 @@ class CountedResult:
                     key: statistics.median([c.tcp.get(key, 0) for c in connections])
                     for key in tcp_keys
                 },
-                "tcp_retransmissions": sum(c.tcp.get("tcp_retransmissions", 0) for c in connections),
+                "tcp_retransmissions": sum(
+                    c.tcp.get("tcp_retransmissions", 0) for c in connections
+                ),
                 "stream_bytes_sent": peak("stream_bytes_sent"),
                 "stream_bytes_received": peak("stream_bytes_received"),
             },
@@ -290,10 +292,18 @@ class CountedResult:
             "tcp_connect_s": metric([c.tcp_connect_ns / 1e9 for c in connections]),
             "negotiated": {
                 k: first.get(k)
-                for k in ("version", "cipher", "group", "signature_algorithm", "certificate",
-                          "server_certificates_sent", "round_trips", "handshake_bytes_sent",
-                          "handshake_bytes_received")
-            },  # fmt: skip
+                for k in (
+                    "version",
+                    "cipher",
+                    "group",
+                    "signature_algorithm",
+                    "certificate",
+                    "server_certificates_sent",
+                    "round_trips",
+                    "handshake_bytes_sent",
+                    "handshake_bytes_received",
+                )
+            },
             "ci_half_width_by_repetitions": ci_widths(invariant, Statistic.of),
             "device_model": self.device_model(),
         }
@@ -372,7 +382,9 @@ def _broker(peer: _Peer, seed: bytes, directory: Path, network: Any) -> Mosquitt
     lines = None
     if profile is not None:
         certs = peer.certificates
-        lines = mosquitto_listener_lines(profile, certs.ca_file, certs.server_cert, certs.server_key)
+        lines = mosquitto_listener_lines(
+            profile, certs.ca_file, certs.server_cert, certs.server_key
+        )
     environment = (
         stack_environment(OPENSSL_PQ) if profile is not None and profile.needs_pq_library else None
     )

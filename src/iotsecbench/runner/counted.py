@@ -76,7 +76,9 @@ def _messages(transcript: WireTranscript, written: bool, start: int, end: int) -
     return found
 
 
-def _annotated(segments: list[dict[str, Any]], transcript: WireTranscript | None) -> list[dict[str, Any]]:
+def _annotated(
+    segments: list[dict[str, Any]], transcript: WireTranscript | None
+) -> list[dict[str, Any]]:
     """The segments with the messages each read or write completed."""
     offsets = {True: 0, False: 0}
     annotated = []

@@ -211,7 +211,9 @@ def _serve(
         try:
             broker = connect(broker_address, max(1.0, deadline - time.monotonic()))
         except OSError as error:
-            return f"cannot connect to the broker at {broker_address[0]}:{broker_address[1]}: {error}"
+            return (
+                f"cannot connect to the broker at {broker_address[0]}:{broker_address[1]}: {error}"
+            )
         run.tcp_connect_ns = (t0, now_ns())
         with broker:
             # as the lab's agents do (AgentConfig.tcp_nodelay): no Nagle delay between records

@@ -23,8 +23,8 @@ from typing import Any
 
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.security import schemes
-from iotsecbench.vmcu.primitives import Primitive, primitive
 from iotsecbench.sources import Archive
+from iotsecbench.vmcu.primitives import Primitive, primitive
 from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
 from iotsecbench.vmcu.targets import COMMON_CFLAGS, Target
 
@@ -144,7 +144,12 @@ def _library(target: Target, name: str) -> Path:
     """The third-party archive ``name`` built for ``target`` (cached)."""
     parts = LIBRARIES[name]
     return library_archive(
-        target, f"lib{name}", ARCHIVES[name], parts.sources, _includes(name), [FIRMWARE_DIR / parts.config]
+        target,
+        f"lib{name}",
+        ARCHIVES[name],
+        parts.sources,
+        _includes(name),
+        [FIRMWARE_DIR / parts.config],
     )
 
 
@@ -212,7 +217,11 @@ def firmware(target: Target, name: str) -> Firmware:
 
 
 def link(
-    target: Target, objects: list[Path], libraries: list[str], image: Path, what: str,
+    target: Target,
+    objects: list[Path],
+    libraries: list[str],
+    image: Path,
+    what: str,
     flags: tuple[str, ...] = (),
 ) -> None:
     """Link ``objects`` and ``libraries`` into ``image`` (atomically) with the board's memory

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from iotsecbench.errors import SpecError
 from iotsecbench.security.tls import TlsProfile
-from iotsecbench.security.tls.profile import PQ_CERTIFICATES, PQ_GROUPS, expand_tls12_ciphers
+from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphers
 from iotsecbench.vmcu.build import (
     FIRMWARE_DIR,
     build_digest,
@@ -253,7 +253,9 @@ DEVICE_CERTIFICATES = {
 DEVICE_TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
                        "TLS_CHACHA20_POLY1305_SHA256")  # fmt: skip
 # TLS 1.2: (EC)DHE or RSA key transport with AES-GCM or ChaCha20-Poly1305 (no CBC, no DHE).
-DEVICE_TLS12_SUITE = re.compile(r"^(ECDHE-(ECDSA|RSA)-)?(AES(128|256)-GCM-SHA(256|384)|CHACHA20-POLY1305)$")
+DEVICE_TLS12_SUITE = re.compile(
+    r"^(ECDHE-(ECDSA|RSA)-)?(AES(128|256)-GCM-SHA(256|384)|CHACHA20-POLY1305)$"
+)
 
 
 def device_problem(stack: str, profile: TlsProfile | None) -> str | None:

@@ -78,9 +78,7 @@ class WireTranscript:
 
     def records_ending(self, written: bool, start: int, end: int) -> list[WireRecord]:
         """The records of one direction that end after offset ``start``, at most at ``end``."""
-        return [
-            r for r in self.records if r.written == written and start < r.end_offset <= end
-        ]
+        return [r for r in self.records if r.written == written and start < r.end_offset <= end]
 
 
 def hkdf_expand_label(secret: bytes, label: str, length: int, algorithm: type) -> bytes:
@@ -205,7 +203,9 @@ def on_the_wire_messages(transcript: WireTranscript, order: list[tuple[bool, int
         by_end.setdefault((message.written, message.end_offset), []).append(message)
     messages, previous = [], {True: 0, False: 0}
     for written, offset in order:
-        for end in sorted(e for (w, e) in by_end if w == written and previous[written] < e <= offset):
+        for end in sorted(
+            e for (w, e) in by_end if w == written and previous[written] < e <= offset
+        ):
             messages += [(m.written, m.message_type, m.data) for m in by_end[(written, end)]]
         previous[written] = offset
     return messages
