@@ -174,7 +174,9 @@ def run_device(
         started = now_ns()
         with Supervised(argv, cwd=work_dir, stderr_path=work_dir / "qemu.log") as qemu:
             problem = _serve(listener, qemu, run, broker_address, connect, deadline, timeout_s)
-            code = qemu.wait(max(0.0, min(5.0, deadline - time.monotonic())))
+            # the firmware closed its side: it is exiting (a problem: stop it now)
+            grace = 0.0 if problem is not None else min(5.0, deadline - time.monotonic())
+            code = qemu.wait(max(0.0, grace))
             run.qemu_wall_ns = now_ns() - started
             if code is None and problem is None:
                 problem = f"the firmware did not exit within {timeout_s:g} s"

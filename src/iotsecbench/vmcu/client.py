@@ -44,6 +44,7 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
+PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c")
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
@@ -111,7 +112,7 @@ WOLFSSL = DeviceLibrary(
 )
 WOLFSSL_PQ = DeviceLibrary(
     "libwolfssl-device-pq", "wolfssl", WOLFSSL_PQ_SOURCES, ("",), "wolfssl",
-    ("WOLFSSL_USER_SETTINGS", "IOTSB_DEVICE_PQ"),
+    ("WOLFSSL_USER_SETTINGS", PQ_DEFINE),
 )  # fmt: skip
 
 
@@ -179,9 +180,12 @@ WRAP_LINE = re.compile(r"^WRAP\(FAMILY_\w+, (\w+),", re.MULTILINE)
 
 def wrapped_symbols(build: DeviceBuild) -> list[str]:
     """The primitives ``build`` wraps: one per WRAP line of its wrap_<stack>.c."""
-    if build.wrap_source is None:
+    if build.wrap_source is None or build.library is None:
         return []
-    return WRAP_LINE.findall((CLIENT_DIR / build.wrap_source).read_text())
+    text = (CLIENT_DIR / build.wrap_source).read_text()
+    if PQ_DEFINE not in build.library.defines:  # the post-quantum primitives are not built
+        text = re.sub(rf"#ifdef {PQ_DEFINE}\n.*?#endif\n", "", text, flags=re.DOTALL)
+    return WRAP_LINE.findall(text)
 
 
 def _sources(build: DeviceBuild) -> list[Path]:
