@@ -54,4 +54,9 @@ fi
   || echo "setup: warning: the native stacks named above (--stack mbedtls/wolfssl/wolfssl-5.9) will be refused"
 .venv/bin/python -m iotsecbench.security.pq_openssl >/dev/null \
   || echo "setup: warning: post-quantum TLS (--stack openssl-3.5) and ML-KEM-512 will be refused"
+# The device client firmware (`bench handshake --target`, docs/device-client.md): its images for
+# both targets and the seeded random generator of its brokers, built once into the cache
+# (about five minutes on two cores the first time).
+[ -n "$extras" ] && { .venv/bin/python -m iotsecbench.vmcu.client \
+  || echo "setup: warning: bench handshake --target will be refused"; }
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"

@@ -320,6 +320,38 @@ __all__ = [
     "build_of",
     "device_firmware",
     "device_problem",
+    "main",
     "require_device",
     "wrapped_symbols",
 ]
+
+
+def main() -> int:
+    """Build every device client image for every target this machine can build for, and the
+    seeded random generator of their brokers (``scripts/setup.sh --dev``)."""
+    import sys
+
+    from iotsecbench.errors import EnvironmentProblem
+    from iotsecbench.lab import seeded_rand
+    from iotsecbench.vmcu.targets import TARGETS
+
+    status = 0
+    try:
+        seeded_rand.module()
+    except EnvironmentProblem as error:
+        print(f"setup: warning: {error}", file=sys.stderr)
+        status = 3
+    for chosen in TARGETS.values():
+        for name in DEVICE_BUILDS:
+            try:
+                image = device_firmware(chosen, name)
+            except EnvironmentProblem as error:
+                print(f"setup: warning: {error}", file=sys.stderr)
+                status = 3
+                break
+            print(f"setup: device client {name} for {chosen.name}: text {image.text_bytes} B")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
