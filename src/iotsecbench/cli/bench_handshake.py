@@ -165,12 +165,22 @@ def handshake(
         ),
     ] = "openssl",
     timeout: Annotated[
-        float,
+        float | None,
         typer.Option(
-            help="Seconds a handshake, and then the CONNACK, may take (raise it on slow links: "
-            "an ML-DSA chain is ~12 KB, seconds at NB-IoT or LoRa rates)."
+            help="Seconds a handshake, and then the CONNACK, may take (default 10; raise it on "
+            "slow links: an ML-DSA chain is ~12 KB, seconds at NB-IoT or LoRa rates). With "
+            "--target: seconds a whole emulated connection may take (default 120)."
         ),
-    ] = 10.0,
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="Count every handshake on a virtual microcontroller instead (rv32imc, "
+            "cortex-m4): the device's own client, mbedTLS or wolfSSL (--stack) built for it, "
+            "against the same broker; instructions per iotst group, with and without the "
+            "network wait, stack, heap, flash and RAM (docs/device-client.md)."
+        ),
+    ] = None,
     keep_retransmissions: Annotated[
         bool,
         typer.Option(help="Keep traced repetitions with TCP retransmissions (default: drop)."),
@@ -197,6 +207,20 @@ def handshake(
     from iotsecbench.bench.handshake_store import store_results
     from iotsecbench.files import write_atomic
 
+    if target is not None:  # the counted method: its own module (the options it ignores named)
+        from iotsecbench.cli.bench_handshake_counted import counted
+
+        given = {"--trace": trace, "--cores": cores, "--clock": clock,
+                 "--keep-retransmissions": keep_retransmissions}  # fmt: skip
+        counted(
+            [n.strip() for n in (profiles or "").split(",") if n.strip()],
+            preset=preset, target=target, stack=stack, reps=reps, target_ci=target_ci,
+            max_reps=max_reps, seed=seed, json_file=json_file, out=out, network=network,
+            device=device, timeout=timeout, quiet=quiet,
+            refused=[option for option, value in given.items() if value],
+        )  # fmt: skip
+        return
+    timeout = 10.0 if timeout is None else timeout
     names: list[str] = []
     if preset is not None:
         data = handshake_preset(preset)

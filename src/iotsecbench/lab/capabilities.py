@@ -132,6 +132,24 @@ def check_virtual_mcu() -> Check:
     )
 
 
+def check_device_client() -> list[Check]:
+    """One line per target: can the device's own client run there (`bench handshake
+    --target`, docs/device-client.md)?"""
+    from iotsecbench.lab import seeded_rand
+    from iotsecbench.vmcu import TARGETS
+    from iotsecbench.vmcu.client import readiness
+
+    broker = seeded_rand.problem()
+    checks = []
+    for name, target in TARGETS.items():
+        ok, detail = readiness(target)
+        if ok and broker is not None:
+            ok, detail = False, f"{detail}; {broker}"
+        consequence = "" if ok else f"`bench handshake --target {name}` will be refused"
+        checks.append(Check(f"Device client on {name}", ok, detail, consequence))
+    return checks
+
+
 def check_post_quantum() -> Check:
     from iotsecbench.security import pq_openssl
 
@@ -318,6 +336,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_native_aead(),
         check_lightweight_ciphers(),
         check_virtual_mcu(),
+        *check_device_client(),
         check_tls_recorder(),
         check_post_quantum(),
         check_fleet(),

@@ -35,6 +35,7 @@ from iotsecbench.vmcu.build import (
     footprint,
     library_archive,
     link,
+    missing_tools,
     require_tools,
 )
 from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
@@ -210,14 +211,36 @@ def build_hash(target: Target, build: DeviceBuild) -> str:
     return str(digest.hexdigest()[:16])
 
 
+def image_path(target: Target, name: str) -> Path:
+    """Where the image of build ``name`` for ``target`` is cached (built or not)."""
+    fingerprint = build_hash(target, DEVICE_BUILDS[name])
+    return cache_root() / target.name / f"device-{fingerprint}" / f"iotsb-device-{name}.elf"
+
+
+def readiness(target: Target) -> tuple[bool, str]:
+    """Whether ``target`` can run the device client here, and one line saying so (doctor):
+    its toolchain and QEMU, and which images are built already (the rest build on first use)."""
+    missing = missing_tools(target)
+    if missing:
+        return False, (
+            f"needs {', '.join(missing)} (apt-get install {' '.join(target.packages)}, or "
+            "scripts/setup.sh --dev)"
+        )
+    built = [name for name in DEVICE_BUILDS if image_path(target, name).exists()]
+    waiting = [name for name in DEVICE_BUILDS if name not in built]
+    text = f"{', '.join(built) or 'no image'} built"
+    if waiting:
+        text += f"; {', '.join(waiting)} build on first use (minutes)"
+    return True, text
+
+
 def device_firmware(target: Target, name: str) -> DeviceFirmware:
     """The device client image of build ``name`` for ``target``, built now if not cached
     (exit 3 naming the packages when the cross toolchain is missing)."""
     require_tools(target)
     build = DEVICE_BUILDS[name]
-    fingerprint = build_hash(target, build)
-    directory = cache_root() / target.name / f"device-{fingerprint}"
-    image = directory / f"iotsb-device-{name}.elf"
+    image = image_path(target, name)
+    directory = image.parent
     if not image.exists():
         libraries = []
         if build.library is not None:
@@ -234,8 +257,9 @@ def device_firmware(target: Target, name: str) -> DeviceFirmware:
             link(target, objects, libraries, image, f"the {name} device client for {target.name}",
                  wraps)  # fmt: skip
     return DeviceFirmware(
-        target.name, name, image, fingerprint, *footprint(target, image), build.provenance
-    )
+        target.name, name, image, build_hash(target, build), *footprint(target, image),
+        build.provenance,
+    )  # fmt: skip
 
 
 def build_of(stack: str, profile: TlsProfile | None) -> str:

@@ -1,0 +1,211 @@
+"""``bench handshake --target``: the counted method's options, its call and its tables
+(``bench.device``; docs/device-client.md)."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from iotsecbench.cli import output_console
+from iotsecbench.errors import SpecError
+
+
+def _stack(stack: str, profiles: list[Any]) -> str:
+    """The device stack: given, or mbedTLS (wolfSSL when a profile is post-quantum: only its
+    device build has ML-KEM and ML-DSA), said on stderr."""
+    from iotsecbench.vmcu.client import DEVICE_STACKS
+
+    if stack in DEVICE_STACKS:
+        return stack
+    if stack != "openssl":
+        raise SpecError(f"--target runs the device's client on mbedtls or wolfssl, not {stack}")
+    chosen = "wolfssl" if any(p is not None and p.needs_pq_library for p in profiles) else "mbedtls"
+    print(f"note: --target counts the device client on {chosen} (--stack mbedtls|wolfssl)",
+          file=sys.stderr)  # fmt: skip
+    return chosen
+
+
+def counted(
+    names: list[str],
+    *,
+    preset: str | None,
+    target: str,
+    stack: str,
+    reps: int | None,
+    target_ci: str | None,
+    max_reps: int,
+    seed: int,
+    json_file: Path | None,
+    out: Path | None,
+    network: str,
+    device: str | None,
+    timeout: float | None,
+    quiet: bool,
+    refused: list[str],
+) -> None:
+    """Count every profile's handshake on ``target`` and print, store and write it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from iotsecbench.bench.device import resolve_counted_profiles, run_counted_benchmark
+    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
+    from iotsecbench.cli.bench_handshake import _percent, handshake_preset
+    from iotsecbench.files import write_atomic
+    from iotsecbench.runner.device import DEFAULT_TIMEOUT_S
+
+    if refused:
+        raise SpecError(f"{', '.join(refused)} belong to the traced method, not --target")
+    if preset is not None:  # its profiles and repetitions; its trace settings are the host's
+        data = handshake_preset(preset)
+        names = [*data["profiles"], *names]
+        if reps is None and target_ci is None:
+            target_ci = data.get("target_ci")
+            reps = None if target_ci is not None else data.get("repetitions")
+            max_reps = int(data.get("max_repetitions", max_reps))
+    if not names:
+        raise SpecError("give --profiles or --preset (e.g. --preset iotst), plain for MQTT alone")
+    if reps is not None and reps < 2:
+        raise SpecError("--reps must be at least 2 (a confidence interval needs two values)")
+    timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+    if not 0 < timeout_s <= 3600:
+        raise SpecError(f"--timeout takes seconds between 0 and 3600 (got {timeout_s:g})")
+    profiles = resolve_counted_profiles(names)
+    stack = _stack(stack, profiles)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    out = out or Path("results") / f"handshake-{target}-{stamp}"
+    if (out / "results.duckdb").exists():
+        raise SpecError(f"{out} already holds results; use a new --out")
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+        disable=quiet,
+    )  # fmt: skip
+    tasks: dict[str, Any] = {}
+
+    def on_progress(result: Any, done: int, planned: int) -> None:
+        if result.name not in tasks:
+            tasks[result.name] = progress.add_task(f"{result.name} on {target}", total=planned)
+        progress.update(tasks[result.name], completed=done, total=planned)
+
+    try:
+        with progress:
+            bench = run_counted_benchmark(
+                profiles, out / "lab", target_name=target, stack=stack, repetitions=reps,
+                target_ci=_percent(target_ci) if target_ci is not None else None,
+                max_repetitions=max_reps, seed=seed, network=network, device=device,
+                timeout_s=timeout_s, on_progress=on_progress,
+            )  # fmt: skip
+    except HandshakeMismatch as error:
+        raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
+    except HandshakeFailed as error:
+        console.print(f"iotsecbench: error: {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    from iotsecbench.bench.device_store import store_counted
+
+    store_counted(bench, out)
+    if json_file:
+        import json
+
+        write_atomic(json_file, json.dumps(bench.to_dict(), indent=1, default=str))
+    output_console().print(summary_table(bench))
+    output_console().print(groups_table(bench))
+    console.print(f"results: {out / 'results.duckdb'}  (iotsecbench report {out})")
+
+
+def _count(value: float) -> str:
+    """Instructions: millions with two decimals, or whole below a hundred thousand."""
+    return f"{value / 1e6:,.2f}M" if abs(value) >= 1e5 else f"{value:,.0f}"
+
+
+def _interval(statistic: dict[str, Any]) -> str:
+    half = (statistic["ci_high"] - statistic["ci_low"]) / 2
+    half_text = "0" if half != half or half == 0 else _count(half)  # NaN: one repetition
+    return (
+        f"{_count(statistic['mean'])} ± {half_text} "
+        f"[{_count(statistic['min'])}–{_count(statistic['max'])}]"
+    )
+
+
+def summary_table(bench: Any) -> Any:
+    """Per profile: the counts, the device time at the profile's clocks, memory and bytes."""
+    from rich.table import Table
+
+    first = next((r for r in bench.results if r.profile is not None), bench.results[0])
+    facts = bench.settings["target"]
+    table = Table(
+        title=f"Handshake counted on {facts['name']} ({facts['device']} instruction set), "
+        f"{first.firmware.provenance.split(',')[0]}: instructions, mean ± 95 % CI "
+        "[min–max over seeds]; device time = instructions × CPI / clock (counted)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for heading in (
+        "profile", "n", "negotiated", "network-invariant", "with network wait",
+        "device ms (+network)", "heap peak B", "stack B", "flash / RAM B", "bytes out/in",
+    ):  # fmt: skip
+        table.add_column(heading, no_wrap=heading == "profile")
+    for result in bench.results:
+        summary = result.summary()
+        counts = summary["instructions"]
+        model = summary["device_model"]["by_clock_and_cores"]
+        device = " ".join(
+            f"{entry['clock_mhz']:g}MHz {entry['seconds'] * 1e3:,.1f} "
+            f"(+{(entry['with_network_s'] or 0) * 1e3 - entry['seconds'] * 1e3:,.1f})"
+            for entry in model.values()
+        )
+        negotiated = summary["negotiated"]
+        memory, firmware, wire = summary["memory"], summary["firmware"], summary["wire"]
+        table.add_row(
+            result.name,
+            str(summary["repetitions"]),
+            " ".join(
+                str(negotiated[k])
+                for k in ("cipher", "group", "signature_algorithm")
+                if negotiated[k]
+            )
+            or "plain MQTT",
+            _interval(counts["network_invariant"]),
+            _interval(counts["with_network_wait"]),
+            device,
+            f"{memory['heap_handshake_peak_bytes']:,}",
+            f"{memory['stack_high_water_bytes']:,}",
+            f"{firmware['flash_bytes']:,} / {firmware['static_ram_bytes']:,}",
+            f"{wire['stream_bytes_sent']}/{wire['stream_bytes_received']}",
+        )
+    return table
+
+
+def groups_table(bench: Any) -> Any:
+    """Mean client instructions per iotst group and profile, and the primitives' share."""
+    from rich.table import Table
+
+    table = Table(
+        title="Per group (iotst): mean instructions of the device's own work, network wait "
+        "apart; in brackets the share inside the wrapped primitives",
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("group", no_wrap=True)
+    names: list[str] = []
+    summaries = [r.summary() for r in bench.results]
+    for summary in sorted(summaries, key=lambda s: -len(s["groups"])):  # handshake order first
+        names += [n for n in summary["groups"] if n not in names]
+    for summary in summaries:
+        table.add_column(summary["profile"])
+    for name in names:
+        cells = []
+        for summary in summaries:
+            group = summary["groups"].get(name)
+            if group is None:
+                cells.append("–")
+                continue
+            client = group["client"]["mean"]
+            inside = sum(group["primitives"].values())
+            share = f" ({inside / client:.0%})" if client and inside else ""
+            cells.append(f"{_count(client)}{share}")
+        table.add_row(name, *cells)
+    return table
