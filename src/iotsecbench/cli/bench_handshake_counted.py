@@ -14,16 +14,19 @@ from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 
 
-def _stack(stack: str, profiles: list[Any]) -> str:
+def _stack(stack: str, profiles: list[Any], target: str) -> str:
     """The device stack: given, or mbedTLS (wolfSSL when a profile is post-quantum: only its
-    device build has ML-KEM and ML-DSA), said on stderr."""
-    from iotsecbench.vmcu.client import DEVICE_STACKS
+    device build has ML-KEM and ML-DSA), said on stderr once the choice is known to work."""
+    from iotsecbench.vmcu import target as find_target
+    from iotsecbench.vmcu.client import DEVICE_STACKS, require_device
 
+    find_target(target)  # an unknown target: exit 2 first
     if stack in DEVICE_STACKS:
         return stack
     if stack != "openssl":
         raise SpecError(f"--target runs the device's client on mbedtls or wolfssl, not {stack}")
     chosen = "wolfssl" if any(p is not None and p.needs_pq_library for p in profiles) else "mbedtls"
+    require_device(chosen, profiles)
     print(f"note: --target counts the device client on {chosen} (--stack mbedtls|wolfssl)",
           file=sys.stderr)  # fmt: skip
     return chosen
@@ -74,7 +77,7 @@ def counted(
     if not 0 < timeout_s <= 3600:
         raise SpecError(f"--timeout takes seconds between 0 and 3600 (got {timeout_s:g})")
     profiles = resolve_counted_profiles(names)
-    stack = _stack(stack, profiles)
+    stack = _stack(stack, profiles, target)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("results") / f"handshake-{target}-{stamp}"
     if (out / "results.duckdb").exists():

@@ -1,0 +1,70 @@
+"""bench handshake --target refuses what it cannot do with one line, before anything runs:
+exit 2 for a profile the device build cannot negotiate or an option of the traced method,
+exit 3 for a missing cross toolchain or QEMU (docs/device-client.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iotsecbench.vmcu import TARGETS
+
+pytestmark = pytest.mark.integration  # each runs the command line in a process of its own
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["--target", "rv32imc", "--profiles", "tls1.3/x25519/ed25519"], "not ed25519"),
+        (
+            [
+                "--target",
+                "cortex-m4",
+                "--stack",
+                "mbedtls",
+                "--profiles",
+                "tls1.3/x25519mlkem768/mldsa44",
+            ],
+            "offers the groups",
+        ),  # fmt: skip
+        (["--target", "avr", "--profiles", "tls1.2/rsa2048"], "unknown target 'avr'"),
+        (["--target", "rv32imc", "--profiles", "tls1.2/rsa2048", "--trace"], "--trace belong"),
+        (
+            ["--target", "rv32imc", "--profiles", "tls1.2/rsa2048", "--stack", "openssl-3.5"],
+            "mbedtls or wolfssl",
+        ),  # fmt: skip
+    ],
+)
+def test_refused_before_anything_runs(cli, tmp_path, arguments, fragment):
+    result = cli("bench", "handshake", *arguments, "--out", str(tmp_path / "out"), timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "lab").exists()  # no broker, no PKI, no QEMU
+
+
+def test_a_missing_toolchain_is_one_line_and_exit_3(cli, tmp_path):
+    result = cli("bench", "handshake", "--target", "rv32imc", "--profiles", "tls1.2/rsa2048",
+                 "--out", str(tmp_path / "out"), env={"PATH": "/nonexistent"})  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "apt-get install" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):
+    """The compilers are there, the emulator is not."""
+    target = TARGETS["cortex-m4"]
+    tools = [target.compiler, f"{target.prefix}-ar", f"{target.prefix}-size"]
+    if any(shutil.which(tool) is None for tool in tools):
+        pytest.skip("the virtual-MCU target cortex-m4 needs its toolchain for this test")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in tools:
+        os.symlink(shutil.which(tool), bin_dir / tool)
+    result = cli("bench", "handshake", "--target", "cortex-m4", "--profiles", "tls1.2/rsa2048",
+                 "--out", str(tmp_path / "out"), env={"PATH": str(bin_dir)})  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "qemu-system-arm" in result.stderr and "Traceback" not in result.stderr
+    assert not Path(tmp_path / "out" / "lab").exists()
