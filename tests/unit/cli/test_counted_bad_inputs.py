@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration  # each runs the command line in a process 
                 "--stack",
                 "mbedtls",
                 "--profiles",
-                "tls1.3/x25519mlkem768/mldsa44",
+                "tls1.3/x25519mlkem768/ecdsa-p256",
             ],
             "offers the groups",
         ),  # fmt: skip
