@@ -86,6 +86,8 @@ class CountedSample:
             "wall_ns": c.wall_ns,
             "tcp": c.tcp,
             "residue": c.residue,
+            "qemu_wall_ns": c.qemu_wall_ns,
+            "emulated_instructions": c.emulated_instructions,
         }
 
 
@@ -289,6 +291,10 @@ class CountedResult:
                 "stream_bytes_received": peak("stream_bytes_received"),
             },
             "connect_wall_s": metric([c.wall_ns / 1e9 for c in connections]),
+            "emulation": {
+                "instructions_per_s": metric([c.instructions_per_s for c in connections]),
+                "qemu_wall_s": metric([c.qemu_wall_ns / 1e9 for c in connections]),
+            },
             "tcp_connect_s": metric([c.tcp_connect_ns / 1e9 for c in connections]),
             "negotiated": {
                 k: first.get(k)

@@ -53,6 +53,13 @@ class CountedConnection:
     arrivals: list[tuple[int, int]] = field(default_factory=list)  # see analysis.counted.replay
     tcp: dict[str, int] = field(default_factory=dict)  # the broker connection's TCP_INFO deltas
     residue: dict[str, int] = field(default_factory=dict)  # the ledger's bookkeeping residue
+    qemu_wall_ns: int = 0  # QEMU's whole run, start-up to exit
+    emulated_instructions: int = 0  # every counted bucket of every segment: what QEMU ran
+
+    @property
+    def instructions_per_s(self) -> float:
+        """How fast QEMU ran the firmware (start-up, bridge and waits included)."""
+        return self.emulated_instructions / (self.qemu_wall_ns / 1e9) if self.qemu_wall_ns else 0.0
 
     @property
     def wall_ns(self) -> int:
@@ -187,6 +194,10 @@ def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedCon
             "per_boundary": int(started.get("residue_per_boundary", 0)),
             "per_primitive_call": int(started.get("residue_per_primitive_call", 0)),
         },
+        qemu_wall_ns=run.qemu_wall_ns,
+        emulated_instructions=sum(
+            int(s.get(bucket, 0)) for s in outcome.segments for bucket in ("client", "wait", "io")
+        ),
     )
 
 
