@@ -79,7 +79,7 @@ def main() -> int:
                str(args.reps), "--out", str(work / "counted"), "--json", str(counted_json),
                "--quiet"]  # fmt: skip
     wall = timed_command(command)
-    print(f"\n## `iotsecbench {' '.join(command[:7])}`: {wall:.1f} s wall\n")
+    print(f"\n## `iotsecbench {' '.join(command[:8])}`: {wall:.1f} s wall\n")
     counted = json.loads(counted_json.read_text())
 
     traced = None
