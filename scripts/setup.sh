@@ -57,6 +57,7 @@ fi
 # The device client firmware (`bench handshake --target`, docs/device-client.md): its images for
 # both targets and the seeded random generator of its brokers, built once into the cache
 # (about five minutes on two cores the first time).
-[ -n "$extras" ] && { .venv/bin/python -m iotsecbench.vmcu.client \
+[ -n "$extras" ] && { .venv/bin/python -m iotsecbench.lab.seeded_rand \
+  && .venv/bin/python -m iotsecbench.vmcu.client \
   || echo "setup: warning: bench handshake --target will be refused"; }
 echo "setup: ready ($(.venv/bin/iotsecbench --help >/dev/null && echo 'iotsecbench installed'))"

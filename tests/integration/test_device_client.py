@@ -38,13 +38,27 @@ MATRIX = ["plain", "tls1.2/rsa2048", "tls1.2/ecdsa-p256", "tls1.3/x25519/rsa2048
           "tls1.3/x25519/ecdsa-p256"]  # fmt: skip
 
 
+def _ready(name: str) -> str:
+    missing = missing_tools(TARGETS[name])
+    if missing:
+        pytest.skip(f"the virtual-MCU target {name} needs {', '.join(missing)}")
+    return name
+
+
 @pytest.fixture(params=sorted(TARGETS), scope="module")
 def target(request, mosquitto):
-    chosen = TARGETS[request.param]
-    missing = missing_tools(chosen)
-    if missing:
-        pytest.skip(f"the virtual-MCU target {chosen.name} needs {', '.join(missing)}")
-    return chosen.name
+    return _ready(request.param)
+
+
+@pytest.fixture
+def m4(mosquitto):
+    """The Cortex-M4, whose counter is a timer of virtual time (board.c polls, never sleeps)."""
+    return _ready("cortex-m4")
+
+
+@pytest.fixture
+def rv32(mosquitto):
+    return _ready("rv32imc")
 
 
 def count(names, work, target, stack, **options):
@@ -90,11 +104,10 @@ def test_every_stack_target_version_and_certificate_connects(tmp_path, target, s
         assert summary["bookkeeping_residue"]["share"] < 1e-3
 
 
-def test_one_seed_repeats_to_the_instruction_another_spreads(tmp_path, target):
-    """On the Cortex-M4, whose counter is a timer of virtual time (board.c polls, never sleeps:
-    the same holds on RV32's minstret, which the network test covers too)."""
-    if target != "cortex-m4":
-        pytest.skip("one target suffices: the seed reaches both through the same host code")
+def test_one_seed_repeats_to_the_instruction_another_spreads(tmp_path, m4):
+    """One target suffices: the seed reaches both through the same host code (and the network
+    test repeats a seed on both)."""
+    target = m4
     profile = ["tls1.3/x25519/ecdsa-p256"]
     first = count(profile, tmp_path, target, "mbedtls", repetitions=2, seed=5).results[0]
     again = count(profile, tmp_path, target, "mbedtls", repetitions=2, seed=5).results[0]
@@ -209,12 +222,11 @@ def _our_qemus(place: Path) -> list[psutil.Process]:
 
 
 @pytest.mark.parametrize("closes", [False, True], ids=["server-silent", "server-closes"])
-def test_a_hung_firmware_fails_in_time_and_leaves_no_qemu(tmp_path, target, closes):
+def test_a_hung_firmware_fails_in_time_and_leaves_no_qemu(tmp_path, rv32, closes):
     """A server that accepts and then says nothing (or hangs up): the device waits for its
     ServerHello for ever; the run fails with where it was, within its bound. (The watchdog is
     the runner's, the same for both targets: one suffices.)"""
-    if target != "rv32imc":
-        pytest.skip("one target suffices: the bridge's watchdog is target-independent")
+    target = rv32
     listener = socket.create_server(("127.0.0.1", 0))
     accepted = []
 

@@ -86,3 +86,7 @@ def openssl_config(seed: bytes, base: str | None) -> str:
     if INIT_SECTION not in base:
         raise ValueError("the broker's OpenSSL configuration has no iotsecbench_init section")
     return base.replace(f"{INIT_SECTION}\n", f"{INIT_SECTION}\n{init}", 1) + "\n" + sections
+
+
+if __name__ == "__main__":  # scripts/setup.sh --dev: build it once
+    print(f"setup: the counted runs' seeded broker generator: {module()}")

@@ -351,20 +351,14 @@ __all__ = [
 
 
 def main() -> int:
-    """Build every device client image for every target this machine can build for, and the
-    seeded random generator of their brokers (``scripts/setup.sh --dev``)."""
+    """Build every device client image for every target this machine can build for
+    (``scripts/setup.sh --dev``)."""
     import sys
 
     from iotsecbench.errors import EnvironmentProblem
-    from iotsecbench.lab import seeded_rand
     from iotsecbench.vmcu.targets import TARGETS
 
     status = 0
-    try:
-        seeded_rand.module()
-    except EnvironmentProblem as error:
-        print(f"setup: warning: {error}", file=sys.stderr)
-        status = 3
     for chosen in TARGETS.values():
         for name in DEVICE_BUILDS:
             try:

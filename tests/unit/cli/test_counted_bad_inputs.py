@@ -29,13 +29,13 @@ pytestmark = pytest.mark.integration  # each runs the command line in a process 
                 "tls1.3/x25519mlkem768/ecdsa-p256",
             ],
             "offers the groups",
-        ),  # fmt: skip
+        ),
         (["--target", "avr", "--profiles", "tls1.2/rsa2048"], "unknown target 'avr'"),
         (["--target", "rv32imc", "--profiles", "tls1.2/rsa2048", "--trace"], "--trace belong"),
         (
             ["--target", "rv32imc", "--profiles", "tls1.2/rsa2048", "--stack", "openssl-3.5"],
             "mbedtls or wolfssl",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_refused_before_anything_runs(cli, tmp_path, arguments, fragment):
