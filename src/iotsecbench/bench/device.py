@@ -155,6 +155,26 @@ class CountedResult:
             }
         return groups
 
+    def _instructions_per_s(self, mhz: float) -> float:
+        cpi_parameter = self.device.parameters.get("cpi")
+        return mhz * 1e6 / (cpi_parameter.value if cpi_parameter is not None else 1.0)
+
+    def device_time(self) -> dict[str, Any]:
+        """The handshake's device seconds at the profile's own clock, per repetition: the
+        counted network-invariant instructions, and the replay with the measured network (the
+        iotst views' counted series)."""
+        mhz = self.device.cpu_clock_hz / 1e6
+        rate = self._instructions_per_s(mhz)
+        return {
+            "clock_mhz": mhz,
+            "network_invariant_s": _stat(
+                [s.connection.counted.invariant_instructions / rate for s in self.samples]
+            ),
+            "with_network_wait_s": _stat(
+                [replay(s.connection.segments, s.connection.arrivals, rate) for s in self.samples]
+            ),
+        }
+
     def device_model(self) -> dict[str, Any]:
         """Device seconds from the counts at the profile's clocks (the traced method's block,
         labelled counted): cycles = instructions × CPI; with the network: the segments
@@ -170,7 +190,7 @@ class CountedResult:
         }
         table: dict[str, Any] = {}
         for mhz in clocks:
-            hz = mhz * 1e6 / cpi  # instructions per second
+            hz = self._instructions_per_s(mhz)
             with_network = [
                 replay(s.connection.segments, s.connection.arrivals, hz) for s in self.samples
             ]
@@ -249,6 +269,7 @@ class CountedResult:
                 "setup": metric([c.setup.client for c in counted]),
             },
             "groups": self._groups(),
+            "group_order": list(self._groups()),  # handshake order (JSON objects lose it)
             "primitives": {
                 f: statistics.fmean([c.primitives().get(f, 0) for c in counted]) if counted else 0
                 for f in FAMILIES
@@ -311,6 +332,7 @@ class CountedResult:
                 )
             },
             "ci_half_width_by_repetitions": ci_widths(invariant, Statistic.of),
+            "device_time_s": self.device_time(),
             "device_model": self.device_model(),
         }
 

@@ -98,6 +98,14 @@ class ReportData:
         return self.runs["cost_method"] == "traced"
 
     @property
+    def counted_runs(self) -> pd.Series:
+        """Which runs were counted on a virtual MCU (``runs.cost_method``;
+        docs/device-client.md); all False without a store."""
+        if self.runs is None or "cost_method" not in self.runs:
+            return pd.Series(False, index=getattr(self.runs, "index", None), dtype=bool)
+        return self.runs["cost_method"] == "counted"
+
+    @property
     def baseline(self) -> str | None:
         if self.analysis is not None:
             return self.analysis.baseline

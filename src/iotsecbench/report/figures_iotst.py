@@ -5,7 +5,11 @@ group, and the longest uninterrupted run per group against the scheduler's time 
 
 They read the traced runs (``runs.cost_method`` 'traced'): the per-configuration statistics
 ``bench handshake`` stored in their ``details_json`` and the per-repetition rows of
-``trace_groups``; a report of anything else has neither, and these figures are left out.
+``trace_groups``; a report of anything else has neither, and these figures are left out. A
+configuration counted on a virtual MCU (``runs.cost_method`` 'counted': ``bench handshake
+--target``, docs/device-client.md) takes part in the cost, interval and group views with its
+device seconds at the profile's clock — counted, and said so; the quantum view is the
+scheduler's, traced only.
 """
 
 from __future__ import annotations
@@ -23,17 +27,49 @@ from iotsecbench.report.style import Palette, plt, styled
 TARGET_CI = 0.01  # the study's ±1 % at 95 %
 
 
-def traced_configurations(data: ReportData) -> list[tuple[str, dict[str, Any]]]:
-    """(configuration, its stored trace statistics) of every traced configuration, in run
-    order."""
+def counted(details: dict[str, Any]) -> bool:
+    """Whether a configuration was counted on a virtual MCU (else traced on this host)."""
+    return str(details.get("method", "")).startswith("counted")
+
+
+def traced_configurations(
+    data: ReportData, *, counted_too: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """(configuration, its stored statistics) of every traced configuration, in run order;
+    ``counted_too``: with the configurations counted on a virtual MCU."""
     runs = data.runs
     if runs is None or runs.empty:
         return []
-    traced = runs[data.traced_runs]
+    chosen = data.traced_runs | data.counted_runs if counted_too else data.traced_runs
     return [
         (str(label), json.loads(details) if isinstance(details, str) and details else {})
-        for label, details in zip(traced["cell_label"], traced["details_json"], strict=True)
+        for label, details in zip(
+            runs[chosen]["cell_label"], runs[chosen]["details_json"], strict=True
+        )
     ]
+
+
+def _cost(details: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:
+    """(network-invariant, with the network wait) statistics in seconds, either method."""
+    if counted(details):
+        device = details["device_time_s"]
+        return device["network_invariant_s"], device["with_network_wait_s"]
+    return details["network_invariant_cpu_s"], details["with_network_wait_s"]
+
+
+def _group_seconds(details: dict[str, Any], name: str) -> float:
+    """A group's network-invariant seconds: on-CPU on the host, or the device's counted
+    instructions at the profile's clock."""
+    if counted(details):
+        group = details["groups"].get(name)
+        clock_hz = details["device_time_s"]["clock_mhz"] * 1e6 / details["device_model"]["cpi"]
+        return group["client"]["mean"] / clock_hz if group else 0.0
+    return details["group_states_s"].get(name, {}).get("on_cpu", 0.0)
+
+
+def _provenance(traced: list[tuple[str, dict[str, Any]]]) -> str:
+    kinds = {"counted on a virtual MCU" if counted(d) else MEASURED for _, d in traced}
+    return MEASURED if kinds == {MEASURED} else " and ".join(sorted(kinds))
 
 
 def _rows(count: int) -> tuple[Any, Any, np.ndarray]:
@@ -57,7 +93,11 @@ def _short(label: str) -> str:
 
 @styled
 def iotst_ci_width(data: ReportData, palette: Palette) -> ReportFigure | None:
-    traced = [(c, d) for c, d in traced_configurations(data) if d["ci_half_width_by_repetitions"]]
+    traced = [
+        (c, d)
+        for c, d in traced_configurations(data, counted_too=True)
+        if d["ci_half_width_by_repetitions"]
+    ]
     if not traced:
         return None
     figure, axis = plt.subplots(figsize=(7.5, 3.8))
@@ -73,10 +113,11 @@ def iotst_ci_width(data: ReportData, palette: Palette) -> ReportFigure | None:
     return _finish(
         "iotst-ci-width",
         "How fast the network-invariant interval closes",
-        "Relative half-width of the 95 % interval of the client's network-invariant CPU time "
-        "over the first n traced repetitions, per configuration; the dashed line is the "
-        "study's ±1 %. Where a line ends above it, more repetitions were needed.",
-        MEASURED,
+        "Relative half-width of the 95 % interval of the client's network-invariant cost "
+        "(CPU time traced on this host; instructions counted on a virtual MCU, over seeds) "
+        "over the first n repetitions, per configuration; the dashed line is the study's ±1 %. "
+        "Where a line ends above it, more repetitions were needed.",
+        _provenance(traced),
         figure,
     )
 
@@ -94,23 +135,31 @@ def _modelled_at_fastest(details: dict[str, Any]) -> tuple[float, str] | None:
 
 @styled
 def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
-    traced = traced_configurations(data)
+    traced = traced_configurations(data, counted_too=True)
     if not traced:
         return None
     figure, axis, positions = _rows(len(traced))
-    series = (
-        ("network_invariant_cpu_s", "o", "measured: network-invariant CPU"),
-        ("with_network_wait_s", "s", "measured: with network wait (wall)"),
-    )
-    for offset, (key, marker, label) in zip((-0.12, 0.12), series, strict=True):
-        stats = [details[key] for _, details in traced]
-        means = np.array([1e3 * s["mean"] for s in stats])
-        low = means - np.array([1e3 * s["ci_low"] for s in stats])
-        high = np.array([1e3 * s["ci_high"] for s in stats]) - means
-        axis.errorbar(
-            means, positions + offset, xerr=[low, high], fmt=marker, ms=4, capsize=2, label=label
-        )
-    modelled = [_modelled_at_fastest(details) for _, details in traced]
+    kinds = (
+        (False, (("o", "measured: network-invariant CPU"),
+                 ("s", "measured: with network wait (wall)"))),
+        (True, (("^", "counted: network-invariant, at the device's clock"),
+                ("v", "counted + measured network (replayed)"))),
+    )  # fmt: skip
+    for is_counted, series in kinds:
+        chosen = [
+            (p, d) for p, (_, d) in zip(positions, traced, strict=True) if counted(d) == is_counted
+        ]
+        if not chosen:
+            continue
+        for index, (marker, label) in enumerate(series):
+            stats = [_cost(d)[index] for _, d in chosen]
+            means = np.array([1e3 * s["mean"] for s in stats])
+            low = means - np.array([1e3 * s["ci_low"] for s in stats])
+            high = np.array([1e3 * s["ci_high"] for s in stats]) - means
+            rows = np.array([p for p, _ in chosen]) + (-0.12 if index == 0 else 0.12)
+            axis.errorbar(means, rows, xerr=[np.nan_to_num(low), np.nan_to_num(high)],
+                          fmt=marker, ms=4, capsize=2, label=label)  # fmt: skip
+    modelled = [None if counted(d) else _modelled_at_fastest(d) for _, d in traced]
     if any(m is not None for m in modelled):
         shown = [(p, m) for p, m in zip(positions, modelled, strict=True) if m is not None]
         axis.scatter(
@@ -130,46 +179,47 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Circles: the client's on-CPU time from the scheduler trace, network waits removed "
         "(the study's Table 2 view); squares: the same handshakes' wall time, network waits "
         "included (Table 1); bars: 95 % intervals over repetitions, measured on this host. "
-        "Hollow diamonds are modelled, not measured: the handshake's public-key and symmetric "
-        "operations priced with the device profile (docs/iotst.md).",
-        MEASURED,
+        "Triangles: a configuration counted on a virtual MCU — its instructions at the device "
+        "profile's clock (cycles = instructions × CPI), and the same replayed against the "
+        "measured network's arrivals; bars over the repetitions' seeds. Hollow diamonds are "
+        "modelled, not measured: the handshake's public-key and symmetric operations priced "
+        "with the device profile (docs/iotst.md, docs/device-client.md).",
+        _provenance(traced),
         figure,
     )
 
 
 @styled
 def iotst_groups(data: ReportData, palette: Palette) -> ReportFigure | None:
-    traced = traced_configurations(data)
+    traced = traced_configurations(data, counted_too=True)
     if not traced:
         return None
     names: list[str] = []
     if data.trace_groups is not None and not data.trace_groups.empty:  # in handshake order
         by_position = data.trace_groups.groupby("group_name")["position"].median()
         names = list(by_position.sort_values().index)
-    for _, details in traced:
-        names.extend(name for name in details["groups"] if name not in names)
+    for _, details in traced:  # a counted configuration stores its groups' handshake order
+        order = details.get("group_order") or details["groups"]
+        names.extend(name for name in order if name not in names)
     colors = plt.get_cmap("tab20")(np.linspace(0, 1, max(len(names), 2)))
     figure, axis, positions = _rows(len(traced))
     left = np.zeros(len(traced))
     for color, name in zip(colors, names, strict=False):
-        on_cpu = np.array(
-            [
-                1e3 * details["group_states_s"].get(name, {}).get("on_cpu", 0.0)
-                for _, details in traced
-            ]
-        )
+        on_cpu = np.array([1e3 * _group_seconds(details, name) for _, details in traced])
         axis.barh(positions, on_cpu, left=left, color=color, height=0.7, label=name)
         left += on_cpu
     _label_rows(
-        axis, positions, traced, "client on-CPU time per handshake (ms, mean over repetitions)"
+        axis, positions, traced, "client computing per handshake (ms, mean over repetitions)"
     )
     return _finish(
         "iotst-groups",
-        "Where the handshake's CPU time goes, by classification group",
+        "Where the handshake's computing goes, by classification group",
         "Mean on-CPU time of the client thread in each group (the agent's trace markers: "
         "TCP connect, each handshake message written or read, MQTT CONNECT), per "
-        "configuration; the stack's total is the network-invariant cost.",
-        MEASURED,
+        "configuration; a configuration counted on a virtual MCU shows its instructions per "
+        "group at the device profile's clock (the same groups, named by the messages its reads "
+        "and writes completed). The stack's total is the network-invariant cost.",
+        _provenance(traced),
         figure,
     )
 
