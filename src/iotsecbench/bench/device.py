@@ -253,6 +253,7 @@ class CountedResult:
         )
         invariant = [c.invariant_instructions for c in counted]
         firmware = self.firmware
+        groups = self._groups()
         return {
             "profile": self.name,
             "tls_profile_name": self.name,
@@ -268,8 +269,8 @@ class CountedResult:
                 "uart_io": metric([c.io_instructions for c in counted]),
                 "setup": metric([c.setup.client for c in counted]),
             },
-            "groups": self._groups(),
-            "group_order": list(self._groups()),  # handshake order (JSON objects lose it)
+            "groups": groups,
+            "group_order": list(groups),  # handshake order (JSON objects lose it)
             "primitives": {
                 f: statistics.fmean([c.primitives().get(f, 0) for c in counted]) if counted else 0
                 for f in FAMILIES
