@@ -251,3 +251,26 @@ def test_a_hung_firmware_fails_in_time_and_leaves_no_qemu(tmp_path, rv32, closes
         assert "did not finish within 4 s" in run.problem and elapsed < 4.0 + 5
     assert "(after segment" in run.problem  # where it was: the ClientHello sent
     assert _our_qemus(tmp_path / "device") == []
+
+
+def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
+    """bench handshake --target end to end: its tables, --json, the store, and report DIR
+    drawing the iotst views from the counted configuration."""
+    import json
+
+    out, document = tmp_path / "out", tmp_path / "counted.json"
+    result = cli("bench", "handshake", "--target", rv32, "--profiles",
+                 "plain,tls1.3/x25519/ecdsa-p256", "--reps", "2", "--out", str(out), "--json",
+                 str(document), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Handshake counted on rv32imc" in result.stdout and "CERT_VERIFY" in result.stdout
+    profiles = {p["profile"]: p for p in json.loads(document.read_text())["profiles"]}
+    tls = profiles["tls1.3/x25519/ecdsa-p256"]
+    assert tls["method"] == "counted on rv32imc" and len(tls["samples"]) == 2
+    assert tls["device_model"]["method"] == "counted" and tls["device_model"]["cpi"] > 0
+    assert tls["group_order"][:2] == ["CLIENT_HELLO", "WAIT_SERVER_FLIGHT"]
+    assert len(set(tls["seeds"])) == 2
+    report = cli("report", str(out))
+    assert report.returncode == 0, report.stderr
+    for figure in ("iotst-cost", "iotst-groups", "iotst-ci-width"):
+        assert (out / "report" / "figures" / f"{figure}.png").exists(), figure
