@@ -136,3 +136,15 @@ def test_builds_and_their_wrapped_primitives():
     wolfssl = wrapped_symbols(DEVICE_BUILDS["wolfssl-pq"])
     assert "wc_MlKemKey_Decapsulate" in wolfssl and "wc_MlDsaKey_VerifyCtx" in wolfssl
     assert len(set(mbedtls)) == len(mbedtls) and len(set(wolfssl)) == len(wolfssl)
+
+
+def test_doctor_says_per_target_whether_the_client_can_run(monkeypatch):
+    from iotsecbench.lab.capabilities import check_device_client
+    from iotsecbench.vmcu import build as vmcu_build
+
+    monkeypatch.setattr(vmcu_build.shutil, "which", lambda tool: None)
+    checks = check_device_client()
+    assert [c.name for c in checks] == ["Device client on rv32imc", "Device client on cortex-m4"]
+    for check in checks:
+        assert not check.ok and "apt-get install" in check.detail
+        assert "bench handshake --target" in check.consequence

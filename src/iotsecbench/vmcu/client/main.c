@@ -127,7 +127,7 @@ static void role_connect(void)
     counter_record("tls_heap_setup_peak_bytes", setup.peak);
     counter_record("tls_heap_handshake_peak_bytes", handshake.peak);
     counter_record("tls_heap_steady_bytes", handshake.current);
-    counter_record("heap_allocations", handshake.allocations);
+    counter_record("tls_heap_allocations", handshake.allocations);
     counter_record("stream_bytes_sent", net_bytes_sent());
     counter_record("stream_bytes_received", net_bytes_received());
     if (tls_on()) {
