@@ -46,6 +46,7 @@ from iotsecbench.vmcu.targets import TARGETS
 DEFAULT_TIMEOUT_S = 120.0
 BROKER_CLOSED_GRACE_S = 3.0  # how long a firmware may run on after the broker closed
 QEMU_CONNECT_TIMEOUT_S = 20.0  # QEMU connects its UART when it starts
+SEND_TIMEOUT_S = 10.0  # how long a send to QEMU or to the broker may block
 
 
 @dataclass(frozen=True)
@@ -98,15 +99,15 @@ def _relay(
     selector.register(broker, selectors.EVENT_READ, "broker")
     problem = None
     try:
-        while True:
+        while problem is None:
             if time.monotonic() > deadline:
                 problem = "timeout"
-                break
+                continue
             if broker_closed_at is not None and time.monotonic() > broker_closed_at + (
                 BROKER_CLOSED_GRACE_S
             ):
                 problem = "broker closed"
-                break
+                continue
             events = selector.select(timeout=0.1)
             if not events and qemu.poll() is not None:
                 break  # QEMU is gone and nothing is left to pass on
@@ -116,8 +117,8 @@ def _relay(
                         data = device.recv(65536)
                     except OSError:  # QEMU exiting resets its end
                         data = b""
-                    if not data:
-                        return None if problem is None else problem
+                    if not data:  # the firmware exited: QEMU closed its side
+                        return None
                     pending += data
                     while len(pending) >= 2 and len(pending) >= 2 + (pending[0] << 8 | pending[1]):
                         size = pending[0] << 8 | pending[1]
@@ -126,8 +127,8 @@ def _relay(
                         if broker_closed_at is None:
                             try:
                                 broker.sendall(frame)
-                            except OSError:
-                                broker_closed_at = time.monotonic()
+                            except OSError:  # closed, reset, or not taking bytes (timeout)
+                                broker_closed_at = broker_closed_at or time.monotonic()
                                 continue
                             sent += frame
                             run.chunks.append(Chunk(now_ns(), True, size))
@@ -138,11 +139,14 @@ def _relay(
                         data = b""
                     if not data:
                         selector.unregister(broker)
-                        broker_closed_at = time.monotonic()
+                        broker_closed_at = broker_closed_at or time.monotonic()
                         continue
                     run.chunks.append(Chunk(now_ns(), False, len(data)))
                     received += data
-                    device.sendall(data)
+                    try:
+                        device.sendall(data)
+                    except TimeoutError:
+                        return "the firmware stopped taking bytes from the broker"
     finally:
         selector.close()
         run.sent, run.received = bytes(sent), bytes(received)
@@ -209,6 +213,8 @@ def _serve(
                 return "qemu never connected"
     with device:
         device.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # select() says when to read; a send blocks at most this long (a stuck peer)
+        device.settimeout(SEND_TIMEOUT_S)
         t0 = now_ns()
         try:
             broker = connect(broker_address, max(1.0, deadline - time.monotonic()))
@@ -220,7 +226,7 @@ def _serve(
         with broker:
             # as the lab's agents do (AgentConfig.tcp_nodelay): no Nagle delay between records
             broker.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            broker.settimeout(None)
+            broker.settimeout(SEND_TIMEOUT_S)
             run.tcp_before = read_tcp_info(broker)
             problem = _relay(device, broker, qemu, run, deadline)
             run.tcp_after = read_tcp_info(broker)

@@ -191,7 +191,8 @@ def wrapped_symbols(build: DeviceBuild) -> list[str]:
 
 def _sources(build: DeviceBuild) -> list[Path]:
     names = [*CLIENT_SOURCES, build.tls_source, *([build.wrap_source] if build.wrap_source else [])]
-    return [*(CLIENT_DIR / name for name in names), CODEC_DIR / "mqtt.c"]
+    return [*(CLIENT_DIR / name for name in names), FIRMWARE_DIR / "counted_heap.c",
+            CODEC_DIR / "mqtt.c"]  # fmt: skip
 
 
 def _flags(build: DeviceBuild) -> list[str]:
@@ -203,7 +204,7 @@ def _flags(build: DeviceBuild) -> list[str]:
 def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
     files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h"}
-    files |= {FIRMWARE_DIR / "counter.h"}
+    files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
     if build.library is not None:

@@ -10,7 +10,8 @@
  *   net.c       the byte stream over the UART to the host's bridge (runner/device.py)
  *   record.c    JSON lines in the agents' vocabulary, written to a host file by semihosting
  *   board.c     the UART of each board; the counters come from ../firmware/counter.h
- *   heap.c      the counting allocator behind both stacks, the TRNG stand-in, the stack paint
+ *   heap.c      the stack paint and the TRNG stand-in (the counting allocator behind both
+ *               stacks is ../firmware/counted_heap.c, the primitives' harness's own)
  *   tls_*.c     the TLS client on each stack (tls_none.c: plain MQTT), behind tls.h below
  *   wrap_*.c    the stacks' primitives wrapped at link time (-Wl,--wrap): their instructions
  *               per family (public key, SHA-2, AES, ChaCha20-Poly1305, ML-KEM, ML-DSA)
@@ -104,15 +105,8 @@ uint8_t uart_read(void);
 void uart_write(uint8_t byte);
 uint32_t counter_now(void);
 
-/* -- memory and randomness (heap.c) --------------------------------------------------------- */
-void *device_calloc(size_t count, size_t size);
-void *device_realloc(void *pointer, size_t size);
-void device_free(void *pointer);
-struct heap_use {
-    size_t current, peak, allocations;
-};
-struct heap_use heap_use(void);
-void heap_mark(void);               /* a new peak window: peak = current */
+/* -- memory and randomness (heap.c; the counting allocator: ../firmware/counted_heap.c) ------ */
+#include "../firmware/counted_heap.h"
 void stack_paint(void);             /* fill the free stack with a pattern (bookkeeping) */
 size_t stack_high_water_bytes(void); /* the deepest stack use since stack_paint */
 int device_seed(unsigned char *out, unsigned int len); /* the TRNG stand-in (bookkeeping) */

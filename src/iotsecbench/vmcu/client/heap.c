@@ -1,8 +1,6 @@
-/* Memory and randomness of the device client.
+/* Memory and randomness of the device client (the counting allocator every stack allocates
+ * through is the primitives' harness's own: ../firmware/counted_heap.c).
  *
- * - The counting allocator every stack allocates through (mbedTLS's MBEDTLS_PLATFORM_MEMORY,
- *   wolfSSL's XMALLOC_OVERRIDE): picolibc's malloc with an 8-byte header holding the size, so
- *   the heap in use and its peak are known at every instant (heap_mark opens a new window).
  * - The stack high-water mark: the free stack is painted with a pattern before the handshake
  *   (from the top of the heap region to just below the current frame) and the deepest word that
  *   changed is found after it, as the primitives' harness does (../firmware/harness.c).
@@ -13,10 +11,8 @@
  *   read is a register read on a device). Not for real keys: it is a benchmark's randomness. */
 #include "device.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#define HEADER 8
 #define STACK_PAINT 0xA5A5A5A5u
 #define STACK_MARGIN 64 /* bytes below the caller's frame left unpainted (stack_paint's own) */
 #if defined(__riscv)
@@ -26,54 +22,6 @@
 #endif
 
 extern uint8_t __heap_end[]; /* picolibc.ld: the lowest address of the stack region */
-
-static size_t heap_now, heap_peak, heap_allocations;
-
-void *device_calloc(size_t count, size_t size)
-{
-    if (size != 0 && count > (SIZE_MAX - HEADER) / size)
-        return NULL;
-    size_t bytes = count * size;
-    uint8_t *block = calloc(1, bytes + HEADER);
-    if (block == NULL)
-        return NULL;
-    memcpy(block, &bytes, sizeof bytes);
-    heap_now += bytes;
-    heap_allocations++;
-    if (heap_now > heap_peak)
-        heap_peak = heap_now;
-    return block + HEADER;
-}
-
-static size_t size_of(const void *pointer)
-{
-    size_t bytes;
-    memcpy(&bytes, (const uint8_t *)pointer - HEADER, sizeof bytes);
-    return bytes;
-}
-
-void device_free(void *pointer)
-{
-    if (pointer == NULL)
-        return;
-    heap_now -= size_of(pointer);
-    free((uint8_t *)pointer - HEADER);
-}
-
-void *device_realloc(void *pointer, size_t size)
-{
-    uint8_t *moved = device_calloc(1, size);
-    if (moved != NULL && pointer != NULL) {
-        size_t old = size_of(pointer);
-        memcpy(moved, pointer, old < size ? old : size);
-        device_free(pointer);
-    }
-    return moved;
-}
-
-struct heap_use heap_use(void) { return (struct heap_use){heap_now, heap_peak, heap_allocations}; }
-
-void heap_mark(void) { heap_peak = heap_now; }
 
 static uint32_t *painted_top; /* one past the highest painted word */
 

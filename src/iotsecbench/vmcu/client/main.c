@@ -88,14 +88,14 @@ static void role_connect(void)
     uint8_t packet[PACKET_BYTES];
 
     ledger_mark("SETUP");
-    heap_mark();
+    vm_heap_mark();
     if (tls_on() && tls_setup(why, sizeof why) != 0)
         device_fail("TLS setup", why);
-    struct heap_use setup = heap_use();
+    struct vm_heap setup = vm_heap();
 
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     stack_paint();
-    heap_mark();
+    vm_heap_mark();
     ledger_bucket(resume);
 
     if (tls_on()) {
@@ -122,12 +122,11 @@ static void role_connect(void)
     ledger_mark("END");
 
     resume = ledger_bucket(BUCKET_HARNESS);
-    struct heap_use handshake = heap_use();
+    struct vm_heap handshake = vm_heap();
     counter_record("stack_high_water_bytes", stack_high_water_bytes());
     counter_record("tls_heap_setup_peak_bytes", setup.peak);
     counter_record("tls_heap_handshake_peak_bytes", handshake.peak);
     counter_record("tls_heap_steady_bytes", handshake.current);
-    counter_record("tls_heap_allocations", handshake.allocations);
     counter_record("stream_bytes_sent", net_bytes_sent());
     counter_record("stream_bytes_received", net_bytes_received());
     if (tls_on()) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counted_heap.h"
 #include "counter.h"
 #include "vmcu.h"
 
@@ -32,50 +33,6 @@
 static uint8_t input_buffer[VM_BUFFER];
 static uint8_t output_buffer[VM_BUFFER];
 extern uint8_t __heap_end[]; /* picolibc.ld: the lowest address of the stack region */
-
-/* -- counted heap ---------------------------------------------------------------------------- */
-static size_t heap_now, heap_peak;
-
-void *vm_calloc(size_t count, size_t size)
-{
-    if (size != 0 && count > (SIZE_MAX - 8) / size)
-        return NULL;
-    size_t bytes = count * size;
-    uint8_t *block = calloc(1, bytes + 8);
-    if (block == NULL)
-        return NULL;
-    memcpy(block, &bytes, sizeof bytes);
-    heap_now += bytes;
-    if (heap_now > heap_peak)
-        heap_peak = heap_now;
-    return block + 8;
-}
-
-static size_t size_of(const void *pointer)
-{
-    size_t bytes;
-    memcpy(&bytes, (const uint8_t *)pointer - 8, sizeof bytes);
-    return bytes;
-}
-
-void *vm_realloc(void *pointer, size_t size)
-{
-    uint8_t *moved = vm_calloc(1, size);
-    if (moved != NULL && pointer != NULL) {
-        size_t old = size_of(pointer);
-        memcpy(moved, pointer, old < size ? old : size);
-        vm_free(pointer);
-    }
-    return moved;
-}
-
-void vm_free(void *pointer)
-{
-    if (pointer == NULL)
-        return;
-    heap_now -= size_of(pointer);
-    free((uint8_t *)pointer - 8);
-}
 
 /* -- deterministic randomness (SplitMix64): a benchmark's keys, never a device's ------------ */
 static uint64_t random_state = 0x9E3779B97F4A7C15u;
@@ -132,7 +89,7 @@ static __attribute__((noinline)) struct measured measure(vm_op *run, const struc
     /* paint()'s own frame lives above top */
     uint32_t *top = (uint32_t *)((uintptr_t)(sp - VM_STACK_MARGIN) & ~(uintptr_t)3);
     paint(top);
-    heap_peak = heap_now;
+    vm_heap_mark();
     uint32_t start = counter_read();
     m.status = run(in, n, output_buffer, sizeof output_buffer);
     m.instructions = counter_read() - start;
@@ -140,7 +97,8 @@ static __attribute__((noinline)) struct measured measure(vm_op *run, const struc
     while (deepest < top && *deepest == VM_PAINT)
         deepest++;
     m.stack = (uint32_t)(sp - (uint8_t *)deepest); /* to the word: up to 3 bytes more */
-    m.heap = (uint32_t)(heap_peak - heap_now);
+    struct vm_heap heap = vm_heap();
+    m.heap = (uint32_t)(heap.peak - heap.current);
     return m;
 }
 

@@ -29,9 +29,7 @@ struct vm_entry {
 extern const struct vm_entry vm_ops[];
 
 /* Counted allocation (the heap peak of each request) for libraries that allocate. */
-void *vm_calloc(size_t count, size_t size);
-void *vm_realloc(void *pointer, size_t size);
-void vm_free(void *pointer);
+#include "counted_heap.h"
 /* Deterministic randomness, seeded by the request's "seed" operation: counts repeat exactly. */
 void vm_random(uint8_t *out, size_t len);
 int vm_random_cb(void *context, unsigned char *out, size_t len); /* mbedTLS's f_rng */

@@ -18,10 +18,10 @@
 #define MBEDTLS_HAVE_ASM
 #define MBEDTLS_PLATFORM_C
 #define MBEDTLS_PLATFORM_MEMORY
-void *device_calloc(size_t count, size_t size);
-void device_free(void *pointer);
-#define MBEDTLS_PLATFORM_CALLOC_MACRO device_calloc
-#define MBEDTLS_PLATFORM_FREE_MACRO device_free
+void *vm_calloc(size_t count, size_t size); /* ../../firmware/counted_heap.c */
+void vm_free(void *pointer);
+#define MBEDTLS_PLATFORM_CALLOC_MACRO vm_calloc
+#define MBEDTLS_PLATFORM_FREE_MACRO vm_free
 #define MBEDTLS_NO_PLATFORM_ENTROPY
 #define MBEDTLS_ENTROPY_HARDWARE_ALT
 #define MBEDTLS_ENTROPY_C

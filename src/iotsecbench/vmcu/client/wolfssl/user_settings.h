@@ -33,14 +33,14 @@ unsigned int LowResTimer(void);
 #define XTIME(t) (0)
 #define HAVE_SECRET_CALLBACK /* the TLS 1.3 secrets the host decrypts the transcript with */
 
-/* Memory from the firmware's counting allocator. */
-void *device_calloc(size_t, size_t); /* unnamed: wolfSSL defines macros of common names */
-void device_free(void *);
-void *device_realloc(void *, size_t);
+/* Memory from the firmware's counting allocator (../../firmware/counted_heap.c). */
+void *vm_calloc(size_t, size_t); /* unnamed: wolfSSL defines macros of common names */
+void vm_free(void *);
+void *vm_realloc(void *, size_t);
 #define XMALLOC_OVERRIDE
-#define XMALLOC(size, heap, type) device_calloc(1, (size))
-#define XFREE(pointer, heap, type) device_free(pointer)
-#define XREALLOC(pointer, size, heap, type) device_realloc((pointer), (size))
+#define XMALLOC(size, heap, type) vm_calloc(1, (size))
+#define XFREE(pointer, heap, type) vm_free(pointer)
+#define XREALLOC(pointer, size, heap, type) vm_realloc((pointer), (size))
 
 /* Randomness: Hash_DRBG seeded from the firmware's TRNG stand-in. */
 #define HAVE_HASHDRBG
