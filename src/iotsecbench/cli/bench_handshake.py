@@ -214,10 +214,11 @@ def handshake(
                  "--keep-retransmissions": keep_retransmissions}  # fmt: skip
         counted(
             [n.strip() for n in (profiles or "").split(",") if n.strip()],
-            preset=preset, target=target, stack=stack, reps=reps, target_ci=target_ci,
-            max_reps=max_reps, seed=seed, json_file=json_file, out=out, network=network,
-            device=device, timeout=timeout, quiet=quiet,
-            refused=[option for option, value in given.items() if value],
+            preset=handshake_preset(preset) if preset is not None else None, target=target,
+            stack=stack, reps=reps, target_ci=target_ci, max_reps=max_reps, seed=seed,
+            json_file=json_file, out=out, network=network, device=device, timeout=timeout,
+            quiet=quiet, refused=[option for option, value in given.items() if value],
+            percent=_percent,
         )  # fmt: skip
         return
     timeout = 10.0 if timeout is None else timeout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def _stack(stack: str, profiles: list[Any], target: str) -> str:
 def counted(
     names: list[str],
     *,
-    preset: str | None,
+    preset: dict[str, Any] | None,
     target: str,
     stack: str,
     reps: int | None,
@@ -49,26 +50,26 @@ def counted(
     timeout: float | None,
     quiet: bool,
     refused: list[str],
+    percent: Callable[[str], float],
 ) -> None:
-    """Count every profile's handshake on ``target`` and print, store and write it."""
+    """Count every profile's handshake on ``target`` and print, store and write it;
+    ``preset`` is a handshake preset's settings, ``percent`` reads ``--target-ci``."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from iotsecbench.bench.device import resolve_counted_profiles, run_counted_benchmark
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
-    from iotsecbench.cli.bench_handshake import _percent, handshake_preset
     from iotsecbench.files import write_atomic
     from iotsecbench.runner.device import DEFAULT_TIMEOUT_S
 
     if refused:
         raise SpecError(f"{', '.join(refused)} belong to the traced method, not --target")
     if preset is not None:  # its profiles and repetitions; its trace settings are the host's
-        data = handshake_preset(preset)
-        names = [*data["profiles"], *names]
+        names = [*preset["profiles"], *names]
         if reps is None and target_ci is None:
-            target_ci = data.get("target_ci")
-            reps = None if target_ci is not None else data.get("repetitions")
-            max_reps = int(data.get("max_repetitions", max_reps))
+            target_ci = preset.get("target_ci")
+            reps = None if target_ci is not None else preset.get("repetitions")
+            max_reps = int(preset.get("max_repetitions", max_reps))
     if not names:
         raise SpecError("give --profiles or --preset (e.g. --preset iotst), plain for MQTT alone")
     if reps is not None and reps < 2:
@@ -98,7 +99,7 @@ def counted(
         with progress:
             bench = run_counted_benchmark(
                 profiles, out / "lab", target_name=target, stack=stack, repetitions=reps,
-                target_ci=_percent(target_ci) if target_ci is not None else None,
+                target_ci=percent(target_ci) if target_ci is not None else None,
                 max_repetitions=max_reps, seed=seed, network=network, device=device,
                 timeout_s=timeout_s, on_progress=on_progress,
             )  # fmt: skip

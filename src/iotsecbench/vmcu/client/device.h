@@ -2,7 +2,8 @@
  * bare metal on a virtual MCU under QEMU -icount, speaking MQTT 3.1.1 over the board's UART,
  * in the clear or through TLS 1.2 / 1.3 on the device build of mbedTLS or wolfSSL.
  *
- *   main.c      start-up, the role (one connection: "connect"), the records at the end
+ *   main.c      start-up, the role (one connection: "connect"), the records at the end,
+ *               and device_fail, the error record that ends the firmware
  *   config.c    the host's configuration, read by semihosting (vmcu/client.py writes it)
  *   ledger.c    the instruction ledger: every instruction the client runs lands in one
  *               segment (started by an I/O event or a mark) and one bucket (the client's own,

@@ -19,11 +19,37 @@
 #include "../../agents/native/mqtt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CONFIG_FILE "device-config.bin"
 #define RECORDS_FILE "device-records.jsonl"
 #define PACKET_BYTES 1024
+
+/* The error record and the end of the firmware (exit status 1). */
+void device_fail(const char *what, const char *detail)
+{
+    ledger_bucket(BUCKET_HARNESS);
+    char message[400];
+    size_t n = strlen(what);
+    if (n > sizeof message - 1)
+        n = sizeof message - 1;
+    memcpy(message, what, n);
+    message[n] = '\0';
+    if (detail != NULL && n + 2 < sizeof message) {
+        strncat(message, ": ", sizeof message - strlen(message) - 1);
+        strncat(message, detail, sizeof message - strlen(message) - 1);
+    }
+    record_begin("error");
+    record_string("message", message);
+    record_end();
+    record_begin("event");
+    record_string("name", "agent_end");
+    record_string("status", "failed");
+    record_end();
+    records_close();
+    exit(1);
+}
 
 static bool tls_on(void) { return config.tls_version[0] != '\0'; }
 

@@ -2,11 +2,10 @@
  * vocabulary (agents/records.py, agents/native/records.c): "event", "counters",
  * "tls_transcript", "error", and the count's own "count_segment" (ledger.c). Lines are
  * written whole, each with one write, so a firmware stopped by the host leaves whole lines.
- * Everything here runs in the ledger's harness bucket: it is not counted. */
+ * Callers write them in the ledger's harness bucket: they are not counted. */
 #include "device.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -114,30 +113,6 @@ void records_close(void)
     if (secrets_fd >= 0)
         close(secrets_fd);
     records_fd = secrets_fd = -1;
-}
-
-void device_fail(const char *what, const char *detail)
-{
-    ledger_bucket(BUCKET_HARNESS);
-    char message[LINE_MAX_BYTES / 2];
-    size_t n = strlen(what);
-    if (n > sizeof message - 1)
-        n = sizeof message - 1;
-    memcpy(message, what, n);
-    message[n] = '\0';
-    if (detail != NULL && n + 2 < sizeof message) {
-        strncat(message, ": ", sizeof message - strlen(message) - 1);
-        strncat(message, detail, sizeof message - strlen(message) - 1);
-    }
-    record_begin("error");
-    record_string("message", message);
-    record_end();
-    record_begin("event");
-    record_string("name", "agent_end");
-    record_string("status", "failed");
-    record_end();
-    records_close();
-    exit(1);
 }
 
 /* "LABEL <hex secret>\n": the host reads them to decrypt the TLS 1.3 transcript, then deletes
