@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from iotsecbench.bench.device import resolve_counted_profiles, run_counted_benchmark
+from iotsecbench.bench.device import run_counted_benchmark
+from iotsecbench.vmcu.client import device_profiles
 
 PROFILE = "tls1.3/x25519/ecdsa-p256"
 
@@ -34,7 +35,7 @@ def emulation_speed(work: Path) -> list[tuple[str, str, float, float, float]]:
     for target in ("rv32imc", "cortex-m4"):
         for stack in ("mbedtls", "wolfssl"):
             bench = run_counted_benchmark(
-                resolve_counted_profiles([PROFILE]), work / f"{target}-{stack}",
+                device_profiles([PROFILE]), work / f"{target}-{stack}",
                 target_name=target, stack=stack, repetitions=3,
             )  # fmt: skip
             emulation = bench.results[0].summary()["emulation"]

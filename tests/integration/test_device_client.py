@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from iotsecbench.bench.device import resolve_counted_profiles, run_counted_benchmark
+from iotsecbench.bench.device import run_counted_benchmark
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.lab.pki import create_certificates
 from iotsecbench.runner.counted import CountedMismatch, counted_connection
@@ -28,7 +28,12 @@ from iotsecbench.security.tls import parse_profile
 from iotsecbench.security.tls.stacks import group_ids, suite_ids
 from iotsecbench.vmcu import TARGETS, missing_tools
 from iotsecbench.vmcu.build import library_archive
-from iotsecbench.vmcu.client import DEVICE_BUILDS, device_firmware, wrapped_symbols
+from iotsecbench.vmcu.client import (
+    DEVICE_BUILDS,
+    device_firmware,
+    device_profiles,
+    wrapped_symbols,
+)
 from iotsecbench.vmcu.device import DeviceConfig, seed_for
 from iotsecbench.vmcu.sources import ARCHIVES
 
@@ -64,7 +69,7 @@ def rv32(mosquitto):
 def count(names, work, target, stack, **options):
     """The counted benchmark of ``names`` (one repetition unless told)."""
     options.setdefault("repetitions", 1)
-    profiles = resolve_counted_profiles(names)
+    profiles = device_profiles(names)
     return run_counted_benchmark(profiles, work, target_name=target, stack=stack, **options)
 
 

@@ -50,6 +50,7 @@ from iotsecbench.security.tls.stacks import OPENSSL_PQ, group_ids, stack_environ
 from iotsecbench.security.tls.wire import WireError
 from iotsecbench.vmcu import target, target_facts
 from iotsecbench.vmcu.client import (
+    PLAIN,
     DeviceFirmware,
     build_of,
     device_firmware,
@@ -57,7 +58,6 @@ from iotsecbench.vmcu.client import (
 )
 from iotsecbench.vmcu.device import DeviceConfig, seed_for
 
-PLAIN = "plain"  # the profile name of plain MQTT: CONNECT → CONNACK without TLS
 STUDY_CLOCKS_MHZ = (80, 160, 240)  # the iotst study's ESP32 clocks, where the device reaches them
 COUNTED = "counted"
 
@@ -361,19 +361,6 @@ class CountedBenchmark:
                 for r in self.results
             ],
         }
-
-
-def resolve_counted_profiles(names: Sequence[str]) -> list[TlsProfile | None]:
-    """Profiles by short name, ``plain`` for MQTT without TLS."""
-    from iotsecbench.bench.handshake import resolve_profiles
-
-    tls = [n for n in names if n != PLAIN]
-    profiles: list[TlsProfile | None] = list(resolve_profiles(tls)) if tls else []
-    if PLAIN in names:
-        if list(names).count(PLAIN) > 1:
-            raise SpecError("profile(s) listed twice: plain")
-        profiles.insert(0, None)
-    return profiles
 
 
 def check_counted(

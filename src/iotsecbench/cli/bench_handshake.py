@@ -192,6 +192,20 @@ def handshake(
     handshake's wall time, CPU time (computing) and waiting, and of the whole connect. With
     --trace, also each handshake's scheduler trace: on-CPU time per group (TCP connect,
     ClientHello, certificate chain, …) without the time spent waiting for the network."""
+    if target is not None:  # the counted method: its own module (the options it ignores named)
+        from iotsecbench.cli.bench_handshake_counted import counted
+
+        given = {"--trace": trace, "--cores": cores, "--clock": clock,
+                 "--keep-retransmissions": keep_retransmissions}  # fmt: skip
+        counted(
+            [n.strip() for n in (profiles or "").split(",") if n.strip()],
+            preset=handshake_preset(preset) if preset is not None else None, target=target,
+            stack=stack, reps=reps, target_ci=target_ci, max_reps=max_reps, seed=seed,
+            json_file=json_file, out=out, network=network, device=device, timeout=timeout,
+            quiet=quiet, refused=[option for option, value in given.items() if value],
+            percent=_percent,
+        )  # fmt: skip
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
@@ -207,20 +221,6 @@ def handshake(
     from iotsecbench.bench.handshake_store import store_results
     from iotsecbench.files import write_atomic
 
-    if target is not None:  # the counted method: its own module (the options it ignores named)
-        from iotsecbench.cli.bench_handshake_counted import counted
-
-        given = {"--trace": trace, "--cores": cores, "--clock": clock,
-                 "--keep-retransmissions": keep_retransmissions}  # fmt: skip
-        counted(
-            [n.strip() for n in (profiles or "").split(",") if n.strip()],
-            preset=handshake_preset(preset) if preset is not None else None, target=target,
-            stack=stack, reps=reps, target_ci=target_ci, max_reps=max_reps, seed=seed,
-            json_file=json_file, out=out, network=network, device=device, timeout=timeout,
-            quiet=quiet, refused=[option for option, value in given.items() if value],
-            percent=_percent,
-        )  # fmt: skip
-        return
     timeout = 10.0 if timeout is None else timeout
     names: list[str] = []
     if preset is not None:

@@ -57,10 +57,7 @@ def counted(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from iotsecbench.bench.device import resolve_counted_profiles, run_counted_benchmark
-    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
-    from iotsecbench.files import write_atomic
-    from iotsecbench.runner.device import DEFAULT_TIMEOUT_S
+    from iotsecbench.vmcu.client import device_profiles
 
     if refused:
         raise SpecError(f"{', '.join(refused)} belong to the traced method, not --target")
@@ -74,11 +71,16 @@ def counted(
         raise SpecError("give --profiles or --preset (e.g. --preset iotst), plain for MQTT alone")
     if reps is not None and reps < 2:
         raise SpecError("--reps must be at least 2 (a confidence interval needs two values)")
-    timeout_s = DEFAULT_TIMEOUT_S if timeout is None else timeout
+    timeout_s = 120.0 if timeout is None else timeout  # runner.device.DEFAULT_TIMEOUT_S
     if not 0 < timeout_s <= 3600:
         raise SpecError(f"--timeout takes seconds between 0 and 3600 (got {timeout_s:g})")
-    profiles = resolve_counted_profiles(names)
+    profiles = device_profiles(names)
     stack = _stack(stack, profiles, target)
+    # refused by now what needs no machine; the benchmark's imports are the heavy part
+    from iotsecbench.bench.device import run_counted_benchmark
+    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
+    from iotsecbench.files import write_atomic
+
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("results") / f"handshake-{target}-{stamp}"
     if (out / "results.duckdb").exists():

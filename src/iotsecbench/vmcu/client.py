@@ -22,11 +22,12 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from iotsecbench.errors import SpecError
-from iotsecbench.security.tls import TlsProfile
+from iotsecbench.security.tls import TlsProfile, parse_profile
 from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphers
 from iotsecbench.vmcu.build import (
     FIRMWARE_DIR,
@@ -263,6 +264,22 @@ def device_firmware(target: Target, name: str) -> DeviceFirmware:
     )  # fmt: skip
 
 
+PLAIN = "plain"  # the profile name of plain MQTT: CONNECT → CONNACK without TLS
+
+
+def device_profiles(names: Sequence[str]) -> list[TlsProfile | None]:
+    """Profiles by short name, ``plain`` (None) for MQTT without TLS; SpecError for a bad or
+    repeated name (checked before anything heavier is imported or started)."""
+    profiles = [None if name == PLAIN else parse_profile(name) for name in names]
+    spelled = [PLAIN if p is None else p.name for p in profiles]
+    twice = sorted({name for name in spelled if spelled.count(name) > 1})
+    if twice:
+        raise SpecError(f"profile(s) listed twice: {', '.join(twice)}")
+    if not profiles:
+        raise SpecError("no profile given (--profiles tls1.3/x25519/ecdsa-p256,…, plain)")
+    return profiles
+
+
 def build_of(stack: str, profile: TlsProfile | None) -> str:
     """The device build that runs ``profile`` (None: plain MQTT) on ``stack``."""
     if profile is None:
@@ -340,11 +357,13 @@ def require_device(stack: str, profiles: list[TlsProfile | None]) -> None:
 __all__ = [
     "DEVICE_BUILDS",
     "DEVICE_STACKS",
+    "PLAIN",
     "DeviceBuild",
     "DeviceFirmware",
     "build_of",
     "device_firmware",
     "device_problem",
+    "device_profiles",
     "main",
     "require_device",
     "wrapped_symbols",
