@@ -6,7 +6,8 @@ Pure functions on plain data. The firmware's ledger hands over *segments*: the i
 from one event to the next, each started by a mark (``CLIENT_HELLO``, ``MQTT_CONNECT``, ``END``
 …) or by bytes read or written, and split into buckets — the client's own instructions, the
 polling while bytes had not arrived (network wait), the UART's byte moves (the emulated link's
-driver) — with the client instructions spent inside each primitive family. The caller adds to
+driver) — with the client instructions spent inside each primitive family and their calls
+(``primitives``, ``calls``: family → count). The caller adds to
 each I/O segment the handshake messages the read or write completed (from the transcript of
 the bytes on the wire); a message starts the group named after what the client does next
 (``message_group``), exactly as the trace method's markers do, and I/O that completes no
@@ -52,11 +53,10 @@ class CountedGroup:
         self.client += int(segment.get("client", 0))
         self.wait += int(segment.get("wait", 0))
         self.io += int(segment.get("io", 0))
-        for family in FAMILIES:
-            if family in segment:
-                self.primitives[family] = self.primitives.get(family, 0) + int(segment[family])
-                calls = int(segment.get(f"calls_{family}", 0))
-                self.calls[family] = self.calls.get(family, 0) + calls
+        for family, count in (segment.get("primitives") or {}).items():
+            self.primitives[family] = self.primitives.get(family, 0) + int(count)
+        for family, count in (segment.get("calls") or {}).items():
+            self.calls[family] = self.calls.get(family, 0) + int(count)
         self.segments += 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,7 +152,7 @@ def classify_counted(
             continue
         groups.setdefault(str(current), CountedGroup()).add(segment)
         boundaries += 1
-        calls += sum(int(segment.get(f"calls_{f}", 0)) for f in FAMILIES)
+        calls += sum(int(count) for count in (segment.get("calls") or {}).values())
     return CountedRepetition(groups, setup, boundaries, calls)
 
 

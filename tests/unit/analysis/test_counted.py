@@ -13,8 +13,11 @@ def mark(name: str, client: int = 0) -> dict:
 
 
 def io(event: str, size: int, client: int, messages=(), wait: int = 0, **families) -> dict:
+    """A read or write segment; families as pk=(instructions, calls)."""
     return {"event": event, "bytes": size, "client": client, "wait": wait, "io": 5,
-            "messages": list(messages), **families}  # fmt: skip
+            "messages": list(messages),
+            "primitives": {name: value[0] for name, value in families.items()},
+            "calls": {name: value[1] for name, value in families.items()}}  # fmt: skip
 
 
 TLS13 = [
@@ -23,13 +26,13 @@ TLS13 = [
     mark("CLIENT_HELLO", 500),
     io("w", 200, 10, [1], wait=9000),  # ClientHello sent: waiting for the server's flight
     io("r", 5, 3),  # a record header completes nothing: the group goes on
-    io("r", 100, 700, [2], pk=600, calls_pk=2),  # ServerHello: key derivation
+    io("r", 100, 700, [2], pk=(600, 2)),  # ServerHello: key derivation
     io("r", 5, 3, wait=50),
-    io("r", 900, 4000, [11], pk=3500, calls_pk=3),  # Certificate: the chain
+    io("r", 900, 4000, [11], pk=(3500, 3)),  # Certificate: the chain
     io("r", 5, 3),
-    io("r", 80, 3000, [15], pk=2900, calls_pk=1),  # CertificateVerify
+    io("r", 80, 3000, [15], pk=(2900, 1)),  # CertificateVerify
     io("r", 5, 3),
-    io("r", 60, 200, [20], sha2=150, calls_sha2=4),  # Finished: verify, then our own
+    io("r", 60, 200, [20], sha2=(150, 4)),  # Finished: verify, then our own
     io("w", 60, 20, [20]),  # our Finished sent
     mark("MQTT_CONNECT", 100),
     io("w", 40, 5, wait=7000),

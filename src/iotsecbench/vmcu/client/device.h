@@ -88,11 +88,10 @@ uint64_t net_bytes_sent(void), net_bytes_received(void);
 
 /* -- records (record.c): one JSON line each, in the agents' record vocabulary --------------- */
 int records_open(const char *path);
-void record_begin(const char *type);
-void record_string(const char *name, const char *value);
-void record_unsigned(const char *name, uint64_t value);
-void record_hex(const char *name, const uint8_t *bytes, size_t len);
-void record_end(void);
+/* Appends one line: the JSON object whose members (without braces) follow "type". */
+void record(const char *type, const char *members_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *json_quote(char *out, size_t cap, const char *text); /* a JSON string literal */
 void records_close(void);
 /* The error record and the end of the firmware: exits with status 1. */
 void device_fail(const char *fmt_what, const char *detail) __attribute__((noreturn));

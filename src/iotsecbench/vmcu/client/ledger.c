@@ -25,9 +25,9 @@
 
 #include "../firmware/counter.h"
 
+#include <stdio.h>
 #include <string.h>
 
-static const char *const BUCKET_NAMES[BUCKETS] = {"client", "wait", "io", "harness"};
 static const char *const FAMILY_NAMES[FAMILIES] = {"pk", "sha2", "aes", "chacha20_poly1305",
                                                    "mlkem", "mldsa"};
 
@@ -65,26 +65,40 @@ enum bucket ledger_bucket(enum bucket next)
     return was;
 }
 
+/* The families' instructions and calls as two JSON object bodies. */
+static void families(char *instructions, char *calls, size_t cap)
+{
+    size_t at = 0, at_calls = 0;
+    instructions[0] = calls[0] = '\0';
+    for (int f = 0; f < FAMILIES; f++) {
+        if (!segment.calls[f])
+            continue;
+        at += (size_t)snprintf(instructions + at, cap - at, "%s\"%s\":%llu", at ? "," : "",
+                               FAMILY_NAMES[f], (unsigned long long)segment.families[f]);
+        at_calls += (size_t)snprintf(calls + at_calls, cap - at_calls, "%s\"%s\":%lu",
+                                     at_calls ? "," : "", FAMILY_NAMES[f],
+                                     (unsigned long)segment.calls[f]);
+    }
+}
+
 static void write_segment(void)
 {
-    record_begin("count_segment");
-    record_unsigned("index", segment.index);
-    char event[2] = {segment.event, 0};
-    record_string("event", event);
+    char primitives[200], calls[200], mark[80];
+    families(primitives, calls, sizeof primitives);
+    unsigned long long client = segment.buckets[BUCKET_CLIENT], wait = segment.buckets[BUCKET_WAIT],
+                       io = segment.buckets[BUCKET_IO];
     if (segment.event == 'm')
-        record_string("mark", segment.mark);
+        record("count_segment",
+               "\"index\":%u,\"event\":\"m\",\"mark\":%s,\"client\":%llu,\"wait\":%llu,"
+               "\"io\":%llu,\"primitives\":{%s},\"calls\":{%s}",
+               segment.index, json_quote(mark, sizeof mark, segment.mark), client, wait, io,
+               primitives, calls);
     else
-        record_unsigned("bytes", segment.bytes);
-    for (int b = 0; b < BUCKET_HARNESS; b++)
-        record_unsigned(BUCKET_NAMES[b], segment.buckets[b]);
-    for (int f = 0; f < FAMILIES; f++)
-        if (segment.calls[f]) {
-            record_unsigned(FAMILY_NAMES[f], segment.families[f]);
-            char calls[32] = "calls_";
-            strncat(calls, FAMILY_NAMES[f], sizeof calls - 7);
-            record_unsigned(calls, segment.calls[f]);
-        }
-    record_end();
+        record("count_segment",
+               "\"index\":%u,\"event\":\"%c\",\"bytes\":%lu,\"client\":%llu,\"wait\":%llu,"
+               "\"io\":%llu,\"primitives\":{%s},\"calls\":{%s}",
+               segment.index, segment.event, (unsigned long)segment.bytes, client, wait, io,
+               primitives, calls);
 }
 
 static __attribute__((noinline)) void next_segment(char event, const char *mark, uint32_t bytes)

@@ -40,13 +40,9 @@ void device_fail(const char *what, const char *detail)
         strncat(message, ": ", sizeof message - strlen(message) - 1);
         strncat(message, detail, sizeof message - strlen(message) - 1);
     }
-    record_begin("error");
-    record_string("message", message);
-    record_end();
-    record_begin("event");
-    record_string("name", "agent_end");
-    record_string("status", "failed");
-    record_end();
+    char quoted[sizeof message + 16];
+    record("error", "\"message\":%s", json_quote(quoted, sizeof quoted, message));
+    record("event", "\"name\":\"agent_end\",\"status\":\"failed\"");
     records_close();
     exit(1);
 }
@@ -100,12 +96,10 @@ static struct mqtt_packet read_packet(uint8_t *buffer, size_t cap)
     }
 }
 
-static void counter_record(const char *name, uint64_t value)
+/* One "counters" record: a name of the vocabulary's counters and its value. */
+static void counter(const char *name, uint64_t value)
 {
-    record_begin("counters");
-    record_string("name", name);
-    record_unsigned("value", value);
-    record_end();
+    record("counters", "\"name\":\"%s\",\"value\":%llu", name, (unsigned long long)value);
 }
 
 static void role_connect(void)
@@ -149,22 +143,19 @@ static void role_connect(void)
 
     resume = ledger_bucket(BUCKET_HARNESS);
     struct vm_heap handshake = vm_heap();
-    counter_record("stack_high_water_bytes", stack_high_water_bytes());
-    counter_record("tls_heap_setup_peak_bytes", setup.peak);
-    counter_record("tls_heap_handshake_peak_bytes", handshake.peak);
-    counter_record("tls_heap_steady_bytes", handshake.current);
-    counter_record("stream_bytes_sent", net_bytes_sent());
-    counter_record("stream_bytes_received", net_bytes_received());
+    counter("stack_high_water_bytes", stack_high_water_bytes());
+    counter("tls_heap_setup_peak_bytes", setup.peak);
+    counter("tls_heap_handshake_peak_bytes", handshake.peak);
+    counter("tls_heap_steady_bytes", handshake.current);
+    counter("stream_bytes_sent", net_bytes_sent());
+    counter("stream_bytes_received", net_bytes_received());
     if (tls_on()) {
         char version[8];
         uint16_t suite;
         tls_negotiated(version, sizeof version, &suite);
-        record_begin("tls_transcript");
-        record_string("stack", tls_stack());
-        record_string("stack_version", tls_stack_version());
-        record_string("version", version);
-        record_unsigned("suite", suite);
-        record_end();
+        record("tls_transcript",
+               "\"stack\":\"%s\",\"stack_version\":\"%s\",\"version\":\"%s\",\"suite\":%u",
+               tls_stack(), tls_stack_version(), version, (unsigned)suite);
     }
     ledger_bucket(resume);
 
@@ -232,23 +223,18 @@ int main(void)
     uint64_t per_boundary, per_primitive;
     calibrate(&per_boundary, &per_primitive);
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
-    record_begin("event");
-    record_string("name", "agent_start");
-    record_string("role", config.role);
-    record_string("stack", tls_stack());
-    record_string("stack_version", tls_stack_version());
-    record_unsigned("residue_per_boundary", per_boundary);
-    record_unsigned("residue_per_primitive_call", per_primitive);
-    record_end();
+    char role_name[40];
+    record("event",
+           "\"name\":\"agent_start\",\"role\":%s,\"stack\":\"%s\",\"stack_version\":\"%s\","
+           "\"residue_per_boundary\":%llu,\"residue_per_primitive_call\":%llu",
+           json_quote(role_name, sizeof role_name, config.role), tls_stack(), tls_stack_version(),
+           (unsigned long long)per_boundary, (unsigned long long)per_primitive);
     ledger_bucket(resume);
 
     role->run();
 
     ledger_bucket(BUCKET_HARNESS);
-    record_begin("event");
-    record_string("name", "agent_end");
-    record_string("status", "ok");
-    record_end();
+    record("event", "\"name\":\"agent_end\",\"status\":\"ok\"");
     records_close();
     return 0;
 }

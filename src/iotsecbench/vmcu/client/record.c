@@ -1,20 +1,19 @@
 /* Records: one JSON object per line in a host file (semihosting), in the agents' record
- * vocabulary (agents/records.py, agents/native/records.c): "event", "counters",
- * "tls_transcript", "error", and the count's own "count_segment" (ledger.c). Lines are
- * written whole, each with one write, so a firmware stopped by the host leaves whole lines.
+ * vocabulary (agents/records.py; the native agent's records.c has the same record()): "event",
+ * "counters", "tls_transcript", "error", and the count's own "count_segment" (ledger.c). Lines
+ * are written whole, each with one write, so a firmware stopped by the host leaves whole lines.
  * Callers write them in the ledger's harness bucket: they are not counted. */
 #include "device.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 1024
 
 static int records_fd = -1, secrets_fd = -1;
-static char line[LINE_MAX_BYTES];
-static size_t used;
-static bool first;
 
 int records_open(const char *path)
 {
@@ -22,88 +21,45 @@ int records_open(const char *path)
     return records_fd < 0 ? -1 : 0;
 }
 
-static void put(const char *text, size_t n)
+void record(const char *type, const char *members_fmt, ...)
 {
-    if (n > sizeof line - 2 - used) /* keep room for "}\n" */
-        n = sizeof line - 2 - used;
-    memcpy(line + used, text, n);
-    used += n;
-}
-
-static void put_text(const char *text) { put(text, strlen(text)); }
-
-/* A JSON string: quotes, backslashes and control bytes escaped. */
-static void put_quoted(const char *text)
-{
-    static const char hex[] = "0123456789abcdef";
-    put("\"", 1);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char escaped[2] = {'\\', (char)*p};
-            put(escaped, 2);
-        } else if (*p < 0x20) {
-            char escaped[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
-            put(escaped, 6);
-        } else
-            put((const char *)p, 1);
-    }
-    put("\"", 1);
-}
-
-static void put_name(const char *name)
-{
-    if (!first)
-        put(",", 1);
-    first = false;
-    put_quoted(name);
-    put(":", 1);
-}
-
-void record_begin(const char *type)
-{
-    used = 0;
-    first = true;
-    put("{", 1);
-    put_name("type");
-    put_quoted(type);
-}
-
-void record_string(const char *name, const char *value)
-{
-    put_name(name);
-    put_quoted(value ? value : "");
-}
-
-void record_unsigned(const char *name, uint64_t value)
-{
-    char digits[24];
-    size_t at = sizeof digits;
-    do {
-        digits[--at] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    put_name(name);
-    put(digits + at, sizeof digits - at);
-}
-
-void record_hex(const char *name, const uint8_t *bytes, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    put_name(name);
-    put("\"", 1);
-    for (size_t i = 0; i < len; i++) {
-        char pair[2] = {hex[bytes[i] >> 4], hex[bytes[i] & 15]};
-        put(pair, 2);
-    }
-    put("\"", 1);
-}
-
-void record_end(void)
-{
+    char line[LINE_MAX_BYTES];
+    int at = snprintf(line, sizeof line - 2, "{\"type\":\"%s\"%s", type, members_fmt[0] ? "," : "");
+    va_list arguments;
+    va_start(arguments, members_fmt);
+    int more = vsnprintf(line + at, sizeof line - 2 - (size_t)at, members_fmt, arguments);
+    va_end(arguments);
+    size_t used = (size_t)at + (more < 0 ? 0 : (size_t)more);
+    if (used > sizeof line - 2)
+        used = sizeof line - 2; /* cut short: the host's reader skips a line it cannot parse */
     line[used++] = '}';
     line[used++] = '\n';
     if (records_fd >= 0)
         (void)!write(records_fd, line, used);
+}
+
+const char *json_quote(char *out, size_t cap, const char *text)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t at = 0;
+    out[at++] = '"';
+    for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+        if (at + 8 >= cap)
+            break;
+        if (*p == '"' || *p == '\\') {
+            out[at++] = '\\';
+            out[at++] = (char)*p;
+        } else if (*p < 0x20) {
+            memcpy(out + at, "\\u00", 4);
+            at += 4;
+            out[at++] = hex[*p >> 4];
+            out[at++] = hex[*p & 15];
+        } else
+            out[at++] = (char)*p;
+    }
+    out[at++] = '"';
+    out[at] = '\0';
+    return out;
 }
 
 void records_close(void)
