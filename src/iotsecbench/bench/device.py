@@ -33,6 +33,7 @@ from typing import Any
 from iotsecbench.analysis.counted import FAMILIES, replay
 from iotsecbench.bench.handshake import (
     MIN_REPETITIONS,
+    NEGOTIATED_SUMMARY,
     HandshakeFailed,
     HandshakeMismatch,
     Statistic,
@@ -318,20 +319,7 @@ class CountedResult:
                 "qemu_wall_s": metric([c.qemu_wall_ns / 1e9 for c in connections]),
             },
             "tcp_connect_s": metric([c.tcp_connect_ns / 1e9 for c in connections]),
-            "negotiated": {
-                k: first.get(k)
-                for k in (
-                    "version",
-                    "cipher",
-                    "group",
-                    "signature_algorithm",
-                    "certificate",
-                    "server_certificates_sent",
-                    "round_trips",
-                    "handshake_bytes_sent",
-                    "handshake_bytes_received",
-                )
-            },
+            "negotiated": {k: first.get(k) for k in NEGOTIATED_SUMMARY},
             "ci_half_width_by_repetitions": ci_widths(invariant, Statistic.of),
             "device_time_s": self.device_time(),
             "device_model": self.device_model(),

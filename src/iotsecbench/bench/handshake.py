@@ -75,6 +75,21 @@ DEFAULT_REPETITIONS = 30
 DEFAULT_MAX_REPETITIONS = 1000
 MIN_REPETITIONS = 5  # below this a t interval says little; --target-ci never stops earlier
 CONNACK_TIMEOUT_S = 10.0
+# What a profile's summary says it negotiated (its first connection's NegotiatedTls), for both
+# methods (bench.device, counted on a device, too).
+NEGOTIATED_SUMMARY = (
+    "version",
+    "cipher",
+    "group",
+    "signature_algorithm",
+    "certificate",
+    "server_certificates_sent",
+    "round_trips",
+    "resumed",
+    "client_certificate_sent",
+    "handshake_bytes_sent",
+    "handshake_bytes_received",
+)
 
 
 class HandshakeMismatch(RuntimeError):
@@ -239,22 +254,7 @@ class ProfileResult:
             **({"device_model": self.device_model} if self.device_model else {}),
             "repetitions": len(self.samples),
             "statistics": {m: asdict(self.statistic(m)) for m in METRICS},
-            "negotiated": {
-                k: first.get(k)
-                for k in (
-                    "version",
-                    "cipher",
-                    "group",
-                    "signature_algorithm",
-                    "certificate",
-                    "server_certificates_sent",
-                    "round_trips",
-                    "resumed",
-                    "client_certificate_sent",
-                    "handshake_bytes_sent",
-                    "handshake_bytes_received",
-                )
-            },
+            "negotiated": {k: first.get(k) for k in NEGOTIATED_SUMMARY},
             "median_wire": wire | self._client_hello(),
             "retransmissions": sum(s.tls.tcp_retransmissions or 0 for s in self.samples),
         }
