@@ -21,6 +21,7 @@ from iotsecbench.vmcu.targets import Target
 CONFIG_FILE = "device-config.bin"
 RECORDS_FILE = "device-records.jsonl"
 SECRETS_FILE = "device-secrets.txt"
+PROGRESS_FILE = "device-progress.txt"
 CONFIG_MAGIC = b"IOTSBDC1"
 SEED_BYTES = 32
 FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa")
@@ -115,6 +116,7 @@ class DeviceOutcome:
     records: list[dict[str, Any]] = field(default_factory=list)
     segments: list[dict[str, Any]] = field(default_factory=list)
     secrets: dict[str, bytes] = field(default_factory=dict)
+    progress: str = ""  # the last segment the firmware began: "INDEX EVENT MARK|BYTES"
 
     @property
     def error(self) -> str | None:
@@ -140,12 +142,13 @@ class DeviceOutcome:
         return next((r for r in self.records if r.get("type") == "tls_transcript"), None)
 
     def last_segment(self) -> str:
-        """Where the firmware was when its records stop (a hung firmware's last words)."""
-        if not self.segments:
+        """Where the firmware was when it stopped (a hung firmware's last words): the segment
+        it had begun last, by the mark or the bytes that began it."""
+        if not self.progress:
             return "before its first segment"
-        last = self.segments[-1]
-        where = last.get("mark") or f"{last['event']} {last.get('bytes', 0)} B"
-        return f"after segment {last['index']} ({where})"
+        index, event, what = [*self.progress.split(" ", 2), "", ""][:3]
+        where = what if event == "m" else f"{'read' if event == 'r' else 'wrote'} {what} B"
+        return f"in segment {index}, begun by {where}"
 
 
 def explain(message: str) -> str:
@@ -174,6 +177,10 @@ def read_outcome(directory: Path, keep_secrets: bool = False) -> DeviceOutcome:
             (outcome.segments if record.get("type") == "count_segment" else outcome.records).append(
                 record
             )
+    progress = directory / PROGRESS_FILE
+    if progress.exists():
+        lines = [line for line in progress.read_text(errors="replace").splitlines() if line]
+        outcome.progress = lines[-1] if lines else ""
     secrets = directory / SECRETS_FILE
     if secrets.exists():
         for line in secrets.read_text().splitlines():

@@ -82,7 +82,9 @@ def test_output_keeps_whole_lines_and_drops_the_secrets(tmp_path):
     assert not (tmp_path / SECRETS_FILE).exists()  # read once, never kept
     assert "FATAL_ALERT" in outcome.error
     assert not outcome.finished
-    assert outcome.last_segment() == "after segment 0 (BOOT)"
+    assert outcome.last_segment() == "before its first segment"
+    (tmp_path / "device-progress.txt").write_text("5 m CLIENT_HELLO\n6 w 185\n")
+    assert read_outcome(tmp_path).last_segment() == "in segment 6, begun by wrote 185 B"
 
 
 def test_explain_names_mbedtls_codes_it_knows():

@@ -76,6 +76,10 @@ void ledger_primitive_enter(void);
 void ledger_primitive_leave(enum family family);
 /* The client instructions of the segment that ended last (main.c's calibration). */
 uint64_t ledger_ended_client(void);
+/* Writes the ended segments' records (outside the handshake: see ledger.c); whether the buffer
+ * ever filled and had to be written inside it. */
+void ledger_flush(void);
+bool ledger_overflowed(void);
 
 /* -- the byte stream (net.c) --------------------------------------------------------------- */
 /* Writes len bytes as one frame: the bridge sends each frame with one send() on its TCP
@@ -92,6 +96,8 @@ int records_open(const char *path);
 void record(const char *type, const char *members_fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *json_quote(char *out, size_t cap, const char *text); /* a JSON string literal */
+/* One line per segment begun (device-progress.txt): where a firmware was if it never ends. */
+void progress(unsigned index, char event, const char *mark, uint32_t bytes);
 void records_close(void);
 /* The error record and the end of the firmware: exits with status 1. */
 void device_fail(const char *fmt_what, const char *detail) __attribute__((noreturn));

@@ -14,7 +14,8 @@
  * in the client bucket: net_recv hands the stack exactly the bytes it asked for, so the client
  * bucket is the same for one seed on any network, by construction.
  *
- * Each segment is written as one count_segment record when it ends (in the harness bucket).
+ * Each segment becomes one count_segment record, kept in RAM when it ends and written by
+ * ledger_flush at a point outside the handshake (in the harness bucket).
  * Wrapped primitives (wrap_*.c) add the client instructions spent inside them, per family.
  *
  * The bookkeeping is not free of residue: the few instructions between a function's entry and
@@ -41,6 +42,15 @@ struct segment {
     uint32_t calls[FAMILIES];
 };
 
+/* Ended segments wait here until ledger_flush writes them: writing a record takes a stack frame
+ * of its own (vsnprintf), which inside the handshake's deepest calls would be counted in the
+ * handshake's stack high-water mark. The buffer is written when full, the only case in which
+ * a record is written at a boundary (the stack figure then says so: ledger_overflowed). */
+#define ENDED_SEGMENTS 128
+static struct segment ended[ENDED_SEGMENTS];
+static unsigned ended_count;
+static bool overflowed;
+
 static struct segment segment;
 static enum bucket running = BUCKET_HARNESS;
 static uint32_t last;            /* the counter at the last booking */
@@ -66,46 +76,60 @@ enum bucket ledger_bucket(enum bucket next)
 }
 
 /* The families' instructions and calls as two JSON object bodies. */
-static void families(char *instructions, char *calls, size_t cap)
+static void families(const struct segment *done, char *instructions, char *calls, size_t cap)
 {
     size_t at = 0, at_calls = 0;
     instructions[0] = calls[0] = '\0';
     for (int f = 0; f < FAMILIES; f++) {
-        if (!segment.calls[f])
+        if (!done->calls[f])
             continue;
         at += (size_t)snprintf(instructions + at, cap - at, "%s\"%s\":%llu", at ? "," : "",
-                               FAMILY_NAMES[f], (unsigned long long)segment.families[f]);
+                               FAMILY_NAMES[f], (unsigned long long)done->families[f]);
         at_calls += (size_t)snprintf(calls + at_calls, cap - at_calls, "%s\"%s\":%lu",
                                      at_calls ? "," : "", FAMILY_NAMES[f],
-                                     (unsigned long)segment.calls[f]);
+                                     (unsigned long)done->calls[f]);
     }
 }
 
-static void write_segment(void)
+static void write_segment(const struct segment *done)
 {
     char primitives[200], calls[200], mark[80];
-    families(primitives, calls, sizeof primitives);
-    unsigned long long client = segment.buckets[BUCKET_CLIENT], wait = segment.buckets[BUCKET_WAIT],
-                       io = segment.buckets[BUCKET_IO];
-    if (segment.event == 'm')
+    families(done, primitives, calls, sizeof primitives);
+    unsigned long long client = done->buckets[BUCKET_CLIENT], wait = done->buckets[BUCKET_WAIT],
+                       io = done->buckets[BUCKET_IO];
+    if (done->event == 'm')
         record("count_segment",
                "\"index\":%u,\"event\":\"m\",\"mark\":%s,\"client\":%llu,\"wait\":%llu,"
                "\"io\":%llu,\"primitives\":{%s},\"calls\":{%s}",
-               segment.index, json_quote(mark, sizeof mark, segment.mark), client, wait, io,
+               done->index, json_quote(mark, sizeof mark, done->mark), client, wait, io,
                primitives, calls);
     else
         record("count_segment",
                "\"index\":%u,\"event\":\"%c\",\"bytes\":%lu,\"client\":%llu,\"wait\":%llu,"
                "\"io\":%llu,\"primitives\":{%s},\"calls\":{%s}",
-               segment.index, segment.event, (unsigned long)segment.bytes, client, wait, io,
+               done->index, done->event, (unsigned long)done->bytes, client, wait, io,
                primitives, calls);
 }
+
+void ledger_flush(void)
+{
+    for (unsigned i = 0; i < ended_count; i++)
+        write_segment(&ended[i]);
+    ended_count = 0;
+}
+
+bool ledger_overflowed(void) { return overflowed; }
 
 static __attribute__((noinline)) void next_segment(char event, const char *mark, uint32_t bytes)
 {
     enum bucket resume = running;
     book_to(BUCKET_HARNESS);
-    write_segment();
+    if (ended_count == ENDED_SEGMENTS) {
+        overflowed = true;
+        ledger_flush();
+    }
+    ended[ended_count++] = segment;
+    progress(segment.index + 1, event, mark, bytes);
     ended_client = segment.buckets[BUCKET_CLIENT];
     unsigned index = segment.index + 1;
     memset(&segment, 0, sizeof segment);

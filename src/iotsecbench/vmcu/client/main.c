@@ -40,6 +40,7 @@ void device_fail(const char *what, const char *detail)
         strncat(message, ": ", sizeof message - strlen(message) - 1);
         strncat(message, detail, sizeof message - strlen(message) - 1);
     }
+    ledger_flush();
     char quoted[sizeof message + 16];
     record("error", "\"message\":%s", json_quote(quoted, sizeof quoted, message));
     record("event", "\"name\":\"agent_end\",\"status\":\"failed\"");
@@ -143,7 +144,10 @@ static void role_connect(void)
 
     resume = ledger_bucket(BUCKET_HARNESS);
     struct vm_heap handshake = vm_heap();
-    counter("stack_high_water_bytes", stack_high_water_bytes());
+    size_t stack_bytes = stack_high_water_bytes(); /* before any record is written */
+    ledger_flush();
+    if (!ledger_overflowed()) /* else records were written inside the handshake: no figure */
+        counter("stack_high_water_bytes", stack_bytes);
     counter("tls_heap_setup_peak_bytes", setup.peak);
     counter("tls_heap_handshake_peak_bytes", handshake.peak);
     counter("tls_heap_steady_bytes", handshake.current);
@@ -223,6 +227,7 @@ int main(void)
     uint64_t per_boundary, per_primitive;
     calibrate(&per_boundary, &per_primitive);
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
+    ledger_flush();
     char role_name[40];
     record("event",
            "\"name\":\"agent_start\",\"role\":%s,\"stack\":\"%s\",\"stack_version\":\"%s\","
@@ -234,6 +239,7 @@ int main(void)
     role->run();
 
     ledger_bucket(BUCKET_HARNESS);
+    ledger_flush();
     record("event", "\"name\":\"agent_end\",\"status\":\"ok\"");
     records_close();
     return 0;
