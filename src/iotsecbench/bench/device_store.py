@@ -70,6 +70,7 @@ def store_counted(bench: CountedBenchmark, results_dir: Path) -> Path:
                     "t0_ns": first.t_start_ns if first is not None else None,
                     "broker_version": result.broker_version,
                     "stack": result.stack,
+                    "cost_method": "counted",  # instructions on a virtual MCU, not CPU time
                     "details_json": {
                         "benchmark": "handshake",
                         "tls_profile": profile.to_dict() if profile is not None else None,
