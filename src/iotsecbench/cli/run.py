@@ -209,6 +209,16 @@ def run(
             "session keys (docs/wire-format.md) to FILE (created 0600). Secrets: keep it safe.",
         ),
     ] = None,
+    capture: Annotated[
+        bool,
+        typer.Option(
+            "--capture",
+            help="Record each run's traffic into runs/RUN/capture.pcapng (0600), taken with "
+            "dumpcap on the device's link (the emitter's namespace with --network, loopback "
+            "otherwise), the run's TLS secrets inside: Wireshark and tshark open it decrypted "
+            "(docs/capture.md). Needs wireshark-common and the privilege to capture.",
+        ),
+    ] = False,
     devices: Annotated[
         int | None,
         typer.Option(
@@ -294,7 +304,7 @@ def run(
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
-    executor = _executor(executor_name, scheduler, dask_workers, keylog, simulate, console)
+    executor = _executor(executor_name, scheduler, dask_workers, keylog, capture, simulate, console)
     try:
         outcome = run_experiment(
             spec,
@@ -307,6 +317,7 @@ def run(
             observer=None if quiet else RichProgress(console),
             broker_version="simulated" if simulate else None,
             key_log=keylog is not None and not simulate,
+            capture=capture,
         )
         stdout = output_console()
         _summarise_and_report(out, outcome, report, stdout, console)
@@ -331,12 +342,23 @@ def _executor(
     scheduler: str | None,
     workers: int,
     keylog: Path | None,
+    capture: bool,
     simulate: bool,
     console: Console,
 ) -> Any:
     """The executor ``--executor`` names, its options checked before anything starts."""
     if name not in ("local", "dask"):
         raise SpecError(f"--executor {name!r}: use local or dask")
+    if capture:
+        if name != "local":
+            raise SpecError(
+                "--capture records traffic on this machine: use it with --executor local"
+            )
+        if simulate:
+            raise SpecError("--capture records real traffic; --simulate makes none")
+        from iotsecbench.lab.capture import require_capture
+
+        require_capture()  # exit 3 (no dumpcap, no privilege) before anything starts
     if name == "local":
         if scheduler is not None or workers != 1:
             raise SpecError("--scheduler and --dask-workers need --executor dask")
@@ -346,7 +368,7 @@ def _executor(
             return SimulatedExecutor()
         from iotsecbench.runner.local import LocalExecutor
 
-        return LocalExecutor(keylog=keylog)
+        return LocalExecutor(keylog=keylog, capture=capture)
     if keylog is not None:
         raise SpecError("--keylog writes a file on this machine: use it with --executor local")
     if scheduler is not None and workers != 1:

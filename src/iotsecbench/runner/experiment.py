@@ -111,9 +111,16 @@ def with_post_quantum_stack(spec: ExperimentSpec) -> tuple[ExperimentSpec, str |
     return spec, None
 
 
-def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = False) -> None:
+def validate(
+    spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = False, capture: bool = False
+) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix (``key_log``:
-    the runs log their secrets, ``--keylog``)."""
+    the runs log their secrets, ``--keylog``; ``capture``: ``--capture``, which logs them too,
+    into each run's capture)."""
+    if capture and broker_url is not None:
+        raise SpecError(
+            "--capture records the embedded broker's link (docs/capture.md); drop --broker"
+        )
     transports = {resolve_configuration(name).transport for name in spec.configurations}
     # impossible TLS combinations (docs/reliability.md #4), over the cells the experiment
     # has: a combination its `exclude` drops is not refused
@@ -132,7 +139,7 @@ def validate(spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = Fa
             scheme=configuration.scheme.name,
             transport=cell.transport,
             qos=cell.qos,
-            key_log=key_log,
+            key_log=key_log or capture,
         )
         if why is not None:
             raise SpecError(f"{name} on stack {stack}: {why}")
@@ -191,12 +198,15 @@ def run_experiment(
     observer: RunObserver | None = None,
     broker_version: str | None = None,
     key_log: bool = False,
+    capture: bool = False,
 ) -> ExperimentOutcome:
     """Plan, execute and store every run of ``spec`` into ``results_dir`` (``key_log``: the
-    executor writes ``--keylog``, which some stacks cannot). ``executor`` runs one run at a
-    time here, or (a ``BlockRunner``) streams runs measured elsewhere back for storing."""
+    executor writes ``--keylog``, which some stacks cannot; ``capture``: it takes
+    ``--capture``s, which log secrets too, on the embedded broker only). ``executor`` runs
+    one run at a time here, or (a ``BlockRunner``) streams runs measured elsewhere back for
+    storing."""
     observer = observer or RunObserver()
-    validate(spec, broker_url, key_log=key_log)
+    validate(spec, broker_url, key_log=key_log, capture=capture)
     planned = plan_runs(spec)
     if broker_version is None:
         broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())

@@ -35,6 +35,7 @@ from iotsecbench.lab.network import NetworkLab
 from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.runner.broker_watch import BrokerWatch
+from iotsecbench.runner.capture import RunCaptures
 from iotsecbench.runner.collect import build_outcome, first_error, utc_now
 from iotsecbench.runner.outcome import (
     ExperimentContext,
@@ -199,10 +200,12 @@ class LocalExecutor:
 
     READY_TIMEOUT_S = 30.0
 
-    def __init__(self, keylog: Path | None = None) -> None:
+    def __init__(self, keylog: Path | None = None, capture: bool = False) -> None:
         self._certificates: dict[str, CertificateSet] = {}
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _prepare_keylog(keylog) if keylog is not None else None
+        # --capture: each run's traffic and secrets in its pcapng (runner/capture.py)
+        self._captures = RunCaptures(self._keylog) if capture else None
         self._faults = FaultPlan.from_environment()
         self._broker_result: dict | None = None  # the current run's BrokerWatch.result()
 
@@ -224,6 +227,8 @@ class LocalExecutor:
         for stale in ("emitter.jsonl", "receiver.jsonl"):
             (run_dir / stale).unlink(missing_ok=True)
         shutil.rmtree(run_dir / DEVICES_DIRNAME, ignore_errors=True)
+        if self._captures is not None:
+            self._captures.prepare(run_dir)
         started = utc_now()
         self._broker_result = None
         try:
@@ -275,6 +280,9 @@ class LocalExecutor:
                         status, error = "failed", f"{role}: {problem}"
             fleet.append(records)
         network = self._networks.pop(run.run_id, None)
+        details = None
+        if self._captures is not None:
+            details = {"capture": self._captures.finish(run.run_id, run_dir, context.results_dir)}
         return build_outcome(
             run,
             context,
@@ -282,6 +290,7 @@ class LocalExecutor:
             status=status,
             error=error,
             started_utc=started,
+            details=details,
             host_counters=network.counter_rows if network is not None else None,
             broker=self._broker_result,
         )
@@ -468,7 +477,7 @@ class LocalExecutor:
             tls=tls_files,
             fault=self._faults.for_role(role, run.run_id) if device.index == 0 else None,
             **self._secret_paths(role, run, directory),
-            keylog=str(self._keylog) if self._keylog is not None else None,
+            keylog=self._agent_key_log(plan.run_dir),
             transport=run.cell.transport,
             method=run.cell.method,
             saturating=spec.saturating,
@@ -478,6 +487,13 @@ class LocalExecutor:
         path.unlink(missing_ok=True)
         write_secret(path, config.to_json().encode())
         return path
+
+    def _agent_key_log(self, run_dir: Path) -> str | None:
+        """Where the agents log their secrets: the run's own key log with --capture (it goes
+        into the capture, and into --keylog afterwards), else --keylog's file, else nowhere."""
+        if self._captures is not None:
+            return str(self._captures.key_log(run_dir))
+        return str(self._keylog) if self._keylog is not None else None
 
     @staticmethod
     def _write_secrets(run: PlannedRun, directory: Path) -> None:
@@ -547,6 +563,8 @@ class LocalExecutor:
             spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30 + ramp_s + crowd_s
         )
         with contextlib.ExitStack() as stack:
+            if self._captures is not None:  # recording before the first agent connects
+                stack.enter_context(self._captures.recording(plan))
             receivers: dict[FleetDevice, Supervised] = {}
             for device in plan.devices:
                 self._write_secrets(plan.run, device.directory)

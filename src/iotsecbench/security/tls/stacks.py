@@ -101,8 +101,8 @@ def stack_problem(
 ) -> str | None:
     """Why ``stack`` cannot run a configuration (its TLS ``profile``, None for plain MQTT,
     its payload ``scheme``, its ``transport``, the highest ``qos`` it publishes at, and
-    whether ``--keylog`` must log its secrets) — one line naming the stack's limit — or None
-    when it can."""
+    whether ``--keylog`` or ``--capture`` must log its secrets) — one line naming the stack's
+    limit — or None when it can."""
     if stack not in STACKS:
         return f"unknown TLS stack {stack!r}; known: {', '.join(STACKS)}"
     if stack == OPENSSL and profile is not None and profile.needs_pq_library:
@@ -140,14 +140,15 @@ def stack_problem(
         return f"{certificate_limit}: use ecdsa-p256 or an RSA certificate with {stack}"
     if key_log and stack == "wolfssl" and profile.version == "1.3":
         return (
-            "--keylog: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret callback, so "
-            f"its TLS 1.3 secrets cannot be logged: use TLS 1.2, stack {WOLFSSL_PQ} or openssl"
+            "--keylog/--capture: Debian's wolfSSL 5.5 is built without the TLS 1.3 secret "
+            "callback, so its TLS 1.3 secrets cannot be logged (nor a capture decrypted): use "
+            f"TLS 1.2, stack {WOLFSSL_PQ} or openssl"
         )
     if key_log and stack == WOLFSSL_PQ and profile.version == "1.2" and profile.resumption:
         return (
-            "--keylog: wolfSSL 5.9.4 as built here hands over a TLS 1.2 master secret when it "
-            "derives one, which a resumed session does not (no OpenSSL layer to read the "
-            "session's): use TLS 1.3 or a full handshake"
+            "--keylog/--capture: wolfSSL 5.9.4 as built here hands over a TLS 1.2 master "
+            "secret when it derives one, which a resumed session does not (no OpenSSL layer "
+            "to read the session's): use TLS 1.3 or a full handshake"
         )
     return None
 
