@@ -28,6 +28,10 @@ packages+=(make perl)
 [ -n "$extras" ] && packages+=(chromium fonts-dejavu-core
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc
   gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
+# `run --capture` (docs/capture.md) takes its captures with dumpcap and writes them with
+# editcap (wireshark-common); its tests read them with tshark. Without it, --capture is
+# refused (exit 3) and nothing else changes.
+[ -n "$extras" ] && packages+=(tshark)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
@@ -37,6 +41,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "setup: installing Debian packages: ${missing[*]}"
+  # wireshark-common asks whether non-root users may capture: no (root captures; others
+  # opt in with `dpkg-reconfigure wireshark-common`). Answered here so the install never waits.
+  echo "wireshark-common wireshark-common/install-setuid boolean false" \
+    | $sudo debconf-set-selections 2>/dev/null || true
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null

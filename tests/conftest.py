@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # the machine itself (no root, an unprivileged user, no TCP_INFO) stay skips.
 LAB_SKIP_REASONS = re.compile(
     r"mosquitto|Chromium|playwright|openssl command|iproute2|C extension|network emulation|native"
-    r"|virtual-MCU"
+    r"|virtual-MCU|wireshark|tshark"
 )
 
 

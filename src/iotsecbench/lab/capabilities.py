@@ -219,6 +219,21 @@ def check_tls_recorder() -> Check:
     )
 
 
+def check_capture() -> Check:
+    from iotsecbench.lab.capture import capture_problem, tool_version
+
+    problem = capture_problem()
+    if problem is None:
+        return Check(
+            "packet capture (run --capture)",
+            True,
+            f"{tool_version()} captures here; editcap embeds the TLS secrets",
+        )
+    return Check(
+        "packet capture (run --capture)", False, str(problem), "--capture is refused (exit 3)"
+    )
+
+
 def check_root() -> Check:
     root = os.geteuid() == 0
     return Check(
@@ -341,6 +356,7 @@ def all_checks(results_dir: Path = Path(".")) -> list[Check]:
         check_post_quantum(),
         check_fleet(),
         check_dask(),
+        check_capture(),
         check_root(),
         check_netns(),
         check_leftover_namespaces(),
