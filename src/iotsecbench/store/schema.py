@@ -201,7 +201,13 @@ RUNS = Table(
             "path",
             "run directory relative to the results directory (POSIX separators)",
         ),
-        Column("details_json", "VARCHAR", "JSON", "anything else the runner recorded"),
+        Column(
+            "details_json",
+            "VARCHAR",
+            "JSON",
+            "anything else the runner recorded, e.g. `capture`: the run's pcapng and what it "
+            "holds (`run --capture`, docs/capture.md)",
+        ),
         # Version 2 (appended, so migrated and new databases have the same column order).
         Column(
             "network",
