@@ -1,27 +1,78 @@
-"""``iotsecbench export``: the results tables as Parquet files for other tools."""
+"""``iotsecbench export``: the results for other tools — every table as Parquet, a timeline a
+trace viewer opens, and the costs in CI-dashboard formats (docs/exports.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+PARQUET = "parquet"
+
 
 def export(
     results_dir: Annotated[Path, typer.Argument(help="A results directory made by `run`.")],
+    export_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="parquet (every table, default); timeline (Chrome trace-event JSON: Perfetto, "
+            "chrome://tracing); bencher (Bencher Metric Format: each configuration's cost over "
+            "the baseline with the analysis' interval); github-action-benchmark (the same for "
+            "benchmark-action/github-action-benchmark's customSmallerIsBetter).",
+        ),
+    ] = PARQUET,
+    timeline: Annotated[
+        bool, typer.Option("--timeline", help="The same as --format timeline.")
+    ] = False,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="With the timeline: one run (its id) instead of them all."),
+    ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Where to write the Parquet files (default RESULTS_DIR/parquet)."),
+        typer.Option(
+            help="Directory to write into (default: RESULTS_DIR/parquet for Parquet, "
+            "RESULTS_DIR for the others)."
+        ),
     ] = None,
 ) -> None:
-    """Write every results table to Parquet (schema version in the file metadata)."""
+    """Write the results for other tools; prints each file written.
+
+    A timeline holds per run its handshake phases, each message's seal, transport and open,
+    the 10 Hz samples and any measured current as counters, on the host's monotonic clock.
+    The CI formats hold what `report` states first: each configuration's cost over the
+    baseline, with its 95 % interval.
+    """
     from iotsecbench.errors import SpecError
+    from iotsecbench.files import write_atomic
+    from iotsecbench.report.exporters import DOCUMENT_EXPORTERS
     from iotsecbench.store.export import export_parquet
 
+    known = [PARQUET, *DOCUMENT_EXPORTERS]
+    if export_format not in known:
+        raise SpecError(f"--format {export_format!r}: use one of {', '.join(known)}")
+    if timeline:
+        if export_format not in (PARQUET, "timeline"):
+            raise SpecError(f"--timeline and --format {export_format}: give one of them")
+        export_format = "timeline"
+    if run is not None and export_format != "timeline":
+        raise SpecError("--run chooses the run of a timeline: add --timeline")
+    if out is not None and out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out} is a file, not a directory; give a directory")
     if not (results_dir / "results.duckdb").exists():
         raise SpecError(f"{results_dir} holds no results.duckdb (is it a results directory?)")
-    for path in export_parquet(results_dir, out or results_dir / "parquet"):
+    if export_format == PARQUET:
+        for path in export_parquet(results_dir, out or results_dir / PARQUET):
+            typer.echo(str(path))
+        return
+    directory = out or results_dir
+    documents = DOCUMENT_EXPORTERS[export_format](results_dir, run)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, document in documents.items():
+        path = write_atomic(directory / name, json.dumps(document, indent=1, allow_nan=False))
         typer.echo(str(path))
 
 
