@@ -28,7 +28,7 @@ def entry(cost: Cost) -> dict[str, Any]:
         "extra": f"{cost.sentence}\n{cost.runs} runs; interval: {cost.method}",
     }
     if cost.low is not None and cost.high is not None:
-        result["range"] = f"{cost.level:.0%} CI {cost.low:.6g} to {cost.high:.6g}"
+        result["range"] = f"{cost.level * 100:g} % CI {cost.low:.6g} to {cost.high:.6g}"
     return result
 
 
