@@ -120,17 +120,23 @@ def cli():
 GOLDEN = REPO / "tests" / "data" / "golden"
 
 
-@pytest.fixture
-def golden_results(tmp_path: Path) -> Path:
-    """The golden experiment as a results directory (store rebuilt from its run records)."""
+def golden_copy(directory: Path) -> Path:
+    """The golden experiment as a results directory in ``directory`` (store rebuilt from its
+    run records)."""
     import shutil
 
     from iotsecbench.store.rebuild import rebuild
 
-    target = tmp_path / "golden"
+    target = directory / "golden"
     shutil.copytree(GOLDEN, target, ignore=shutil.ignore_patterns("expected", "README.md"))
     assert rebuild(target) == 9
     return target
+
+
+@pytest.fixture
+def golden_results(tmp_path: Path) -> Path:
+    """The golden experiment as a results directory (store rebuilt from its run records)."""
+    return golden_copy(tmp_path)
 
 
 def missing_c_build_tool(openssl_header: str) -> str | None:

@@ -142,7 +142,7 @@ def render(data: TimelineInput) -> dict[str, Any]:
         "otherData": {
             "producer": f"iotsecbench {__version__}",
             "clock": "CLOCK_MONOTONIC of the host (time.monotonic_ns), in microseconds",
-            "runs": [str(run_id) for run_id in data.runs["run_id"]],
+            "runs": ", ".join(str(run_id) for run_id in data.runs["run_id"]),
         },
     }
 
