@@ -9,6 +9,7 @@ is the pcapng's bytes per 1,000 published messages (both connections of the run:
 emitter's to the broker and the broker's to the receiver, on loopback).
 
     .venv/bin/python benchmarks/bench_capture.py [--pairs 3] [--seconds 5] [--stack mbedtls]
+    .venv/bin/python benchmarks/bench_capture.py --stack openssl --rate 1000   # fixed rate
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ import duckdb
 CONFIGURATIONS = "plain,tls1.2,ecdh-p256-aes128-gcm"
 
 
-def experiment(out: Path, seconds: float, stack: str, capture: bool) -> dict[str, tuple]:
+def experiment(
+    out: Path, seconds: float, stack: str, capture: bool, rate: str = "max"
+) -> dict[str, tuple]:
     """configuration → (achieved rate in Hz, messages sent, capture bytes or None, dropped)."""
     argv = [
         sys.executable, "-m", "iotsecbench", "run", "--configs", CONFIGURATIONS,
-        "--rate", "max", "--duration", str(seconds), "--reps", "1", "--stack", stack,
+        "--rate", rate, "--duration", str(seconds), "--reps", "1", "--stack", stack,
         "--out", str(out), "--quiet", "--no-report",
     ]  # fmt: skip
     subprocess.run([*argv, *(["--capture"] if capture else [])], check=True, capture_output=True)
@@ -51,6 +54,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--stack", default="mbedtls")
+    parser.add_argument("--rate", default="max", help="max (saturating) or a fixed rate in Hz")
     args = parser.parse_args()
     ratios: dict[str, list[float]] = {}
     rates: dict[str, list[tuple[float, float]]] = {}
@@ -60,7 +64,7 @@ def main() -> None:
             order = (False, True) if pair % 2 == 0 else (True, False)
             measured = {
                 capture: experiment(
-                    Path(work) / f"{pair}-{capture}", args.seconds, args.stack, capture
+                    Path(work) / f"{pair}-{capture}", args.seconds, args.stack, capture, args.rate
                 )
                 for capture in order
             }
@@ -75,7 +79,10 @@ def main() -> None:
                     f"messages, {dropped} dropped",
                     flush=True,
                 )
-    print(f"\nstack {args.stack}, {args.seconds:g} s per run, {args.pairs} pairs (medians)")
+    print(
+        f"\nstack {args.stack}, rate {args.rate}, {args.seconds:g} s per run, {args.pairs} pairs "
+        "(medians)"
+    )
     print("| configuration | without (msg/s) | with --capture (msg/s) | with / without ", end="")
     print("| KiB per 1,000 messages |")
     print("|---|---|---|---|---|")
