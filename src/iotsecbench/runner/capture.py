@@ -7,15 +7,12 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.files import write_secret
 from iotsecbench.lab import capture
-from iotsecbench.lab.network import HOST_INTERFACE
-
-if TYPE_CHECKING:
-    from iotsecbench.runner.local import RunPlan
+from iotsecbench.lab.network import HOST_INTERFACE, NetworkLab
 
 
 class RunCaptures:
@@ -39,31 +36,28 @@ class RunCaptures:
         write_secret(self.key_log(run_dir), b"")
 
     @staticmethod
-    def site(plan: RunPlan) -> capture.CaptureSite:
+    def site(port: int, tls: bool, mqtt: bool, network: NetworkLab | None) -> capture.CaptureSite:
         """The device's link: the emitter host's interface inside its namespace on an emulated
         network (it carries the emitter's traffic only), else loopback filtered to the run's
-        port (both the emitter's and the receiver's connections to the broker)."""
-        port = plan.target[1]
-        tls = plan.tls_files is not None
-        mqtt = plan.run.cell.transport == "mqtt"
-        if plan.network is not None:
+        ``port`` (both the emitter's and the receiver's connections to the broker)."""
+        if network is not None:
             return capture.CaptureSite(
                 HOST_INTERFACE,
                 "",
                 port,
                 tls,
                 mqtt,
-                tuple(plan.network.command("emitter", [])),
+                tuple(network.command("emitter", [])),
                 label=f"{HOST_INTERFACE} of the emitter's namespace (the device's link)",
             )
         return capture.CaptureSite("lo", f"tcp port {port}", port, tls, mqtt, label="lo")
 
     @contextlib.contextmanager
-    def recording(self, plan: RunPlan) -> Iterator[capture.PacketCapture]:
+    def recording(self, run_dir: Path, site: capture.CaptureSite) -> Iterator[None]:
         """dumpcap runs while the block runs (the agents' whole lives)."""
-        with capture.PacketCapture(plan.run_dir, self.site(plan)) as running:
-            self._in_flight[plan.run_dir] = running
-            yield running
+        with capture.PacketCapture(run_dir, site) as running:
+            self._in_flight[run_dir] = running
+            yield
 
     def finish(self, run_id: str, run_dir: Path, results_dir: Path) -> dict[str, Any]:
         """The run's pcapng written (also for a failed or interrupted run: it shows why), its

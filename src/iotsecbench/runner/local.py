@@ -564,7 +564,9 @@ class LocalExecutor:
         )
         with contextlib.ExitStack() as stack:
             if self._captures is not None:  # recording before the first agent connects
-                stack.enter_context(self._captures.recording(plan))
+                tls, mqtt = plan.tls_files is not None, plan.run.cell.transport == "mqtt"
+                site = RunCaptures.site(plan.target[1], tls, mqtt, plan.network)
+                stack.enter_context(self._captures.recording(plan.run_dir, site))
             receivers: dict[FleetDevice, Supervised] = {}
             for device in plan.devices:
                 self._write_secrets(plan.run, device.directory)
