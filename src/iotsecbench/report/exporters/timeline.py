@@ -68,9 +68,19 @@ class TimelineInput:
 
 
 def load(results_dir: Path, run_id: str | None = None) -> TimelineInput:
-    """Every run of ``results_dir`` (or the one named), with its rows of ``TABLES``."""
+    """Every run of ``results_dir`` (or the one named: ``SpecError`` when there is none such,
+    ``DataError`` when the store holds no run at all), with its rows of ``TABLES``."""
     runs = read.runs_frame(results_dir)
+    if runs.empty:
+        raise DataError(f"{results_dir} holds no runs: nothing to put on a timeline")
     if run_id is not None:
+        known = runs["run_id"].tolist()
+        if run_id not in known:
+            hint = difflib.get_close_matches(run_id, known, n=1)
+            raise SpecError(
+                f"--run {run_id!r}: no such run in {results_dir}"
+                + (f" (did you mean {hint[0]}?)" if hint else f"; its runs: {', '.join(known[:5])}")
+            )
         runs = runs[runs["run_id"] == run_id]
     return TimelineInput(runs, {name: read.table(results_dir, name, run_id) for name in TABLES})
 
@@ -79,15 +89,6 @@ def documents(results_dir: Path, run_id: str | None = None) -> dict[str, Any]:
     """File name → JSON document: ``timeline.json`` of the experiment, or
     ``timeline-RUN.json`` of one run."""
     data = load(results_dir, run_id)
-    if data.runs.empty:
-        if run_id is None:
-            raise DataError(f"{results_dir} holds no runs: nothing to put on a timeline")
-        known = read.runs_frame(results_dir)["run_id"].tolist()
-        hint = difflib.get_close_matches(run_id, known, n=1)
-        raise SpecError(
-            f"--run {run_id!r}: no such run in {results_dir}"
-            + (f" (did you mean {hint[0]}?)" if hint else f"; its runs: {', '.join(known[:5])}")
-        )
     return {FILE_NAME if run_id is None else f"timeline-{run_id}.json": render(data)}
 
 
