@@ -36,9 +36,17 @@ SHOWN_ONLY = ["xchacha20-poly1305", "ascon-aead128", "speck128-128-ctr-hmac"]
 TOPIC = "iotsb/0123456789ab/data"
 
 
-def _capture(tmp_path: Path, ciphers: list[str], *, decoys: bool = True, flip: bool = False):
+def _capture(
+    tmp_path: Path,
+    ciphers: list[str],
+    *,
+    decoys: bool = True,
+    flip: bool = False,
+    comment: bool = True,
+):
     """A pcapng of two sealed messages per cipher, the sessions' keys in its first packet's
-    comment (as `run --capture` writes them); the expected plaintexts in packet order."""
+    comment (as `run --capture` writes them) and in ``keys.log``; the expected plaintexts in
+    packet order."""
     segments, lines, expected = [], [], []
     filler = wire.make_filler(100, 7)
     for cipher in ciphers:
@@ -59,19 +67,19 @@ def _capture(tmp_path: Path, ciphers: list[str], *, decoys: bool = True, flip: b
             expected.append((scheme.scheme_id, seq, plaintext.hex()))
     raw, capture = tmp_path / "raw.pcap", tmp_path / "capture.pcapng"
     write_pcap(raw, segments)
-    subprocess.run(
-        ["editcap", "-F", "pcapng", "-a", "1:" + "\n".join(lines), str(raw), str(capture)],
-        check=True,
-    )
+    (tmp_path / "keys.log").write_text("\n".join(lines) + "\n")
+    keys = ["-a", "1:" + "\n".join(lines)] if comment else []
+    subprocess.run(["editcap", "-F", "pcapng", *keys, str(raw), str(capture)], check=True)
     return capture, expected
 
 
-def _dissected(capture: Path) -> list[list[str]]:
+def _dissected(capture: Path, *options: str) -> list[list[str]]:
     return tshark_fields(
         capture,
         ["iotsb.scheme_id", "iotsb.seq", "iotsb.status", "iotsb.plaintext", "iotsb.message.seq"],
         "-X",
         f"lua_script:{DISSECTOR}",
+        *options,
         display_filter="iotsb",
     )
 
@@ -105,3 +113,14 @@ def test_a_flipped_bit_opens_nothing_and_other_ciphers_are_shown(tmp_path: Path)
     rows = _dissected(shown)
     assert [(row[0], row[1]) for row in rows] == [(str(i), str(s)) for i, s, _ in expected]
     assert all(row[2].startswith("no: this dissector does not decrypt") for row in rows)
+
+
+def test_keys_from_a_key_log_file_preference(tmp_path: Path) -> None:
+    tshark()
+    capture, expected = _capture(tmp_path, ["aes128-gcm"], comment=False)
+    without = _dissected(capture)
+    assert {row[2] for row in without} == {
+        "no: no session keys (key log preference or the capture's comment)"
+    }
+    rows = _dissected(capture, "-o", f"iotsb.keylog:{tmp_path / 'keys.log'}")
+    assert [row[3] for row in rows] == [plaintext for _, _, plaintext in expected]
