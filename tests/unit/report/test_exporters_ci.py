@@ -58,7 +58,7 @@ def test_bencher_file_validates_against_bencher_schema(
         for m in measures.values()
     )
     assert exported == sorted(
-        (f"{f.configuration} over {f.baseline}", f.difference, f.ci_low, f.ci_high)
+        (f"{f.configuration} over {f.baseline}", f.difference, f.interval.low, f.interval.high)
         for f in findings
     )
     assert len(exported) > 0
@@ -78,7 +78,9 @@ def test_github_action_benchmark_file_is_the_actions_input(golden: Path, finding
     for entry, finding in zip(entries, findings, strict=True):
         assert entry["value"] == finding.difference and entry["unit"] == finding.unit
         assert entry["name"].startswith(f"{finding.configuration}: ")
-        assert entry["range"] == f"95 % CI {finding.ci_low:.6g} to {finding.ci_high:.6g}"
+        assert (
+            entry["range"] == f"95 % CI {finding.interval.low:.6g} to {finding.interval.high:.6g}"
+        )
 
 
 def _empty_results(directory: Path) -> Path:

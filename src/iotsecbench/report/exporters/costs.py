@@ -1,7 +1,8 @@
 """What each configuration costs over the baseline, with the analysis' interval: the numbers
 the CI-dashboard formats (bencher.py, github_action_benchmark.py) carry, read from the
-report's findings (report/findings.py) — one per configuration, metric and role, the same
-values and intervals the report's first page states.
+report's typed findings (report/findings.py) — one per configuration, metric and role, the
+same values and intervals the report's first page states — and named, with their direction,
+by the metric registry (analysis.metrics).
 
 This module is the one place those formats read a finding.
 """
@@ -12,10 +13,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from iotsecbench.analysis.metrics import Registry
 from iotsecbench.errors import SpecError
 from iotsecbench.report import data as report_data
 from iotsecbench.report.findings import Finding, find
-from iotsecbench.report.readable import role_heading
 from iotsecbench.store.read import require_completed_runs
 
 
@@ -42,24 +43,27 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def cost(finding: Finding) -> Cost | None:
+def cost(finding: Finding, metrics: Registry) -> Cost | None:
     """The finding's cost, or None when it has no value (nothing to track)."""
     if not math.isfinite(finding.difference):
         return None
+    entry = metrics.of(finding.metric, finding.role) or metrics.metric(finding.metric)
+    entry = entry.with_current(finding.kind) if entry.follows_current else entry
+    interval = finding.interval
     return Cost(
         configuration=finding.configuration,
         baseline=finding.baseline,
-        measure=role_heading(finding.role, finding.metric, finding.kind),
+        measure=entry.role_heading(),
         unit=finding.unit,
         value=finding.difference,
-        low=_finite(finding.ci_low),
-        high=_finite(finding.ci_high),
-        level=finding.level,
-        method=finding.interval_method,
+        low=_finite(interval.low),
+        high=_finite(interval.high),
+        level=interval.level,
+        method=interval.method,
         runs=finding.runs,
-        # Every metric a finding states is a cost: current, charge, latency, set-up time,
-        # CPU and bytes per message — lower is better.
-        lower_is_better=True,
+        # A metric neither way better (the registry's None) is tracked as a cost: a rise is
+        # what a dashboard should show.
+        lower_is_better=entry.lower_is_better is not False,
         sentence=finding.sentence,
     )
 
@@ -69,7 +73,7 @@ def costs(results_dir: Path) -> list[Cost]:
     `analyze` ran: its current and charge comparisons; the over-runs ones always)."""
     require_completed_runs(results_dir)  # DataError (exit 4): nothing measured to export
     data = report_data.load(results_dir)
-    found = [c for c in (cost(finding) for finding in find(data).items) if c is not None]
+    found = [c for c in (cost(f, data.metrics) for f in find(data).items) if c is not None]
     if not found:
         why = (
             "a CI format tracks costs over a baseline: run at least two configurations (the "
