@@ -279,3 +279,15 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     assert report.returncode == 0, report.stderr
     for figure in ("iotst-cost", "iotst-groups", "iotst-ci-width"):
         assert (out / "report" / "figures" / f"{figure}.png").exists(), figure
+    # export --timeline: the counted groups on the device's track, in the stored order, from
+    # the first connection's start on the lab's clock (docs/exports.md)
+    exported = cli("export", str(out), "--timeline", "--out", str(tmp_path / "timeline"))
+    assert exported.returncode == 0, exported.stderr
+    trace = json.loads((tmp_path / "timeline" / "timeline.json").read_text())
+    slices = [e for e in trace["traceEvents"] if e.get("cat") == "iotst"]
+    counted_groups = [p["group_order"] for p in profiles.values()]
+    assert [e["name"] for e in slices] == [name for order in counted_groups for name in order]
+    rate = tls["device_time_s"]["clock_mhz"] * 1e6 / tls["device_model"]["cpi"]
+    [first] = [e for e in slices if e["name"] == "CLIENT_HELLO"]  # TLS only
+    client = tls["groups"]["CLIENT_HELLO"]["client"]["mean"]
+    assert first["dur"] == pytest.approx(client / rate * 1e6, abs=1e-3)

@@ -112,6 +112,18 @@ class ReportData:
         return self.configurations[0] if self.configurations else None
 
 
+def counted(details: dict[str, Any]) -> bool:
+    """Whether a configuration's stored statistics were counted on a virtual MCU (``bench
+    handshake --target``; else traced or timed on this host)."""
+    return str(details.get("method", "")).startswith("counted")
+
+
+def device_instructions_per_s(details: dict[str, Any]) -> float:
+    """The instructions per second a counted configuration's device runs at: its profile's
+    clock over its CPI (the device model stored with the counts; docs/device-client.md)."""
+    return details["device_time_s"]["clock_mhz"] * 1e6 / details["device_model"]["cpi"]
+
+
 def _json_object(value: Any) -> dict[str, Any]:
     """A JSON object stored as text (or already parsed); {} when absent or unreadable."""
     if isinstance(value, dict):

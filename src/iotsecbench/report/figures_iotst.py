@@ -19,17 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.report.data import ReportData
+from iotsecbench.report.data import ReportData, counted, device_instructions_per_s
 from iotsecbench.report.figures import ReportFigure, _finish, log_scale
 from iotsecbench.report.readable import MEASURED
 from iotsecbench.report.style import Palette, plt, styled
 
 TARGET_CI = 0.01  # the study's ±1 % at 95 %
-
-
-def counted(details: dict[str, Any]) -> bool:
-    """Whether a configuration was counted on a virtual MCU (else traced on this host)."""
-    return str(details.get("method", "")).startswith("counted")
 
 
 def traced_configurations(
@@ -62,8 +57,7 @@ def _group_seconds(details: dict[str, Any], name: str) -> float:
     instructions at the profile's clock."""
     if counted(details):
         group = details["groups"].get(name)
-        clock_hz = details["device_time_s"]["clock_mhz"] * 1e6 / details["device_model"]["cpi"]
-        return group["client"]["mean"] / clock_hz if group else 0.0
+        return group["client"]["mean"] / device_instructions_per_s(details) if group else 0.0
     return details["group_states_s"].get(name, {}).get("on_cpu", 0.0)
 
 

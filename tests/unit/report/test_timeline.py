@@ -168,6 +168,37 @@ def test_traced_handshakes_show_their_iotst_groups_end_to_end() -> None:
     assert slices[2]["ts"] == 9000.0  # the second connection starts at its own TCP connect
 
 
+def test_counted_handshakes_show_their_mean_groups_at_the_device_clock() -> None:
+    """A `bench handshake --target` run (runs.cost_method 'counted'): its groups' mean client
+    instructions at the profile's clock over CPI, end to end from runs.t0_ns, in the stored
+    handshake order; a traced or timed run has no such track."""
+    groups = {
+        "WAIT_SERVER_FLIGHT": {"client": {"mean": 2_000_000.0}, "wait": 900.0, "io": 40.0},
+        "CLIENT_HELLO": {"client": {"mean": 48_000_000.0}, "wait": 0.0, "io": 10.0},
+    }
+    details = {
+        "method": "counted on rv32imc", "repetitions": 2, "groups": groups,
+        "group_order": ["CLIENT_HELLO", "WAIT_SERVER_FLIGHT"],
+        "device_time_s": {"clock_mhz": 160.0}, "device_model": {"cpi": 2.0},
+    }  # fmt: skip
+    runs = pd.DataFrame(
+        {"run_id": ["counted", "timed"], "status": "ok", "run_order": [0, 1],
+         "cost_method": ["counted", "timed"], "t0_ns": [5_000_000, 7_000_000],
+         "details_json": [json.dumps(details), "{}"]}
+    )  # fmt: skip
+    document = timeline.render(timeline.TimelineInput(runs))
+    jsonschema.validate(document, SCHEMA)
+    slices = [e for e in document["traceEvents"] if e.get("cat") == "iotst"]
+    assert [e["name"] for e in slices] == details["group_order"]
+    assert {e["pid"] for e in slices} == {_pids(document)["counted"]}
+    rate = 160e6 / 2.0  # instructions per second at 160 MHz, CPI 2
+    assert slices[0]["ts"] == 5000.0 and slices[0]["dur"] == pytest.approx(48e6 / rate * 1e6)
+    assert slices[1]["ts"] == slices[0]["ts"] + slices[0]["dur"]  # end to end
+    assert slices[1]["args"]["network_wait_instructions_mean"] == 900.0
+    names = [e["args"]["name"] for e in document["traceEvents"] if e["name"] == "thread_name"]
+    assert names == ["device iotst groups (counted on rv32imc, at 160 MHz)"]
+
+
 def test_the_cli_writes_the_timeline(
     golden: Path, trace: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

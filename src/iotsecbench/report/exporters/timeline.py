@@ -27,7 +27,9 @@ from typing import Any
 import pandas as pd
 
 from iotsecbench import __version__
+from iotsecbench.analysis import metrics
 from iotsecbench.errors import DataError, SpecError
+from iotsecbench.report.data import counted, device_instructions_per_s
 from iotsecbench.store import read
 
 FORMAT = "timeline"
@@ -41,9 +43,10 @@ SAMPLE_COUNTERS = {
     "tcp_bytes_sent": ("TCP sent, cumulative (KiB)", 1 / 1024),
     "tcp_bytes_received": ("TCP received, cumulative (KiB)", 1 / 1024),
     "tcp_retrans": ("TCP retransmissions, cumulative", 1.0),
-    "current_ma": ("device current, modelled (mA)", 1.0),
+    # The samples' current column is the registry's current metric (analysis.metrics).
+    metrics.CURRENT: (f"device {metrics.metric(metrics.CURRENT).heading()}", 1.0),
 }
-MEASURED_CURRENT = "device current, measured (mA)"
+MEASURED_CURRENT = f"device {metrics.metric(metrics.CURRENT, metrics.MEASURED).heading()}"
 # A message's path (docs/methods.md): seal = created → sealed (emitter), transport = sealed →
 # arrived (the MQTT client, the network, the broker), open = arrived → delivered (receiver).
 MESSAGE_SLICES = (
@@ -166,6 +169,7 @@ def _run_events(
     yield from _measured(data.rows("meter_samples", run_id), pid)
     yield from _instants(data.rows("events", run_id), pid, tracks)
     yield from _iotst_groups(data, run_id, pid, tracks)
+    yield from _counted_groups(data.runs[data.runs["run_id"] == run_id].iloc[0], pid, tracks)
 
 
 def _handshakes(rows: pd.DataFrame, pid: int, tracks: _Tracks) -> Iterable[dict[str, Any]]:
@@ -294,3 +298,41 @@ def _iotst_groups(
                 },
             }  # fmt: skip
             at_ns += length_ns
+
+
+def _counted_groups(run: pd.Series, pid: int, tracks: _Tracks) -> Iterable[dict[str, Any]]:
+    """A counted configuration's groups (``bench handshake --target``, runs.cost_method
+    'counted'): the store keeps each group's mean instructions over the seeds, not one
+    connection's, so one mean connection is laid end to end from the first connection's
+    start (``runs.t0_ns``, the lab's clock), each group as long as the device's client
+    instructions in it take at the profile's clock (device time: counted instructions, the
+    clock and CPI of the device model; the network wait and UART I/O are in the args)."""
+    if run.get("cost_method") != "counted" or not _present(run.get("t0_ns")):
+        return
+    details = json.loads(run["details_json"]) if _present(run.get("details_json")) else {}
+    if not counted(details) or not details.get("groups"):
+        return
+    rate = device_instructions_per_s(details)
+    clock_mhz = details["device_time_s"]["clock_mhz"]
+    tid = tracks(f"device iotst groups ({details['method']}, at {clock_mhz:g} MHz)")
+    at_ns = int(run["t0_ns"])
+    for name in details.get("group_order") or list(details["groups"]):
+        group = details["groups"][name]
+        length_ns = round(group["client"]["mean"] / rate * 1e9)
+        yield {
+            "ph": "X",
+            "cat": "iotst",
+            "name": name,
+            "pid": pid,
+            "tid": tid,
+            "ts": _us(at_ns),
+            "dur": length_ns / 1000.0,
+            "args": {
+                "client_instructions_mean": group["client"]["mean"],
+                "network_wait_instructions_mean": group["wait"],
+                "uart_io_instructions_mean": group["io"],
+                "repetitions": details.get("repetitions"),
+                "device_time": "modelled from counted instructions",
+            },
+        }
+        at_ns += length_ns
