@@ -291,3 +291,12 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     [first] = [e for e in slices if e["name"] == "CLIENT_HELLO"]  # TLS only
     client = tls["groups"]["CLIENT_HELLO"]["client"]["mean"]
     assert first["dur"] == pytest.approx(client / rate * 1e6, abs=1e-3)
+    # export --format bencher: each profile's counted instructions and their interval over
+    # the seeds, as stored, in Bencher's own format (docs/exports.md)
+    exported = cli("export", str(out), "--format", "bencher", "--out", str(tmp_path / "ci"))
+    assert exported.returncode == 0, exported.stderr
+    metrics = json.loads((tmp_path / "ci" / "bencher.json").read_text())
+    stored = tls["instructions"]["network_invariant"]
+    [measure] = metrics["tls1.3/x25519/ecdsa-p256 [counted on rv32imc]"].values()
+    assert measure == {"value": stored["mean"], "lower_value": stored["ci_low"],
+                       "upper_value": stored["ci_high"]}  # fmt: skip

@@ -97,7 +97,8 @@ def _stat(values: Sequence[float]) -> dict[str, Any]:
     s = Statistic.of(values)
     return {
         "mean": s.mean, "sd": s.sd, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,
-        "min": min(values) if values else None, "max": max(values) if values else None,
+        "level": s.level, "min": min(values) if values else None,
+        "max": max(values) if values else None,
     }  # fmt: skip
 
 

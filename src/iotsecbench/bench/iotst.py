@@ -98,7 +98,8 @@ class TraceTally:
 
         def stat(values: Sequence[float]) -> dict[str, float]:
             s = level_statistic(values)
-            return {"mean": s.mean, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n}
+            return {"mean": s.mean, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,
+                    "level": s.level}  # fmt: skip
 
         names: list[str] = []
         for trace in traces:

@@ -13,14 +13,17 @@ PARQUET = "parquet"
 
 
 def export(
-    results_dir: Annotated[Path, typer.Argument(help="A results directory made by `run`.")],
+    results_dir: Annotated[
+        Path, typer.Argument(help="A results directory made by `run` or `bench handshake --out`.")
+    ],
     export_format: Annotated[
         str,
         typer.Option(
             "--format",
             help="parquet (every table, default); timeline (Chrome trace-event JSON: Perfetto, "
             "chrome://tracing); bencher (Bencher Metric Format: each configuration's cost over "
-            "the baseline with the analysis' interval); github-action-benchmark (the same for "
+            "the baseline with the analysis' interval; of a bench handshake store, each "
+            "profile's handshake cost); github-action-benchmark (the same for "
             "benchmark-action/github-action-benchmark's customSmallerIsBetter).",
         ),
     ] = PARQUET,
@@ -42,9 +45,11 @@ def export(
     """Write the results for other tools; prints each file written.
 
     A timeline holds per run its handshake phases, each message's seal, transport and open,
-    the 10 Hz samples and any measured current as counters, on the host's monotonic clock.
-    The CI formats hold what `report` states first: each configuration's cost over the
-    baseline, with its 95 % interval.
+    the 10 Hz samples and any measured current as counters, a traced or counted handshake's
+    iotst groups, on the host's monotonic clock. The CI formats hold what `report` states
+    first: each configuration's cost over the baseline, with its 95 % interval; of a `bench
+    handshake` store, each profile's network-invariant handshake cost (CPU time traced, or
+    the device's instructions counted on a virtual MCU) with its interval over the seeds.
     """
     from iotsecbench.errors import SpecError
     from iotsecbench.files import write_atomic

@@ -124,6 +124,23 @@ def device_instructions_per_s(details: dict[str, Any]) -> float:
     return details["device_time_s"]["clock_mhz"] * 1e6 / details["device_model"]["cpi"]
 
 
+def traced_configurations(
+    data: ReportData, *, counted_too: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """(configuration, its stored statistics) of every traced configuration, in run order;
+    ``counted_too``: with the configurations counted on a virtual MCU."""
+    runs = data.runs
+    if runs is None or runs.empty:
+        return []
+    chosen = data.traced_runs | data.counted_runs if counted_too else data.traced_runs
+    return [
+        (str(label), json.loads(details) if isinstance(details, str) and details else {})
+        for label, details in zip(
+            runs[chosen]["cell_label"], runs[chosen]["details_json"], strict=True
+        )
+    ]
+
+
 def _json_object(value: Any) -> dict[str, Any]:
     """A JSON object stored as text (or already parsed); {} when absent or unreadable."""
     if isinstance(value, dict):

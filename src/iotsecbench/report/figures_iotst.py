@@ -14,34 +14,21 @@ scheduler's, traced only.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 
-from iotsecbench.report.data import ReportData, counted, device_instructions_per_s
+from iotsecbench.report.data import (
+    ReportData,
+    counted,
+    device_instructions_per_s,
+    traced_configurations,
+)
 from iotsecbench.report.figures import ReportFigure, _finish, log_scale
 from iotsecbench.report.readable import MEASURED
 from iotsecbench.report.style import Palette, plt, styled
 
 TARGET_CI = 0.01  # the study's ±1 % at 95 %
-
-
-def traced_configurations(
-    data: ReportData, *, counted_too: bool = False
-) -> list[tuple[str, dict[str, Any]]]:
-    """(configuration, its stored statistics) of every traced configuration, in run order;
-    ``counted_too``: with the configurations counted on a virtual MCU."""
-    runs = data.runs
-    if runs is None or runs.empty:
-        return []
-    chosen = data.traced_runs | data.counted_runs if counted_too else data.traced_runs
-    return [
-        (str(label), json.loads(details) if isinstance(details, str) and details else {})
-        for label, details in zip(
-            runs[chosen]["cell_label"], runs[chosen]["details_json"], strict=True
-        )
-    ]
 
 
 def _cost(details: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:

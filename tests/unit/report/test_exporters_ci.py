@@ -15,7 +15,12 @@ from tests.conftest import REPO, golden_copy
 
 from iotsecbench.cli.app import main
 from iotsecbench.report import data as report_data
-from iotsecbench.report.exporters import DOCUMENT_EXPORTERS, bencher, github_action_benchmark
+from iotsecbench.report.exporters import (
+    DOCUMENT_EXPORTERS,
+    bencher,
+    costs,
+    github_action_benchmark,
+)
 from iotsecbench.report.findings import find
 from iotsecbench.store.duckdb_store import ResultsStore
 
@@ -81,6 +86,38 @@ def test_github_action_benchmark_file_is_the_actions_input(golden: Path, finding
         assert (
             entry["range"] == f"95 % CI {finding.interval.low:.6g} to {finding.interval.high:.6g}"
         )
+
+
+def test_bench_handshake_configurations_export_their_own_cost_and_interval() -> None:
+    """A traced and a counted bench handshake configuration: each one's network-invariant
+    cost itself (no baseline), in the CI unit, the stored interval's ends and level; a
+    configuration of one repetition has no interval and exports its value alone."""
+    import pandas as pd
+
+    traced = {"network_invariant_cpu_s": {"mean": 0.004, "ci_low": 0.003, "ci_high": 0.005,
+                                          "n": 20, "level": 0.95}}  # fmt: skip
+    counted = {"method": "counted on rv32imc", "repetitions": 1,
+               "instructions": {"network_invariant": {"mean": 9.4e7, "ci_low": -math.inf,
+                                                      "ci_high": math.inf, "n": 1}}}  # fmt: skip
+    runs = pd.DataFrame(
+        {"cell_label": ["tls1.3 [traced]", "tls1.3 [counted on rv32imc]", "plain"],
+         "cost_method": ["traced", "counted", "timed"],
+         "details_json": [json.dumps(traced), json.dumps(counted), "{}"]}
+    )  # fmt: skip
+    found = costs.handshake_costs(report_data.ReportData(Path("bench"), runs=runs))
+    assert [(c.configuration, c.baseline, c.unit) for c in found] == [
+        ("tls1.3 [traced]", None, "ms"),
+        ("tls1.3 [counted on rv32imc]", None, "instructions"),
+    ]
+    assert (found[0].value, found[0].low, found[0].high, found[0].level) == (4.0, 3.0, 5.0, 0.95)
+    assert (found[1].value, found[1].low, found[1].high) == (9.4e7, None, None)
+    document = bencher.render(found)
+    jsonschema.validate(document, _schema("bmf.json"))
+    assert document["tls1.3 [counted on rv32imc]"] == {costs.COUNTED.measure: {"value": 9.4e7}}
+    assert all(len(c.measure) <= 64 for c in found)
+    entries = github_action_benchmark.render(found)[github_action_benchmark.FILE_NAME]
+    jsonschema.validate(entries, _schema("github-action-benchmark.json"))
+    assert entries[0]["range"] == "95 % CI 3 to 5" and "range" not in entries[1]
 
 
 def _empty_results(directory: Path) -> Path:

@@ -1,8 +1,15 @@
-"""What each configuration costs over the baseline, with the analysis' interval: the numbers
-the CI-dashboard formats (bencher.py, github_action_benchmark.py) carry, read from the
-report's typed findings (report/findings.py) — one per configuration, metric and role, the
-same values and intervals the report's first page states — and named, with their direction,
-by the metric registry (analysis.metrics).
+"""What each configuration costs, with the analysis' interval: the numbers the CI-dashboard
+formats (bencher.py, github_action_benchmark.py) carry.
+
+- A `run` experiment: each configuration's cost over the baseline, read from the report's
+  typed findings (report/findings.py) — one per configuration, metric and role, the same
+  values and intervals the report's first page states — and named, with their direction, by
+  the metric registry (analysis.metrics).
+- A `bench handshake` store, traced (``--trace``) or counted (``--target``): each
+  configuration's network-invariant handshake cost itself (the handshake is the cost; there
+  is no baseline to subtract), with the Student-t interval over its repetitions or seeds that
+  the benchmark stored — CPU time measured on this host, or the device client's instructions
+  counted on a virtual MCU (what a firmware's CI tracks per commit).
 
 This module is the one place those formats read a finding.
 """
@@ -16,6 +23,7 @@ from pathlib import Path
 from iotsecbench.analysis.metrics import Registry
 from iotsecbench.errors import SpecError
 from iotsecbench.report import data as report_data
+from iotsecbench.report.data import ReportData, counted, traced_configurations
 from iotsecbench.report.findings import Finding, find
 from iotsecbench.store.read import require_completed_runs
 
@@ -26,7 +34,7 @@ class Cost:
     [``low``, ``high``] at ``level`` (None: the analysis has no interval for it)."""
 
     configuration: str
-    baseline: str
+    baseline: str | None  # None: the configuration's own cost (bench handshake)
     measure: str  # "emitter modelled current (mA)": role, kind, metric and unit
     unit: str
     value: float
@@ -74,6 +82,7 @@ def costs(results_dir: Path) -> list[Cost]:
     require_completed_runs(results_dir)  # DataError (exit 4): nothing measured to export
     data = report_data.load(results_dir)
     found = [c for c in (cost(f, data.metrics) for f in find(data).items) if c is not None]
+    found += handshake_costs(data)
     if not found:
         why = (
             "a CI format tracks costs over a baseline: run at least two configurations (the "
@@ -83,4 +92,65 @@ def costs(results_dir: Path) -> list[Cost]:
             "(--reps), or, for current and charge, `iotsecbench analyze` first"
         )
         raise SpecError(f"{results_dir}: no cost over the baseline to export; {why}")
+    return found
+
+
+@dataclass(frozen=True)
+class HandshakeMeasure:
+    """What a bench handshake configuration stores (bench/iotst.py, bench/device.py) as one
+    CI measure: the statistic of its network-invariant cost, named (under Bencher's 64
+    characters) and scaled from the stored unit."""
+
+    statistic: str
+    measure: str
+    unit: str
+    scale: float
+
+
+TRACED = HandshakeMeasure(
+    "network_invariant_cpu_s", "handshake CPU time, network-invariant, measured", "ms", 1e3
+)
+COUNTED = HandshakeMeasure(
+    "network_invariant", "handshake instructions, network-invariant, counted", "instructions", 1.0
+)
+
+
+# The level of the intervals bench handshake stored before it stored their level with them:
+# its one level then and since (bench.handshake.CONFIDENCE, never changed).
+STORED_BEFORE_LEVEL = 0.95
+
+
+def handshake_costs(data: ReportData) -> list[Cost]:
+    """Each traced or counted ``bench handshake`` configuration's network-invariant cost, with
+    the interval its repetitions (or seeds) gave (Student-t: bench.handshake.Statistic)."""
+    found = []
+    for configuration, details in traced_configurations(data, counted_too=True):
+        if counted(details):
+            chosen = COUNTED
+            stat = details.get("instructions", {}).get(chosen.statistic)
+            over = f"{details.get('repetitions', '?')} seeds ({details['method']})"
+        else:
+            chosen = TRACED
+            stat = details.get(chosen.statistic)
+            over = "repetitions (traced on this host)"
+        if not stat or not math.isfinite(stat.get("mean", math.nan)):
+            continue
+        low, high = (_finite(stat[end] * chosen.scale) for end in ("ci_low", "ci_high"))
+        value = stat["mean"] * chosen.scale
+        found.append(
+            Cost(
+                configuration=configuration,
+                baseline=None,
+                measure=chosen.measure,
+                unit=chosen.unit,
+                value=value,
+                low=low,
+                high=high,
+                level=float(stat.get("level", STORED_BEFORE_LEVEL)),
+                method=f"Student-t over {over}",
+                runs=int(stat.get("n", 0)),
+                lower_is_better=True,
+                sentence=f"{configuration}: {value:.6g} {chosen.unit} per handshake",
+            )
+        )
     return found

@@ -22,7 +22,8 @@ BIGGER_FILE_NAME = "github-action-benchmark-bigger-is-better.json"
 
 def entry(cost: Cost) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "name": f"{cost.configuration}: {cost.measure} over {cost.baseline}",
+        "name": f"{cost.configuration}: {cost.measure}"
+        + (f" over {cost.baseline}" if cost.baseline is not None else ""),
         "unit": cost.unit,
         "value": cost.value,
         "extra": f"{cost.sentence}\n{cost.runs} runs; interval: {cost.method}",
