@@ -54,6 +54,7 @@ def export(
     from iotsecbench.errors import SpecError
     from iotsecbench.files import write_atomic
     from iotsecbench.report.exporters import DOCUMENT_EXPORTERS
+    from iotsecbench.store import read
     from iotsecbench.store.export import export_parquet
 
     known = [PARQUET, *DOCUMENT_EXPORTERS]
@@ -70,6 +71,7 @@ def export(
     if not (results_dir / "results.duckdb").exists():
         raise SpecError(f"{results_dir} holds no results.duckdb (is it a results directory?)")
     if export_format == PARQUET:
+        read.require_runs(results_dir)  # exit 4 before any file is written
         for path in export_parquet(results_dir, out or results_dir / PARQUET):
             typer.echo(str(path))
         return

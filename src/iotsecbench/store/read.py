@@ -77,6 +77,18 @@ def runs_frame(results_dir: Path | str) -> pd.DataFrame:
     return table(results_dir, "runs")
 
 
+def require_runs(results_dir: Path | str) -> pd.DataFrame:
+    """The runs table, or DataError (exit 4) when the store holds no run at all: an export
+    of any kind refuses it (a failed or interrupted run is still worth exporting)."""
+    runs = runs_frame(results_dir)
+    if runs.empty:
+        raise DataError(
+            f"{results_dir} holds no runs: nothing to export; "
+            f"continue it with `iotsecbench run --resume --out {results_dir}`"
+        )
+    return runs
+
+
 CURRENT_SOURCES = ("modelled", "measured")
 
 

@@ -126,7 +126,7 @@ def _empty_results(directory: Path) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("export_format", [*DOCUMENT_EXPORTERS])
+@pytest.mark.parametrize("export_format", ["parquet", *DOCUMENT_EXPORTERS])
 @pytest.mark.parametrize("damage", ["no runs", "corrupt"])
 def test_an_empty_or_corrupt_results_directory_is_exit_4(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], export_format: str, damage: str
@@ -138,7 +138,7 @@ def test_an_empty_or_corrupt_results_directory_is_exit_4(
     code, out, err = _cli(capsys, str(results), "--format", export_format)
     assert code == 4, err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert not out
+    assert not out and not (results / "parquet").exists()  # nothing written
 
 
 @pytest.mark.parametrize(

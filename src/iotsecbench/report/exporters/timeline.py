@@ -28,7 +28,7 @@ import pandas as pd
 
 from iotsecbench import __version__
 from iotsecbench.analysis import metrics
-from iotsecbench.errors import DataError, SpecError
+from iotsecbench.errors import SpecError
 from iotsecbench.report.data import counted, device_instructions_per_s
 from iotsecbench.store import read
 
@@ -73,9 +73,7 @@ class TimelineInput:
 def load(results_dir: Path, run_id: str | None = None) -> TimelineInput:
     """Every run of ``results_dir`` (or the one named: ``SpecError`` when there is none such,
     ``DataError`` when the store holds no run at all), with its rows of ``TABLES``."""
-    runs = read.runs_frame(results_dir)
-    if runs.empty:
-        raise DataError(f"{results_dir} holds no runs: nothing to put on a timeline")
+    runs = read.require_runs(results_dir)
     if run_id is not None:
         known = runs["run_id"].tolist()
         if run_id not in known:
