@@ -65,6 +65,24 @@ def test_every_import_is_an_arrow_of_the_map() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_procedures_spanning_rooms_live_in_workflows() -> None:
+    """The runner executes and stores runs: what comes after (the report, a meter trace
+    placed in a run) is a workflow's; the lab does not reach into the virtual MCUs."""
+    arrows = allowed_arrows()
+    forbidden = {"runner": {"report", "meters"}, "lab": {"vmcu"}}
+    for package, targets in forbidden.items():
+        assert not (arrows[package] or set()) & targets, f"{package} → {targets & arrows[package]}"
+    assert arrows["workflows"] is not None and {"report", "meters", "vmcu"} <= arrows["workflows"]
+
+
+def test_design_lists_every_package_as_a_room() -> None:
+    """docs/design.md's room table names every package of src/iotsecbench."""
+    text = (ROOT / "docs" / "design.md").read_text()
+    rooms = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= rooms, f"rooms missing from docs/design.md: {sorted(packages - rooms)}"
+
+
 def test_leaves_import_nothing_of_the_project() -> None:
     for leaf in LEAVES:
         assert imports_of(PACKAGE / f"{leaf}.py") <= LEAVES, leaf

@@ -2,7 +2,7 @@
 
 Thin: parse options, read frames (``store.read`` or ``store.csv_input``), call
 ``analysis.pipeline.analyze``, write ``analysis.json`` atomically, print a summary.
-The work itself is ``runner.postprocess.run_analyze`` (also used by ``run``).
+The work itself is ``workflows.postprocess.run_analyze`` (also used by ``run``).
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ def register(app: typer.Typer) -> None:
         if bootstrap not in BOOTSTRAP_CHOICES:
             raise SpecError(f"--bootstrap {bootstrap!r}: use moving, circular or stationary")
         from iotsecbench.analysis.pipeline import AnalysisOptions
-        from iotsecbench.runner.postprocess import run_analyze
         from iotsecbench.store.read import CURRENT_SOURCES
+        from iotsecbench.workflows.postprocess import run_analyze
 
         options = AnalysisOptions(
             baseline=baseline,

@@ -45,7 +45,7 @@ def doctor(
     import dataclasses
     import json
 
-    from iotsecbench.lab.capabilities import all_checks
+    from iotsecbench.workflows.doctor import all_checks, stop_leftovers_of
 
     if out is not None and not cleanup:
         raise SpecError("--out is for --cleanup: doctor --cleanup --out DIR")
@@ -53,7 +53,7 @@ def doctor(
         from iotsecbench.lab.network import cleanup_leftovers, leftover_namespaces
 
         if out is not None:
-            for leftover in _stop_leftovers_of(out):
+            for leftover in stop_leftovers_of(out):
                 typer.echo(f"stopped {leftover}")
 
         if leftover_namespaces() and os.geteuid() != 0:
@@ -66,7 +66,7 @@ def doctor(
     if scheduler is not None:
         _check_scheduler(scheduler)
         return
-    checks = [*all_checks(), *_native_agent_checks()]
+    checks = all_checks()
     if as_json:
         typer.echo(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
     else:
@@ -91,39 +91,6 @@ def _check_scheduler(scheduler: str) -> None:
         typer.echo(f"{'ok  ' if ready else 'FAIL'} worker {address}: {detail}")
     if not all(ready for _, ready, _ in results):
         raise typer.Exit(3)
-
-
-def _native_agent_checks() -> list:
-    """One line per native agent build (the stack factor's mbedtls, wolfssl and wolfssl-5.9,
-    each with TLS, the payload schemes or both; plain for MQTT alone)."""
-    from iotsecbench.agents import native
-    from iotsecbench.lab.capabilities import Check
-
-    checks = []
-    for build in native.BUILDS:
-        problem = native.problem(build)
-        name = f"native agent ({build} build)"
-        if problem is None:
-            checks.append(Check(name, True, native.provenance(build)))
-        else:
-            stack = native.Build.named(build).stack
-            consequence = f"--stack {stack} runs that need it are refused (exit 3)"
-            checks.append(Check(name, False, problem, consequence))
-    return checks
-
-
-def _stop_leftovers_of(results_dir: Path) -> list[str]:
-    """Stop what a dead runner of ``results_dir`` left; refused while a runner is alive."""
-    from iotsecbench.lab.network import remove_recorded_namespaces
-    from iotsecbench.lab.processes import stop_leftovers
-    from iotsecbench.runner.experiment import PID_DIRNAME
-    from iotsecbench.store.directory import DirectoryLock
-
-    if not results_dir.is_dir():
-        raise SpecError(f"--out {results_dir} is not a directory")
-    with DirectoryLock(results_dir):  # exit 3 while its runner is alive: nothing is left over
-        directory = results_dir / PID_DIRNAME
-        return stop_leftovers(directory) + remove_recorded_namespaces(directory)
 
 
 def register(app: typer.Typer) -> None:

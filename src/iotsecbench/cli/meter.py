@@ -120,7 +120,7 @@ def attach(
     the agent's trace. A trace shorter than the run or unlike it: exit 4, nothing stored."""
     import pandas as pd
 
-    from iotsecbench.runner.attach import attach as attach_trace
+    from iotsecbench.workflows.attach import attach as attach_trace
 
     channel = None
     if sync is not None:
@@ -221,7 +221,7 @@ def calibrate(
     from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.energy.profile import load_profile
     from iotsecbench.files import write_atomic
-    from iotsecbench.runner.calibration import attached_runs
+    from iotsecbench.workflows.calibration import attached_runs
 
     fitting, devices = attached_runs(runs, agent)
     held_out, _ = attached_runs(check, agent) if check else ([], [])

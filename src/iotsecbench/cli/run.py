@@ -394,7 +394,7 @@ def _summarise_and_report(
         from iotsecbench.report import build  # noqa: F401  (matplotlib, with its backend)
         from iotsecbench.report.summary import summarise
         from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
-        from iotsecbench.runner.postprocess import analyze_and_report
+        from iotsecbench.workflows.postprocess import analyze_and_report
 
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")

@@ -1,5 +1,7 @@
 """What this machine can and cannot do for iotsecbench: one ``Check`` per capability, each
-saying what works and what will be skipped. Nothing here changes the machine."""
+saying what works and what will be skipped. Nothing here changes the machine. These are the
+lab's own checks (and those of the libraries it loads); ``workflows.doctor`` gathers them
+with the rooms' that the lab may not import (the virtual MCUs, the native agents)."""
 
 from __future__ import annotations
 
@@ -108,46 +110,6 @@ def check_lightweight_ciphers() -> Check:
         "offered",
         "install gcc and python3-dev, then rerun scripts/setup.sh",
     )
-
-
-def check_virtual_mcu() -> Check:
-    from iotsecbench.vmcu import TARGETS, missing_tools
-
-    missing = {name: missing_tools(target) for name, target in TARGETS.items()}
-    ready = [name for name, tools in missing.items() if not tools]
-    detail = (
-        f"{', '.join(ready)} can be built and counted under QEMU (`bench crypto --target`)"
-        if ready
-        else "no target can be built"
-    )
-    absent = sorted({tool for tools in missing.values() for tool in tools})
-    if not absent:
-        return Check("Virtual microcontrollers", True, detail)
-    packages = sorted({p for n, t in TARGETS.items() if missing[n] for p in t.packages})
-    return Check(
-        "Virtual microcontrollers",
-        False,
-        f"{detail}; missing {', '.join(absent)}",
-        f"apt-get install {' '.join(packages)} (or scripts/setup.sh --dev) for `--target`",
-    )
-
-
-def check_device_client() -> list[Check]:
-    """One line per target: can the device's own client run there (`bench handshake
-    --target`, docs/device-client.md)?"""
-    from iotsecbench.lab import seeded_rand
-    from iotsecbench.vmcu import TARGETS
-    from iotsecbench.vmcu.client import readiness
-
-    broker = seeded_rand.problem()
-    checks = []
-    for name, target in TARGETS.items():
-        ok, detail = readiness(target)
-        if ok and broker is not None:
-            ok, detail = False, f"{detail}; {broker}"
-        consequence = "" if ok else f"`bench handshake --target {name}` will be refused"
-        checks.append(Check(f"Device client on {name}", ok, detail, consequence))
-    return checks
 
 
 def check_post_quantum() -> Check:
@@ -340,30 +302,3 @@ def check_disk(directory: Path) -> Check:
         f"{free_gib:.1f} GiB free in {directory}",
         "free some space: a long experiment writes hundreds of MB",
     )
-
-
-def all_checks(results_dir: Path = Path(".")) -> list[Check]:
-    return [
-        check_python(),
-        check_mosquitto(),
-        check_mosquitto_passwd(),
-        check_openssl(),
-        check_native_aead(),
-        check_lightweight_ciphers(),
-        check_virtual_mcu(),
-        *check_device_client(),
-        check_tls_recorder(),
-        check_post_quantum(),
-        check_fleet(),
-        check_dask(),
-        check_capture(),
-        check_root(),
-        check_netns(),
-        check_leftover_namespaces(),
-        check_tc(),
-        check_tracefs(),
-        check_perf(),
-        check_cgroups(),
-        check_chromium(),
-        check_disk(results_dir),
-    ]

@@ -66,7 +66,7 @@ class TlsSettings(StrictModel):
 
 PYTHON_MAX_RATE_HZ = 10_000
 NATIVE_MAX_RATE_HZ = 1_000_000
-# A fleet's ceiling in any spec; what one machine allows is lower (lab/capabilities.fleet_limit).
+# A fleet's ceiling in any spec; what one machine allows is lower (lab/limits.fleet_limit).
 FLEET_MAX_DEVICES = 10_000
 
 

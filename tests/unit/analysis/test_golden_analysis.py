@@ -15,7 +15,7 @@ from typing import Any
 from tests.conftest import GOLDEN
 
 from iotsecbench.analysis.pipeline import AnalysisOptions
-from iotsecbench.runner.postprocess import run_analyze
+from iotsecbench.workflows.postprocess import run_analyze
 
 # Bootstrap draws are seeded; the tolerance only absorbs floating-point summation order.
 RELATIVE_TOLERANCE = 1e-9

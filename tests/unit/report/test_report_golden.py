@@ -134,8 +134,8 @@ def test_report_from_analyze_csv_draws_the_series_from_the_csv(
     """Measurements from real devices arrive as CSV: the report reads the CSVs the analysis
     names, so the time-series figures are drawn too."""
     from iotsecbench.analysis.pipeline import AnalysisOptions
-    from iotsecbench.runner.postprocess import run_analyze
     from iotsecbench.store import read
+    from iotsecbench.workflows.postprocess import run_analyze
 
     current_csv = tmp_path / "current.csv"
     read.current_frame(golden_results).to_csv(current_csv, index=False)

@@ -8,11 +8,11 @@ import struct
 import pytest
 
 from iotsecbench.errors import SpecError
-from iotsecbench.lab.capabilities import check_virtual_mcu
 from iotsecbench.security.schemes import cipher_names
 from iotsecbench.vmcu import TARGET_CIPHERS, TARGETS, Request, target, target_cipher
 from iotsecbench.vmcu import build as vmcu_build
 from iotsecbench.vmcu.run import _decode_header, _encode
+from iotsecbench.workflows.doctor import check_virtual_mcu
 
 
 def test_target_lookup_names_the_choices():

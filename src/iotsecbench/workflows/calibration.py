@@ -11,9 +11,9 @@ import numpy as np
 from iotsecbench.energy.calibrate import CalibrationRun
 from iotsecbench.energy.model import Activity, Operation
 from iotsecbench.errors import SpecError
-from iotsecbench.runner.attach import locate_run, results_directory
 from iotsecbench.store import read
 from iotsecbench.store.duckdb_store import RECORD_FILENAME
+from iotsecbench.workflows.attach import locate_run, results_directory
 
 
 def attached_runs(paths: list[Path], agent: str) -> tuple[list[CalibrationRun], list[str]]:

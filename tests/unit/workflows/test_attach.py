@@ -1,4 +1,4 @@
-"""Attaching a meter trace to a stored run (runner/attach.py, `iotsecbench attach`), against
+"""Attaching a meter trace to a stored run (workflows/attach.py, `iotsecbench attach`), against
 injected truth: a (simulated) run's modelled current, 20 % off and noisy, written as a PPK2
 export at 2 kHz with a known offset and the D0 sync toggles; the run is placed exactly
 (sync) or within 50 ms (correlation), its per-phase charge recovered within 1 %, and a

@@ -1,5 +1,6 @@
 """After the runs: the statistics (``analysis.json``) and the report, so that ``run`` ends with
-a report and ``analyze``/``report`` can redo either step alone."""
+a report and ``analyze``/``report`` can redo either step alone. A procedure over three rooms
+(store, analysis, report), so it lives here and not in the runner."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
 from iotsecbench.files import write_atomic
 
 if TYPE_CHECKING:  # the report (matplotlib) loads only when a report is built
+    from iotsecbench.report.build import BuiltReport
     from iotsecbench.report.findings import Findings
 
 
@@ -95,10 +97,22 @@ def run_analyze(
 
 @dataclass(frozen=True)
 class Postprocessed:
+    """What ``analyze_and_report`` did, for ``run``'s closing lines."""
+
     analysis_path: Path | None
     analysis_problem: str | None  # why the statistics could not be computed, if so
-    report_path: Path | None
-    findings: Findings | None = None  # what the report found, for the terminal to print
+    # What report.build.build_report returned (None when no run completed), passed through
+    # untouched: the command reads the report's own record, this layer does not.
+    report: BuiltReport | None
+
+    @property
+    def report_path(self) -> Path | None:
+        return self.report.html if self.report is not None else None
+
+    @property
+    def findings(self) -> Findings | None:
+        """What the report found (its typed record), for the terminal to print."""
+        return self.report.findings if self.report is not None else None
 
 
 def analyze_and_report(results_dir: Path) -> Postprocessed:
@@ -119,4 +133,4 @@ def analyze_and_report(results_dir: Path) -> Postprocessed:
         problem = str(error)
         (results_dir / "analysis.json").unlink(missing_ok=True)  # never a stale one
     built = build_report(results_dir, formats=("html", "md", "csv", "tex"))
-    return Postprocessed(analysis_path, problem, built.html, built.findings)
+    return Postprocessed(analysis_path, problem, built)
