@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from iotsecbench.security import resolve_configuration
 from tests.conftest import query, run_cli
 from tests.native_agents import needs_wolfssl_pq
 
@@ -20,6 +21,8 @@ pytestmark = pytest.mark.integration
 HYBRID = "tls1.3/x25519mlkem768/mldsa44"
 PURE = "tls1.3/mlkem768/ecdsa-p256+ecdh-p256-aes128-gcm"
 CLASSICAL = "tls1.3/x25519/ecdsa-p256"
+# Each is stored under its canonical name (the groups as OpenSSL spells them).
+AS_WRITTEN = {resolve_configuration(name).name: name for name in (HYBRID, PURE, CLASSICAL)}
 
 
 @pytest.mark.slow
@@ -32,7 +35,7 @@ def test_post_quantum_and_classical_tls13_on_wolfssl_59(mosquitto: str, tmp_path
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     rows = {
-        row[0]: row[1:]
+        AS_WRITTEN[row[0]]: row[1:]
         for row in query(
             out,
             "select configuration, status, error, messages_sent, messages_delivered, stack, "
@@ -64,7 +67,7 @@ def test_post_quantum_and_classical_tls13_on_wolfssl_59(mosquitto: str, tmp_path
     # sends; the ML-DSA-44 chain from the broker (two 1,312-byte keys, two 2,420-byte
     # signatures, and a 2,420-byte CertificateVerify).
     wire = {
-        row[0]: json.loads(row[1])
+        AS_WRITTEN[row[0]]: json.loads(row[1])
         for row in query(
             out,
             "select r.configuration, h.detail_json from handshakes h join runs r using (run_id) "

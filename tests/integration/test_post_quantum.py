@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iotsecbench.security import pq_openssl
+from iotsecbench.security import pq_openssl, resolve_configuration
 from tests.conftest import query, run_cli
 
 pytestmark = [
@@ -33,7 +33,10 @@ def test_payload_and_tls_post_quantum_configurations_deliver_every_message(
     assert "stack openssl-3.5 for every configuration" in result.stderr
     runs = query(out, "select configuration, status, stack, stack_version, tls_group, "
                       "tls_signature from runs")  # fmt: skip
-    assert {r[0] for r in runs} == set(configurations.split(","))
+    # Stored under their canonical names (the TLS profile's group as OpenSSL spells it).
+    assert {r[0] for r in runs} == {
+        resolve_configuration(name).name for name in configurations.split(",")
+    }
     for configuration, status, stack, version, group, signature in runs:
         assert (status, stack) == ("ok", "openssl-3.5") and "3.5.5" in version
         if configuration.startswith("tls"):

@@ -1,7 +1,9 @@
 """The agents' output: one JSON object per line, each with a ``type``.
 
-Types: ``sample``, ``message``, ``handshake``, ``operation``, ``event``, ``negotiated``,
-``counters``, ``error``. Lines are written from several threads (main, MQTT network loop,
+Types and their fields are declared in ``agents.vocabulary`` (``sample``, ``message``,
+``echo``, ``handshake``, ``operation``, ``event``, ``negotiated``, ``counters``, ``error``;
+the native agent's ``tls_*``); the writer refuses anything it does not declare. Lines are
+written from several threads (main, MQTT network loop,
 sampler) under one lock and flushed at every sample, so a crashed agent leaves everything
 up to its last 100 ms on disk.
 """
@@ -15,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from iotsecbench.agents import vocabulary
+
 
 class RecordWriter:
     """Thread-safe JSON-lines writer."""
@@ -25,6 +29,7 @@ class RecordWriter:
         self._integer_writers: dict[tuple[str, ...], Callable[..., None]] = {}
 
     def write(self, record_type: str, **fields: Any) -> None:
+        vocabulary.check(record_type, fields)
         line = json.dumps({"type": record_type, **fields}, separators=(",", ":"))
         with self._lock:
             if not self._handle.closed:
@@ -42,6 +47,7 @@ class RecordWriter:
         key = (record_type, *names)
         write = self._integer_writers.get(key)
         if write is None:
+            vocabulary.check(record_type, names)
             body = ",".join(f'"{name}":%d' for name in names)
             template = f'{{"type":"{record_type}",{body}}}\n'
             handle, lock = self._handle, self._lock

@@ -229,7 +229,14 @@ def _spec_position(order: Sequence[str], group: pd.DataFrame) -> tuple[int, int,
     position = (
         list(order).index(first["configuration"]) if first["configuration"] in order else len(order)
     )
-    return position, int(first["payload_bytes"]), float(first["rate_hz"]), int(first["qos"])
+    # A handshake benchmark's runs publish nothing: no payload, rate or QoS (NULL) to order by.
+    payload, rate, qos = (first[key] for key in ("payload_bytes", "rate_hz", "qos"))
+    return (
+        position,
+        int(payload) if pd.notna(payload) else 0,
+        float(rate) if pd.notna(rate) else 0.0,
+        int(qos) if pd.notna(qos) else 0,
+    )
 
 
 def empty_frames(registry: Registry = METRICS) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -68,13 +68,17 @@ from iotsecbench.security.tls import (
 )
 from iotsecbench.security.tls.observe import client_hello_record_bytes, client_hello_segments
 from iotsecbench.security.tls.stacks import OPENSSL, PYTHON_STACKS, stack_environment
+from iotsecbench.spec.bench import (
+    DEFAULT_MAX_REPETITIONS,
+    DEFAULT_REPETITIONS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TRACE_DEVICE,
+)
 
 FORMAT_VERSION = 1  # version 1: first format (one record per profile, raw samples included)
 CONFIDENCE = 0.95
-DEFAULT_REPETITIONS = 30
-DEFAULT_MAX_REPETITIONS = 1000
 MIN_REPETITIONS = 5  # below this a t interval says little; --target-ci never stops earlier
-CONNACK_TIMEOUT_S = 10.0
+CONNACK_TIMEOUT_S = DEFAULT_TIMEOUT_S
 # What a profile's summary says it negotiated (its first connection's NegotiatedTls), for both
 # methods (bench.device, counted on a device, too).
 NEGOTIATED_SUMMARY = (
@@ -428,7 +432,7 @@ class TraceSettings:
     """What ``--trace`` adds (``bench.iotst``): the device to model, whether repetitions
     with a retransmission are kept (the study discards them)."""
 
-    device: str | None = "esp32-wroom-32"
+    device: str | None = DEFAULT_TRACE_DEVICE
     keep_retransmissions: bool = False
 
 

@@ -1,139 +1,180 @@
-"""``bench handshake``'s results as a results store ``iotsecbench report`` reads: one ``runs``
-row per profile (statistics and negotiated parameters in ``details_json``), per measured
-connection its three phases in ``handshakes`` and, traced, its groups in ``trace_groups``."""
+"""``bench handshake``'s results as a results store ``iotsecbench report`` reads.
+
+One run per configuration (a TLS profile on one CPU placement): its ``runs`` row from the
+one builder of runs rows (``runner.rows``; the benchmark's per-configuration statistics in
+``details_json``, as ``--json`` writes them), every measured connection one
+``handshake_connections`` row and, traced, its classification groups ``handshake_groups``
+rows — each built here from the typed ``HandshakeSample`` it measured. Every run is written
+as the runner writes one: its record file first, then one transaction.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from iotsecbench.bench.handshake import HandshakeBenchmark, HandshakeSample, ProfileResult
-from iotsecbench.measure.host import host_facts, software_versions
-from iotsecbench.runner.collect import TLS_FACTS, collect
+from iotsecbench.runner.rows import experiment_row, run_row, tls_facts, utc_now
+from iotsecbench.spec.bench import HandshakeBenchmarkSpec
+from iotsecbench.store.duckdb_store import ResultsStore
 
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-
-
-def _handshake_records(sample: HandshakeSample) -> list[dict[str, Any]]:
-    """One connection's three phases as the agents record them (``agents.records``), so the
-    runner's ``collect`` turns them into ``handshakes`` rows."""
-    common = {"repetition": sample.repetition, "order": sample.order}
-    phases = [
-        ("tcp_connect", sample.t_start_ns, sample.t_start_ns + sample.tcp_connect_ns,
-         sample.tcp_connect_cpu_ns, common),
-        ("tls_handshake", sample.tls.t_start_ns, sample.tls.t_end_ns, sample.tls.thread_cpu_ns,
-         {**common, **sample.tls.to_dict(), "negotiated": sample.negotiated,
-          **({} if sample.tls_heap_peak_bytes is None
-             else {"tls_heap_peak_bytes": sample.tls_heap_peak_bytes})}),
-        ("mqtt_connect", sample.t_ready_ns, sample.t_connack_ns, sample.mqtt_connect_cpu_ns,
-         {**common, "cpu_scope": "thread (no network thread)"}),
-    ]  # fmt: skip
-    return [
-        {"type": "handshake", "phase": phase, "t_start_ns": start, "t_end_ns": end,
-         "wall_ns": end - start, "cpu_ns": cpu, "detail": detail}
-        for phase, start, end, cpu, detail in phases
-    ]  # fmt: skip
-
-
-def _trace_rows(result: ProfileResult) -> list[dict[str, Any]]:
-    """``trace_groups`` rows of a traced configuration (none without --trace)."""
-    rows = []
-    for sample in result.samples:
-        if sample.trace is None:
-            continue
-        for position, (name, group) in enumerate(sample.trace["groups"].items()):
-            rows.append(
-                {
-                    "repetition": sample.repetition,
-                    "group_name": name,
-                    "position": position,
-                    **{key: group[key] for key in TRACE_GROUP_COLUMNS},
-                }
-            )
-    return rows
-
-
-TRACE_GROUP_COLUMNS = (
+EXPERIMENT_NAME = "bench-handshake"
+# TracedRepetition.to_dict's fields and the handshake_connections columns they fill.
+_TRACED = {
+    "wall_ns": "trace_wall_ns",
+    "on_cpu_ns": "on_cpu_ns",
+    "marker_cost_ns": "marker_cost_ns",
+    "network_wait_ns": "network_wait_ns",
+    "runnable_ns": "runnable_ns",
+    "other_ns": "other_ns",
+    "packets_received": "packets_received",
+    "packets_sent": "packets_sent",
+    "retransmissions": "trace_retransmissions",
+    "idle_fraction_per_cpu": "idle_fraction_json",
+    "problems": "trace_problems_json",
+}
+_GROUP_COLUMNS = (
     "on_cpu_ns", "network_wait_ns", "runnable_ns", "other_ns", "longest_run_ns", "markers",
 )  # fmt: skip
 
 
-def store_results(bench: HandshakeBenchmark, results_dir: Path) -> Path:
-    """Write the benchmark as a results store ``iotsecbench report`` reads: one ``runs`` row
-    per profile (statistics and negotiated parameters in ``details_json``) and, per measured
-    connection, its ``tcp_connect``, ``tls_handshake`` and ``mqtt_connect`` phases in
-    ``handshakes`` (agent ``emitter``: the benchmark's client is the device)."""
-    import datetime
-    import hashlib
-    import uuid
+def cost_method_of(result: ProfileResult) -> str:
+    """How the configuration's cost was taken (runs.cost_method): traced, the scheduler's
+    network-invariant cost beside the clocks, or timed (the clocks and thread CPU alone)."""
+    return "traced" if result.tally is not None else "timed"
 
-    from iotsecbench.store.duckdb_store import ResultsStore
 
-    results_dir = Path(results_dir)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    spec = {
-        "name": "bench-handshake",
+def connection_row(sample: HandshakeSample) -> dict[str, Any]:
+    """One ``handshake_connections`` row: the connection as measured (and, traced, where its
+    time went); the run's id is the store's to add."""
+    tls = sample.tls
+    row: dict[str, Any] = {
+        "target": None,  # the client ran on this host
+        "repetition": sample.repetition,
+        "connection_order": sample.order,
+        "t_start_ns": sample.t_start_ns,
+        "tcp_connect_ns": sample.tcp_connect_ns,
+        "tcp_connect_cpu_ns": sample.tcp_connect_cpu_ns,
+        "tls_start_ns": tls.t_start_ns,
+        "tls_end_ns": tls.t_end_ns,
+        "tls_cpu_ns": tls.thread_cpu_ns,
+        "tls_process_cpu_ns": tls.process_cpu_ns,
+        "t_ready_ns": sample.t_ready_ns,
+        "t_connack_ns": sample.t_connack_ns,
+        "mqtt_connect_cpu_ns": sample.mqtt_connect_cpu_ns,
+        "total_cpu_ns": sample.total_cpu_ns,
+        "tcp_bytes_sent": tls.tcp_bytes_sent,
+        "tcp_bytes_received": tls.tcp_bytes_received,
+        "tcp_segments_out": tls.tcp_segments_out,
+        "tcp_segments_in": tls.tcp_segments_in,
+        "tcp_retransmissions": tls.tcp_retransmissions,
+        "tcp_mss": tls.tcp_mss,
+        "local_port": sample.local_port,
+        "tls_heap_peak_bytes": sample.tls_heap_peak_bytes,
+        "negotiated_json": sample.negotiated,
+    }
+    trace = sample.trace or {}
+    row.update({column: trace.get(key) for key, column in _TRACED.items()})
+    return row
+
+
+def group_rows(sample: HandshakeSample) -> list[dict[str, Any]]:
+    """The ``handshake_groups`` rows of a traced connection, in the order the groups first
+    occurred (none for an untraced one)."""
+    if sample.trace is None:
+        return []
+    return [
+        {
+            "repetition": sample.repetition,
+            "group_name": name,
+            "position": position,
+            **{column: group[column] for column in _GROUP_COLUMNS},
+        }
+        for position, (name, group) in enumerate(sample.trace["groups"].items())
+    ]
+
+
+def slug(name: str) -> str:
+    """A name as a run id's part (profiles hold slashes)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def store_experiment(
+    store: ResultsStore,
+    bench: Any,
+    spec: HandshakeBenchmarkSpec | None,
+    broker_version: str | None,
+) -> str:
+    """The benchmark's ``experiments`` row (either method's ``bench``: its results and
+    settings): the settings as given (``spec``) with what was done; returns its id."""
+    document = {
+        "name": EXPERIMENT_NAME,
+        **(spec.model_dump(mode="json") if spec is not None else {}),
         "profiles": [r.name for r in bench.results],
         **bench.settings,
     }
-    canonical = json.dumps(spec, sort_keys=True)
+    canonical = json.dumps(document, sort_keys=True, default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()
+    return store.ensure_experiment(
+        experiment_row(
+            experiment_id=f"{EXPERIMENT_NAME}-{digest[:8]}",
+            name=EXPERIMENT_NAME,
+            spec_json=canonical,
+            config_hash=digest[:16],
+            seed=bench.settings.get("seed"),
+            broker_version=broker_version,
+        ),
+        resume=False,
+    )
+
+
+def store_results(
+    bench: HandshakeBenchmark, results_dir: Path, spec: HandshakeBenchmarkSpec | None = None
+) -> Path:
+    """Write the benchmark into ``results_dir`` (module docstring); ``spec``: the settings it
+    was run with (stored as the experiment's specification with what was done)."""
+    results_dir = Path(results_dir)
+    started = utc_now()
     with ResultsStore.open(results_dir) as store:
-        experiment_id = store.ensure_experiment(
-            {
-                "experiment_id": f"bench-handshake-{uuid.uuid4().hex[:8]}",
-                "name": "bench-handshake",
-                "created_utc": now,
-                "spec_json": spec,
-                "config_hash": hashlib.sha256(canonical.encode()).hexdigest()[:16],
-                "seed": bench.settings.get("seed"),
-                "host_json": host_facts(),
-                "versions_json": software_versions(bench.results[0].broker_version or None),
-            },
-            resume=False,
+        experiment_id = store_experiment(
+            store, bench, spec, bench.results[0].broker_version or None
         )
         for index, result in enumerate(bench.results):
-            run_id = f"handshake-{index:02d}-{_slug(result.name)}"
-            summary = result.summary()
-            run_dir = results_dir / "runs" / run_id
-            run_dir.mkdir(parents=True, exist_ok=True)
-            records = [{"type": "negotiated", **sample.negotiated} for sample in result.samples[:1]]
-            for sample in result.samples:
-                records += _handshake_records(sample)
-            facts, tables = collect(run_id, {"emitter": records}, payload_bytes=0, device=None)
+            run_id = f"handshake-{index:02d}-{slug(result.name)}"
             store.write_run(
-                {
-                    "run_id": run_id,
-                    "experiment_id": experiment_id,
-                    "cell_id": _slug(result.name),
-                    "cell_label": result.name,
-                    "configuration": f"tls{result.profile.version}",
-                    "transport": f"tls{result.profile.version}",
-                    "scheme": "none",
-                    "payload_bytes": 0,
-                    "rate_hz": 0.0,
-                    "qos": 0,
-                    "duration_s": 0.0,
-                    "repetition": 0,
-                    "run_order": index,
-                    "status": "ok",
-                    "started_utc": now,
-                    "ended_utc": now,
-                    "t0_ns": result.samples[0].t_start_ns if result.samples else None,
-                    # Traced: the scheduler's network-invariant cost is in details_json.
-                    "cost_method": "traced" if result.tally is not None else "timed",
-                    "broker_version": result.broker_version,
-                    **{key: facts[key] for key in TLS_FACTS},
-                    "details_json": {
+                run_row(
+                    run_id=run_id,
+                    experiment_id=experiment_id,
+                    cell_id=slug(result.name),
+                    cell_label=result.name,
+                    configuration=result.profile.name,
+                    status="ok",
+                    error=None,
+                    started_utc=started,
+                    run_order=index,
+                    repetition=0,  # one run of the configuration, its connections inside
+                    network=bench.settings.get("network", "loopback"),
+                    stack=bench.settings.get("stack", "openssl"),
+                    broker_version=result.broker_version,
+                    run_dir=f"runs/{run_id}",
+                    cost_method=cost_method_of(result),
+                    details={
                         "benchmark": "handshake",
                         "tls_profile": result.profile.to_dict(),
-                        **summary,
+                        **result.summary(),
                     },
+                    t0_ns=result.samples[0].t_start_ns if result.samples else None,
+                    device=(bench.settings.get("trace") or {}).get("device"),
+                    **tls_facts(result.samples[0].negotiated if result.samples else None),
+                ),
+                {
+                    "handshake_connections": [connection_row(sample) for sample in result.samples],
+                    "handshake_groups": [
+                        row for sample in result.samples for row in group_rows(sample)
+                    ],
                 },
-                {"handshakes": tables["handshakes"], "trace_groups": _trace_rows(result)},
-                run_dir,
+                results_dir / "runs" / run_id,
             )
     return results_dir

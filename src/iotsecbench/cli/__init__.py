@@ -20,3 +20,8 @@ def output_console() -> Console:
 
     console = Console()
     return console if console.is_terminal else Console(width=PIPED_WIDTH)
+
+
+def words(text: str | None) -> list[str] | None:
+    """A comma-separated option as a list (None when not given)."""
+    return [word.strip() for word in text.split(",") if word.strip()] if text else None

@@ -1,11 +1,11 @@
-"""``bench handshake --target``: the counted method's options, its call and its tables
-(``bench.device``; docs/device-client.md)."""
+"""``bench handshake --target``: the counted method's call and its tables (``bench.device``;
+docs/device-client.md); its settings are the benchmark's (``spec.bench``), validated by
+``cli.bench_handshake``."""
 
 from __future__ import annotations
 
 import datetime
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import typer
 
 from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
+from iotsecbench.spec.bench import HandshakeBenchmarkSpec
 
 
 def _stack(stack: str, profiles: list[Any], target: str) -> str:
@@ -34,48 +35,19 @@ def _stack(stack: str, profiles: list[Any], target: str) -> str:
 
 
 def counted(
-    names: list[str],
-    *,
-    preset: dict[str, Any] | None,
-    target: str,
-    stack: str,
-    reps: int | None,
-    target_ci: str | None,
-    max_reps: int,
-    seed: int,
-    json_file: Path | None,
-    out: Path | None,
-    network: str,
-    device: str | None,
-    timeout: float | None,
-    quiet: bool,
-    refused: list[str],
-    percent: Callable[[str], float],
+    spec: HandshakeBenchmarkSpec, *, json_file: Path | None, out: Path | None, quiet: bool
 ) -> None:
-    """Count every profile's handshake on ``target`` and print, store and write it;
-    ``preset`` is a handshake preset's settings, ``percent`` reads ``--target-ci``."""
+    """Count every profile of ``spec`` (validated settings with a ``target``) on its virtual
+    MCU and print, store and write it."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from iotsecbench.vmcu.client import device_profiles
 
-    if refused:
-        raise SpecError(f"{', '.join(refused)} belong to the traced method, not --target")
-    if preset is not None:  # its profiles and repetitions; its trace settings are the host's
-        names = [*preset["profiles"], *names]
-        if reps is None and target_ci is None:
-            target_ci = preset.get("target_ci")
-            reps = None if target_ci is not None else preset.get("repetitions")
-            max_reps = int(preset.get("max_repetitions", max_reps))
-    if not names:
-        raise SpecError("give --profiles or --preset (e.g. --preset iotst), plain for MQTT alone")
-    if reps is not None and reps < 2:
-        raise SpecError("--reps must be at least 2 (a confidence interval needs two values)")
-    timeout_s = 120.0 if timeout is None else timeout  # runner.device.DEFAULT_TIMEOUT_S
-    if not 0 < timeout_s <= 3600:
-        raise SpecError(f"--timeout takes seconds between 0 and 3600 (got {timeout_s:g})")
-    profiles = device_profiles(names)
-    stack = _stack(stack, profiles, target)
+    target = spec.target
+    assert target is not None, "the traced method is cli.bench_handshake's"
+    profiles = device_profiles(spec.profiles)
+    stack = _stack(spec.stack, profiles, target)
     # refused by now what needs no machine; the benchmark's imports are the heavy part
     from iotsecbench.bench.device import run_counted_benchmark
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
@@ -100,10 +72,10 @@ def counted(
     try:
         with progress:
             bench = run_counted_benchmark(
-                profiles, out / "lab", target_name=target, stack=stack, repetitions=reps,
-                target_ci=percent(target_ci) if target_ci is not None else None,
-                max_repetitions=max_reps, seed=seed, network=network, device=device,
-                timeout_s=timeout_s, on_progress=on_progress,
+                profiles, out / "lab", target_name=target, stack=stack,
+                repetitions=spec.repetitions, target_ci=spec.target_ci,
+                max_repetitions=spec.max_repetitions, seed=spec.seed, network=spec.network,
+                device=spec.device, timeout_s=spec.timeout_s, on_progress=on_progress,
             )  # fmt: skip
     except HandshakeMismatch as error:
         raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
@@ -112,7 +84,7 @@ def counted(
         raise typer.Exit(1) from None
     from iotsecbench.bench.device_store import store_counted
 
-    store_counted(bench, out)
+    store_counted(bench, out, spec)
     if json_file:
         import json
 

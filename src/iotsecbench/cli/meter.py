@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from iotsecbench.errors import EnvironmentProblem, SpecError
+from iotsecbench.cli import words
+from iotsecbench.errors import SpecError
 
 
 def meter(
@@ -214,46 +215,17 @@ def calibrate(
     (scipy) on modelled − measured current per sample window over every attached run.
     Writes a profile whose fitted numbers have status `calibrated` and a source naming the
     traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
-    from dataclasses import replace
-
     from iotsecbench import __version__
-    from iotsecbench.energy.calibrate import calibrate as fit_profile
-    from iotsecbench.energy.calibrate import profile_toml
-    from iotsecbench.energy.profile import load_profile
-    from iotsecbench.files import write_atomic
-    from iotsecbench.workflows.calibration import attached_runs
+    from iotsecbench.workflows.calibration import calibrate_profile
 
-    fitting, devices = attached_runs(runs, agent)
-    held_out, _ = attached_runs(check, agent) if check else ([], [])
-    if profile is None:
-        if len(set(devices)) != 1:
-            raise SpecError(
-                f"the runs used different device profiles ({', '.join(sorted(set(devices)))}): "
-                "choose one with --profile"
-            )
-        profile = devices[0]
-    start = load_profile(profile)
-    names = [n.strip() for n in fit.split(",") if n.strip()] if fit is not None else None
-    result = fit_profile(start, fitting, names, held_out=held_out, version=__version__)
-    calibrated = replace(
-        result.profile,
-        name=name or f"{start.name}-calibrated",
-        description=f"{start.description} — calibrated against {len(fitting)} attached run(s)",
-    )
-    header = (
-        f"Device profile calibrated by iotsecbench {__version__} calibrate from {start.name}\n"
-        f"against {len(fitting)} run(s) with power-meter traces; fitted numbers have status\n"
-        "'calibrated' and a source naming the traces (SHA-256) and the fit's residual."
-    )
-    try:
-        write_atomic(out, profile_toml(calibrated, header))
-    except OSError as error:
-        raise EnvironmentProblem(
-            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
-        ) from error
+    done = calibrate_profile(
+        runs, out, agent=agent, profile=profile, fit=words(fit), check=check, name=name,
+        version=__version__,
+    )  # fmt: skip
+    result, start = done.result, done.start
     typer.echo(
         f"calibrated {len(result.fitted)} number(s) of {start.name} on {result.windows} "
-        f"windows of {len(fitting)} run(s):"
+        f"windows of {done.runs} run(s):"
     )
     for p in result.fitted:
         change = (p.after - p.before) / p.before * 100 if p.before else float("nan")
@@ -269,7 +241,7 @@ def calibrate(
     )
     if result.held_out_rms_before_ma is not None:
         typer.echo(
-            f"  on {len(held_out)} held-back run(s): {result.held_out_rms_before_ma:.4g} mA → "
+            f"  on {done.held_out} held-back run(s): {result.held_out_rms_before_ma:.4g} mA → "
             f"{result.held_out_rms_after_ma:.4g} mA"
         )
     typer.echo(f"wrote {out}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from iotsecbench.cli import output_console
+from iotsecbench.cli import output_console, words
 from iotsecbench.errors import Interrupted, SpecError
 
 if TYPE_CHECKING:
@@ -60,25 +60,21 @@ def _spec_to_run(
     resume: bool,
 ) -> ExperimentSpec:
     """The spec from the file, preset and options; with --resume, the one stored in --out."""
+    from iotsecbench.runner.experiment import canonical_configurations as canonical
     from iotsecbench.spec.load import load_spec, resume_spec
 
     if not resume:
-        return load_spec(spec_file, preset, overrides)
+        return canonical(load_spec(spec_file, preset, overrides))
     if out is None:
         raise SpecError("--resume continues the experiment in --out DIR: give --out")
     if out.exists() and not out.is_dir():
         raise SpecError(f"--out {out} is a file, not a directory; give a directory")
-    resumed = resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD)
-    return resumed if resumed is not None else load_spec(spec_file, preset, overrides)
+    resumed = resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD, canonical)
+    return resumed if resumed is not None else canonical(load_spec(spec_file, preset, overrides))
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: the run is torn down and stored
-
-
-def _words(text: str | None) -> list[str] | None:
-    """A comma-separated option as a list (None when not given)."""
-    return [word.strip() for word in text.split(",") if word.strip()] if text else None
 
 
 def _check_network(profiles: list[str], broker: str | None) -> None:
@@ -282,10 +278,10 @@ def run(
         "payload_bytes": _int_list(payload, "--payload"),
         "rate_hz": None if rate == "max" else _float_list(rate, "--rate"),
         "qos": _int_list(qos, "--qos"),
-        "network": _words(network),
-        "transport": _words(transport),
-        "method": _words(method),
-        "stack": _words(stack),
+        "network": words(network),
+        "transport": words(transport),
+        "method": words(method),
+        "stack": words(stack),
         "saturating": True if rate == "max" else saturating,
         "device": device,
         "seed": seed,
@@ -294,6 +290,8 @@ def run(
     }
     spec = _spec_to_run(spec_file, preset, overrides, out, resume)
     console = Console(stderr=True)
+    for canonical_name, written in spec.configuration_labels.items():
+        console.print(f"note: configuration {written} is stored as {canonical_name}")
     spec, stack_note = with_post_quantum_stack(spec)
     if stack_note is not None:
         console.print(f"note: {stack_note}", highlight=False)

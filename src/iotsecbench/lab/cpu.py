@@ -42,17 +42,6 @@ class CpuPlacement:
         return ", ".join(parts) or "unrestricted"
 
 
-def parse_share(text: str) -> Fraction:
-    """``1/3``, ``2/3``, ``1`` or ``0.5`` → a fraction in (0, 1]."""
-    try:
-        value = Fraction(text.strip()).limit_denominator(1000)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"a CPU share is a fraction such as 1/3 or 0.5, got {text!r}") from None
-    if not 0 < value <= 1:
-        raise ValueError(f"a CPU share lies in (0, 1], got {text!r}")
-    return value
-
-
 def cores_problem(cores: int) -> str | None:
     available = len(os.sched_getaffinity(0))
     if cores < 1 or cores > available:

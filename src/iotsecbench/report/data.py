@@ -34,8 +34,9 @@ class ReportData:
     runs: pd.DataFrame | None = None
     current: pd.DataFrame | None = None  # configuration, device, run, time_s, current_ma
     latency: pd.DataFrame | None = None  # configuration, run, seq, latency_ms
-    handshakes: pd.DataFrame | None = None  # + configuration (cell label)
-    trace_groups: pd.DataFrame | None = None  # bench handshake --trace (docs/iotst.md)
+    handshakes: pd.DataFrame | None = None  # every connection's phases + configuration
+    # bench handshake --trace (docs/iotst.md): each traced connection's classification groups
+    handshake_groups: pd.DataFrame | None = None
     # Power-meter traces attached to runs (docs/meters.md): the traces and their phases, every
     # window with both currents, and `analyze --current measured`'s statistics.
     meter_traces: pd.DataFrame | None = None
@@ -183,12 +184,14 @@ def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> 
         data.runs = read.runs_frame(results_dir)
         data.current = read.current_frame(results_dir)
         data.latency = read.latency_frame(results_dir)
-        handshakes = read.table(results_dir, "handshakes", first_device=True)
+        handshakes = read.handshake_phases(results_dir, first_device=True)
         labels = data.runs.set_index("run_id")["cell_label"]
         handshakes["configuration"] = handshakes["run_id"].map(labels)
         data.handshakes = handshakes
-        if data.traced_runs.any():
-            data.trace_groups = read.table(results_dir, "trace_groups")
+        if data.traced_runs.any():  # the traced runs' groups (counted ones: details_json)
+            groups = read.table(results_dir, "handshake_groups")
+            traced = set(data.runs.loc[data.traced_runs, "run_id"])
+            data.handshake_groups = groups[groups["run_id"].isin(traced)]
         _load_meter_data(data, results_dir)
         if current == "measured":
             _use_measured_current(data, results_dir)

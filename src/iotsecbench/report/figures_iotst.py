@@ -4,8 +4,8 @@ and without the network wait beside the modelled device time, the cost per class
 group, and the longest uninterrupted run per group against the scheduler's time slice.
 
 They read the traced runs (``runs.cost_method`` 'traced'): the per-configuration statistics
-``bench handshake`` stored in their ``details_json`` and the per-repetition rows of
-``trace_groups``; a report of anything else has neither, and these figures are left out. A
+``bench handshake`` stored in their ``details_json`` and the per-connection rows of
+``handshake_groups``; a report of anything else has neither, and these figures are left out. A
 configuration counted on a virtual MCU (``runs.cost_method`` 'counted': ``bench handshake
 --target``, docs/device-client.md) takes part in the cost, interval and group views with its
 device seconds at the profile's clock — counted, and said so; the quantum view is the
@@ -176,8 +176,9 @@ def iotst_groups(data: ReportData, palette: Palette) -> ReportFigure | None:
     if not traced:
         return None
     names: list[str] = []
-    if data.trace_groups is not None and not data.trace_groups.empty:  # in handshake order
-        by_position = data.trace_groups.groupby("group_name")["position"].median()
+    groups = data.handshake_groups
+    if groups is not None and not groups.empty:  # in handshake order
+        by_position = groups.groupby("group_name")["position"].median()
         names = list(by_position.sort_values().index)
     for _, details in traced:  # a counted configuration stores its groups' handshake order
         order = details.get("group_order") or details["groups"]
@@ -207,7 +208,7 @@ def iotst_groups(data: ReportData, palette: Palette) -> ReportFigure | None:
 
 @styled
 def iotst_quantum(data: ReportData, palette: Palette) -> ReportFigure | None:
-    groups = data.trace_groups
+    groups = data.handshake_groups
     traced = traced_configurations(data)
     if groups is None or groups.empty or not traced:
         return None

@@ -26,6 +26,8 @@ def summary_frames(
         return empty_frames(metrics)
     # A fleet's per-device figures are its device 0's (its fleet figures are in `runs`).
     tables = {name: read.table(results_dir, name, first_device=True) for name in TABLES}
+    # Every connection's phases: the agents' and a handshake benchmark's, in one shape.
+    tables["handshakes"] = read.handshake_phases(results_dir, first_device=True)
     latency = read.latency_frame(results_dir)
     per_run = per_run_values(runs, tables, latency, metrics)
     # Configurations in the order the spec lists them (runs themselves are shuffled).

@@ -38,8 +38,9 @@ from iotsecbench.files import private_directory
 from iotsecbench.lab.network import remove_recorded_namespaces
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
 from iotsecbench.measure.host import host_facts
-from iotsecbench.runner.collect import build_outcome, utc_now
+from iotsecbench.runner.collect import build_outcome
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
+from iotsecbench.runner.rows import utc_now
 from iotsecbench.spec.matrix import PlannedRun
 
 INSTALL_HINT = "pip install 'iotsecbench[cluster]' (dask.distributed), or scripts/setup.sh --dev"

@@ -4,7 +4,6 @@ device current added to every sample (labelled *modelled*, never mixed with meas
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import ssl
 from collections import defaultdict
@@ -12,22 +11,26 @@ from typing import Any
 
 import numpy as np
 
+from iotsecbench.agents import vocabulary
 from iotsecbench.analysis.describe import cumulative_mah, percentile
 from iotsecbench.energy import model
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
-from iotsecbench.security import resolve_configuration
+from iotsecbench.runner.rows import run_row, tls_facts
 from iotsecbench.spec.matrix import PlannedRun
 
-AGENTS = ("emitter", "receiver")
-# The runs-table columns that say what TLS negotiated (from the emitter's `negotiated` record).
-TLS_FACTS = ("tls_version", "tls_cipher", "tls_group", "tls_signature")
+AGENTS = vocabulary.ROLES
+SAMPLE_FIELDS = vocabulary.fields_of("sample")  # the samples table's measured columns
 
 
 def _by_type(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Records by type, each checked against the vocabulary (agents/vocabulary.py): a field
+    nobody declared would be lost here without a word."""
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        grouped[record.get("type", "?")].append(record)
+        record_type = record.get("type", "?")
+        vocabulary.check(record_type, record)
+        grouped[record_type].append(record)
     return grouped
 
 
@@ -62,20 +65,7 @@ def _samples_with_current(
     modelled = activity.current(device)
     rows = []
     for index, sample in enumerate(samples):
-        row = {
-            key: sample[key]
-            for key in (
-                "t_ns",
-                "cpu_ns",
-                "rss_bytes",
-                "tcp_bytes_sent",
-                "tcp_bytes_acked",
-                "tcp_bytes_received",
-                "tcp_segs_out",
-                "tcp_segs_in",
-                "tcp_retrans",
-            )
-        }
+        row = {key: sample[key] for key in SAMPLE_FIELDS}
         row.update(
             run_id=run_id,
             agent=agent,
@@ -200,7 +190,7 @@ def collect(
     device: DeviceProfile | None,
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """Rows for every table from both agents' records, plus the run-level facts they imply:
-    the one translation of records into rows (``run`` and ``bench handshake`` use it).
+    the one translation of agent records into rows.
     ``device`` prices the samples (None only when there are none)."""
     grouped = {agent: _by_type(records.get(agent, [])) for agent in AGENTS}
     tables: dict[str, list[dict[str, Any]]] = {
@@ -275,7 +265,6 @@ def collect(
     delivered = sum(1 for m in tables["messages"] if m["status"] == "delivered")
     sent = emitter_counts.get("messages_sent", len(grouped["emitter"]["message"]))
     first_samples = [s["t_ns"] for s in tables["samples"]]
-    negotiated = (grouped["emitter"]["negotiated"] or [{}])[0]
     facts: dict[str, Any] = {
         "t0_ns": min(first_samples) if first_samples else None,
         "messages_sent": sent,
@@ -288,10 +277,7 @@ def collect(
         "replays_rejected": receiver_counts.get("replays_rejected"),
         "peak_rss_emitter_bytes": emitter_counts.get("peak_rss_bytes"),
         "peak_rss_receiver_bytes": receiver_counts.get("peak_rss_bytes"),
-        "tls_version": negotiated.get("version"),
-        "tls_cipher": negotiated.get("cipher"),
-        "tls_group": negotiated.get("group"),
-        "tls_signature": negotiated.get("signature_algorithm"),
+        **tls_facts((grouped["emitter"]["negotiated"] or [{}])[0]),
         **_stack_facts(grouped["emitter"], emitter_counts),
         "energy_model_version": model_version,
         "unmodelled_primitives": sorted(unmodelled),
@@ -416,10 +402,6 @@ def _stack_facts(emitter: dict[str, list[dict[str, Any]]], counts: dict[str, int
     }
 
 
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-
-
 def build_outcome(
     run: PlannedRun,
     context: ExperimentContext,
@@ -449,50 +431,42 @@ def build_outcome(
         retransmissions = sum(
             c.value for c in host_counters if c.source == "snmp" and c.name == "Tcp.RetransSegs"
         )
-    security = resolve_configuration(run.cell.configuration)
-    row = {
-        "run_id": run.run_id,
-        "experiment_id": context.experiment_id,
-        "cell_id": run.cell.cell_id,
-        "cell_label": run.cell.label,
-        "configuration": run.cell.configuration,
-        "transport": security.transport,
-        "scheme": security.scheme.name,
-        "payload_bytes": run.cell.payload_bytes,
-        "rate_hz": run.cell.rate_hz,
-        "qos": run.cell.qos,
-        "network": run.cell.network,
-        "message_transport": run.cell.transport,
-        "method": run.cell.method,
-        "stack": run.cell.stack,
-        "pacing": "saturating" if context.spec.saturating else "fixed-rate",
-        "tcp_retransmissions": retransmissions,
+    row = run_row(
+        run_id=run.run_id,
+        experiment_id=context.experiment_id,
+        cell_id=run.cell.cell_id,
+        cell_label=run.cell.label,
+        configuration=run.cell.configuration,
+        status=status,
+        error=error,
+        started_utc=started_utc,
+        run_order=run.run_order,
+        repetition=run.repetition,
+        network=run.cell.network,
+        stack=run.cell.stack,
+        broker_version=context.broker_version,
+        run_dir=str(context.run_dir(run).relative_to(context.results_dir)),
         # Agents time their CPU on this host; a device agent counting instructions on a
         # virtual MCU will say "counted" here.
-        "cost_method": "timed",
-        "duration_s": context.spec.duration_s,
-        "device": context.device.name,
-        "worker": "local",  # runner/cluster.py names its worker instead
-        "parallel_runs": 1,
-        "repetition": run.repetition,
-        "run_order": run.run_order,
-        "status": status,
-        "error": error,
-        "started_utc": started_utc,
-        "ended_utc": utc_now(),
-        "broker_version": context.broker_version,
-        "security_json": json.dumps(security.properties()),
-        "provenance_json": json.dumps(dataclasses.asdict(security.scheme.provenance)),
-        "run_dir": str(context.run_dir(run).relative_to(context.results_dir)),
-        "details_json": json.dumps(
-            {
-                "unmodelled_primitives": facts.pop("unmodelled_primitives"),
-                "broker_url": context.broker_url,
-                **(details or {}),
-            }
-        ),
+        cost_method="timed",
+        details={
+            "unmodelled_primitives": facts.pop("unmodelled_primitives"),
+            "broker_url": context.broker_url,
+            **(details or {}),
+        },
+        payload_bytes=run.cell.payload_bytes,
+        rate_hz=run.cell.rate_hz,
+        qos=run.cell.qos,
+        message_transport=run.cell.transport,
+        method=run.cell.method,
+        pacing="saturating" if context.spec.saturating else "fixed-rate",
+        tcp_retransmissions=retransmissions,
+        duration_s=context.spec.duration_s,
+        device=context.device.name,
+        worker="local",  # runner/cluster.py names its worker instead
+        parallel_runs=1,
         **facts,
-    }
+    )
     if broker is not None:
         row.update(broker["figures"])
         tables["samples"] += [{"run_id": run.run_id, **sample} for sample in broker["samples"]]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
 from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.lab.network import remove_recorded_namespaces
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
-from iotsecbench.measure.host import host_facts, software_versions
 from iotsecbench.runner.interrupts import SignalGuard
 from iotsecbench.runner.outcome import (
     BlockRunner,
@@ -33,6 +31,7 @@ from iotsecbench.runner.outcome import (
     RunInterrupted,
     RunOutcome,
 )
+from iotsecbench.runner.rows import experiment_row
 from iotsecbench.security import pq_openssl, resolve_configuration
 from iotsecbench.security.tls.stacks import (
     NATIVE_STACKS,
@@ -109,6 +108,48 @@ def with_post_quantum_stack(spec: ExperimentSpec) -> tuple[ExperimentSpec, str |
             )
             return spec.model_copy(update={"stack": [OPENSSL_PQ]}), note
     return spec, None
+
+
+def canonical_configurations(spec: ExperimentSpec) -> ExperimentSpec:
+    """``spec`` with every configuration name — listed, or in an include/exclude rule — in its
+    canonical form (``security.resolve_configuration``: a TLS profile's parts in one order,
+    ``plain+<scheme>`` as ``<scheme>``), so a configuration spelled two ways is one
+    configuration in stored results and ``report A B`` lines them up; the names as written
+    are kept in ``configuration_labels``. SpecError when two listed names are one
+    configuration."""
+    renamed = {
+        name: resolve_configuration(name).name
+        for name in [
+            *spec.configurations,
+            *(r.configuration for r in (*spec.include, *spec.exclude) if r.configuration),
+        ]
+    }
+    seen: dict[str, str] = {}
+    for name in spec.configurations:
+        first = seen.setdefault(renamed[name], name)
+        if first != name:
+            raise SpecError(
+                f"configurations {first!r} and {name!r} are one configuration "
+                f"({renamed[name]!r}): list it once"
+            )
+    labels = {renamed[name]: name for name in spec.configurations if renamed[name] != name}
+
+    def rules(filters: list) -> list:
+        return [
+            r.model_copy(update={"configuration": renamed[r.configuration]})
+            if r.configuration
+            else r
+            for r in filters
+        ]
+
+    return spec.model_copy(
+        update={
+            "configurations": [renamed[name] for name in spec.configurations],
+            "include": rules(spec.include),
+            "exclude": rules(spec.exclude),
+            "configuration_labels": {**spec.configuration_labels, **labels},
+        }
+    )
 
 
 def validate(
@@ -225,16 +266,14 @@ def run_experiment(
             # The store may continue an earlier experiment of the same configuration hash
             # under its stored id: use the id it returns.
             experiment_id = store.ensure_experiment(
-                {
-                    "experiment_id": experiment_id,
-                    "name": spec.name,
-                    "created_utc": datetime.datetime.now(datetime.UTC).isoformat(),
-                    "spec_json": spec.model_dump_json(),
-                    "config_hash": spec.config_hash(),
-                    "seed": spec.seed,
-                    "host_json": json.dumps(host_facts()),
-                    "versions_json": json.dumps(software_versions(broker_version)),
-                },
+                experiment_row(
+                    experiment_id=experiment_id,
+                    name=spec.name,
+                    spec_json=spec.model_dump_json(),
+                    config_hash=spec.config_hash(),
+                    seed=spec.seed,
+                    broker_version=broker_version,
+                ),
                 resume=resume,
             )
             context = ExperimentContext(

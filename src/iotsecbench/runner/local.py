@@ -36,13 +36,14 @@ from iotsecbench.lab.pki import CertificateSet, create_certificates
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.runner.broker_watch import BrokerWatch
 from iotsecbench.runner.capture import RunCaptures
-from iotsecbench.runner.collect import build_outcome, first_error, utc_now
+from iotsecbench.runner.collect import build_outcome, first_error
 from iotsecbench.runner.outcome import (
     ExperimentContext,
     ProgressCallback,
     RunInterrupted,
     RunOutcome,
 )
+from iotsecbench.runner.rows import utc_now
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.key_establishment import provision_signing_keys, signature_suite
 from iotsecbench.security.tls import TlsProfile

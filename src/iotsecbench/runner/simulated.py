@@ -2,8 +2,9 @@
 the analysis and the report (hyperfine's mock executor; docs/style.md #8).
 
 It fabricates the same agent records the real agents write — 10 Hz samples, messages,
-handshake phases, operations — from a seeded generator, and pushes them through the same
-``collect`` step. Nothing it produces is a measurement: runs are marked ``simulated`` in
+handshake phases, operations, in the agents' vocabulary (agents/vocabulary.py) — from a
+seeded generator, and pushes them through the same ``collect`` step (which checks them
+against that vocabulary). Nothing it produces is a measurement: runs are marked ``simulated`` in
 ``details_json`` and the broker version reads ``simulated``. Selected only by the hidden
 ``run --simulate`` flag.
 """
@@ -15,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.runner.collect import build_outcome, utc_now
+from iotsecbench.agents.vocabulary import fields_of
+from iotsecbench.runner.collect import build_outcome
 from iotsecbench.runner.outcome import ExperimentContext, ProgressCallback, RunOutcome
+from iotsecbench.runner.rows import utc_now
 from iotsecbench.security import resolve_configuration
 from iotsecbench.spec.matrix import PlannedRun
 
@@ -120,18 +123,9 @@ class SimulatedExecutor:
                 t = t0 + tick * SAMPLE_NS
                 delivered = int(np.clip((t - start) / period, 0, count))
                 cpu += int(rng.normal(2e6, 2e5))
-                sample = {
-                    "type": "sample",
-                    "t_ns": t,
-                    "cpu_ns": cpu,
-                    "rss_bytes": 40 << 20,
-                    "tcp_bytes_sent": 0,
-                    "tcp_bytes_acked": 0,
-                    "tcp_bytes_received": 0,
-                    "tcp_segs_out": delivered,
-                    "tcp_segs_in": delivered,
-                    "tcp_retrans": 0,
-                }
+                sample = {"type": "sample", **dict.fromkeys(fields_of("sample"), 0)}
+                sample.update(t_ns=t, cpu_ns=cpu, rss_bytes=40 << 20)
+                sample.update(tcp_segs_out=delivered, tcp_segs_in=delivered)
                 sample[direction] = delivered * per_message
                 records[agent].append(sample)
         emitter.append({"type": "counters", "name": "messages_sent", "value": count})

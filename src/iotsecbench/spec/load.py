@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from iotsecbench.errors import DataError, EnvironmentProblem, NoPermissionError, SpecError
+from iotsecbench.spec.bench import BENCH_HANDSHAKE, HOST_ONLY, HandshakeBenchmarkSpec
 from iotsecbench.spec.models import ExperimentSpec
 
 
@@ -69,13 +71,17 @@ def preset_names() -> list[str]:
     )
 
 
+def _preset_file(name: str) -> dict[str, Any]:
+    text = (resources.files("iotsecbench.spec") / "presets" / f"{name}.toml").read_text()
+    return tomllib.loads(text)
+
+
 def preset_data(name: str) -> dict[str, Any]:
     """The raw mapping of a built-in preset."""
     if name not in preset_names():
         raise SpecError(f"unknown preset '{name}' (known: {', '.join(preset_names())})")
-    text = (resources.files("iotsecbench.spec") / "presets" / f"{name}.toml").read_text()
-    data = tomllib.loads(text)
-    if data.get("kind") == "bench-handshake":  # a benchmark preset, not an experiment
+    data = _preset_file(name)
+    if data.get("kind") == BENCH_HANDSHAKE:  # a benchmark preset, not an experiment
         raise SpecError(
             f"preset '{name}' is a handshake benchmark: iotsecbench bench handshake --preset {name}"
         )
@@ -100,9 +106,49 @@ def load_spec(
     return build_spec(merged, origin)
 
 
+def handshake_preset_names() -> list[str]:
+    """The built-in presets of ``bench handshake`` (``kind = "bench-handshake"``)."""
+    return [name for name in preset_names() if _preset_file(name).get("kind") == BENCH_HANDSHAKE]
+
+
+def load_handshake_spec(
+    preset: str | None, options: dict[str, Any], option_names: dict[str, str]
+) -> HandshakeBenchmarkSpec:
+    """``bench handshake``'s settings: model defaults, then the preset, then the options given
+    on the command line (None: not given). ``--profiles`` adds to the preset's profiles; a
+    given ``--reps`` or ``--target-ci`` replaces the preset's pair of them. A bad value is one
+    SpecError naming the option (``option_names``: field → flag) or the preset's field."""
+    data: dict[str, Any] = {}
+    origin = "command-line options"
+    if preset is not None:
+        known = handshake_preset_names()
+        if preset not in known:
+            raise SpecError(f"unknown handshake preset {preset!r} (known: {', '.join(known)})")
+        data, origin = _preset_file(preset), f"preset {preset!r}"
+    given = {key: value for key, value in options.items() if value is not None}
+    if "repetitions" in given or "target_ci" in given:
+        data = {k: v for k, v in data.items() if k not in ("repetitions", "target_ci")}
+    if given.get("target") is not None:  # counted: the preset's host settings do not apply
+        data = {k: v for k, v in data.items() if k not in (*HOST_ONLY, "device")}
+    profiles = [*data.get("profiles", []), *given.pop("profiles", [])]
+    try:
+        return HandshakeBenchmarkSpec.model_validate({**data, **given, "profiles": profiles})
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else None
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = "unknown key (check its spelling)"
+        if field is None:
+            raise SpecError(message) from None
+        if field in given:
+            raise SpecError(f"{option_names.get(field, field)}: {message}") from None
+        raise SpecError(f"{origin}: {field}: {message}") from None
+
+
 # Fields that may change when an experiment is resumed: more repetitions extend it, and the
 # name and description are labels (the same exemptions as ExperimentSpec.config_hash).
-RESUMABLE_CHANGES = frozenset({"repetitions", "name", "description"})
+RESUMABLE_CHANGES = frozenset({"repetitions", "name", "description", "configuration_labels"})
 
 
 def stored_spec_data(results_dir: Path) -> dict[str, Any] | None:
@@ -132,11 +178,16 @@ def resume_spec(
     preset: str | None = None,
     overrides: dict[str, Any] | None = None,
     option_names: dict[str, str] | None = None,
+    canonical: Callable[[ExperimentSpec], ExperimentSpec] | None = None,
 ) -> ExperimentSpec | None:
     """``run --resume --out DIR``: the experiment stored in DIR, so options need not be typed
     again. Whatever is given again (a spec file, a preset, options) must agree with it, except
     the fields in ``RESUMABLE_CHANGES``; a disagreement is one SpecError naming the option or
-    field. None when DIR holds no stored experiment (the resume then starts it afresh)."""
+    field. None when DIR holds no stored experiment (the resume then starts it afresh).
+    ``canonical`` names what is given again canonically (the runner's
+    ``canonical_configurations``) before the comparison, unless the stored experiment was
+    made before names were canonical: its names then stay as stored, or its runs would
+    change their ids."""
     stored_data = stored_spec_data(results_dir)
     if stored_data is None:
         return None
@@ -146,6 +197,8 @@ def resume_spec(
         wanted = load_spec(path, preset, overrides)
     else:
         wanted = build_spec({**stored_data, **given}, "command-line options")
+    if canonical is not None and canonical(stored) == stored:
+        wanted = canonical(wanted)
     before, after = stored.model_dump(mode="json"), wanted.model_dump(mode="json")
     for field in before:
         if field in RESUMABLE_CHANGES or before[field] == after[field]:

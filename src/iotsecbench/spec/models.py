@@ -26,6 +26,10 @@ MESSAGE_HEADER_BYTES = 16
 TCP_MAX_BLOCK_BYTES = 1 << 20
 
 
+# The client's TLS stack (security.tls.stacks.STACKS; spec imports nothing of the project).
+Stack = Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"]
+
+
 class StrictModel(BaseModel):
     """Base for spec models: misspelled keys are errors, values are frozen after validation."""
 
@@ -80,7 +84,7 @@ class CellFilter(StrictModel):
     network: str | None = None
     transport: Literal["mqtt", "tcp"] | None = None
     method: Literal["unidirectional", "echo"] | None = None
-    stack: Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"] | None = None
+    stack: Stack | None = None
 
 
 class ExperimentSpec(StrictModel):
@@ -92,6 +96,10 @@ class ExperimentSpec(StrictModel):
         default_factory=lambda: ["plain", "tls1.2", "ecdh-p256-aes128-cbc", "ecdh-p256-aes128-gcm"],
         min_length=1,
     )
+    # The configuration names as written, by the canonical name each is stored under (the
+    # runner canonicalises: a TLS profile spelled two ways is one configuration,
+    # docs/experiment-spec.md); a label, not a factor: no part of config_hash.
+    configuration_labels: dict[str, str] = Field(default_factory=dict)
     payload_bytes: list[int] = Field(default_factory=lambda: [256], min_length=1)
     rate_hz: list[float] = Field(default_factory=lambda: [10.0], min_length=1)
     qos: list[int] = Field(default_factory=lambda: [1], min_length=1)
@@ -121,9 +129,7 @@ class ExperimentSpec(StrictModel):
     # docs/post-quantum.md) or the native agent on a device stack, `mbedtls` or `wolfssl`
     # (Debian's) or `wolfssl-5.9` (built from source, with ML-KEM and ML-DSA; agents/native,
     # docs/native-agents.md).
-    stack: list[Literal["openssl", "openssl-3.5", "mbedtls", "wolfssl", "wolfssl-5.9"]] = Field(
-        default_factory=lambda: ["openssl"], min_length=1
-    )
+    stack: list[Stack] = Field(default_factory=lambda: ["openssl"], min_length=1)
     # Send as fast as the link and the CPU allow for duration_s instead of at rate_hz.
     saturating: bool = False
     # A fleet (docs/scale.md): this many emitting devices per run, each with its own
@@ -234,9 +240,10 @@ class ExperimentSpec(StrictModel):
         """Hash of everything that shapes a measurement.
 
         ``repetitions`` is left out so that ``--resume --reps N`` can extend an experiment;
-        ``name`` and ``description`` are labels, not factors.
+        ``name``, ``description`` and ``configuration_labels`` are labels, not factors.
         """
-        shaping = self.model_dump(mode="json", exclude={"repetitions", "name", "description"})
+        labels = {"repetitions", "name", "description", "configuration_labels"}
+        shaping = self.model_dump(mode="json", exclude=labels)
         # The network factor came later: left at its default it leaves the hash (and so the
         # resume of older experiments) unchanged.
         if shaping["network"] == [LOOPBACK]:

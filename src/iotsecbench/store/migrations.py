@@ -128,6 +128,131 @@ def cost_method_before_version_8(details_json: Any) -> str:
     return "traced" if '"network_invariant_cpu_s"' in text else "timed"
 
 
+# The columns trace_groups had (versions 4-8), all kept in handshake_groups.
+_GROUP_COLUMNS = (
+    "run_id", "repetition", "group_name", "position", "on_cpu_ns", "network_wait_ns",
+    "runnable_ns", "other_ns", "longest_run_ns", "markers",
+)  # fmt: skip
+# What a version 4–8 benchmark kept per connection phase (handshakes.detail_json) and the
+# version 9 column it becomes.
+_TLS_DETAIL = {
+    "t_start_ns": "tls_start_ns", "t_end_ns": "tls_end_ns", "thread_cpu_ns": "tls_cpu_ns",
+    "process_cpu_ns": "tls_process_cpu_ns", "tcp_bytes_sent": "tcp_bytes_sent",
+    "tcp_bytes_received": "tcp_bytes_received", "tcp_segments_out": "tcp_segments_out",
+    "tcp_segments_in": "tcp_segments_in", "tcp_retransmissions": "tcp_retransmissions",
+    "tcp_mss": "tcp_mss", "tls_heap_peak_bytes": "tls_heap_peak_bytes",
+}  # fmt: skip
+_PLACEHOLDERS = ("payload_bytes", "rate_hz", "qos", "duration_s")  # a benchmark publishes nothing
+
+
+def is_benchmark(details_json: str | None) -> bool:
+    """A `bench handshake` run stored before version 9 (its statistics in details_json)."""
+    try:
+        details = json.loads(details_json or "{}")
+    except json.JSONDecodeError:
+        return False
+    return isinstance(details, dict) and details.get("benchmark") == "handshake"
+
+
+def benchmark_connections(run_id: str, phases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A version 4–8 benchmark's handshakes rows (three phases per connection, the connection
+    in detail_json) as version 9 handshake_connections rows. What those versions did not
+    keep (total CPU, the client's port, the traced totals) stays NULL."""
+    connections: dict[int, dict[str, Any]] = {}
+    for phase in phases:
+        try:
+            detail = json.loads(phase.get("detail_json") or "{}")
+            repetition = int(detail["repetition"])
+        except (ValueError, KeyError, TypeError) as error:
+            raise DataError(
+                f"benchmark run {run_id}: a {phase.get('phase')} phase without its connection "
+                f"({error!r}); its results cannot be converted to schema version 9"
+            ) from None
+        row = connections.setdefault(
+            repetition,
+            {"run_id": run_id, "repetition": repetition, "connection_order": detail.get("order")},
+        )
+        if phase["phase"] == "tcp_connect":
+            row.update(
+                t_start_ns=phase["t_start_ns"],
+                tcp_connect_ns=phase["wall_ns"],
+                tcp_connect_cpu_ns=phase["cpu_ns"],
+            )
+        elif phase["phase"] == "tls_handshake":
+            row.update({column: detail.get(key) for key, column in _TLS_DETAIL.items()})
+            row["negotiated_json"] = json.dumps(detail.get("negotiated"), sort_keys=True)
+        elif phase["phase"] == "mqtt_connect":
+            row.update(
+                t_ready_ns=phase["t_start_ns"],
+                t_connack_ns=phase["t_end_ns"],
+                mqtt_connect_cpu_ns=phase["cpu_ns"],
+            )
+    return [connections[repetition] for repetition in sorted(connections)]
+
+
+def migrate_to_9(connection: duckdb.DuckDBPyConnection) -> None:
+    """A typed handshake benchmark: its connections out of handshakes into
+    handshake_connections, trace_groups renamed handshake_groups with instruction columns,
+    and NULL for what a benchmark run never had (payload, rate, QoS, duration)."""
+    # The new tables from the schema's definitions, as migrate_to_6 and 7 take their columns.
+    connection.execute(schema.HANDSHAKE_CONNECTIONS.ddl())
+    connection.execute(schema.HANDSHAKE_GROUPS.ddl())
+    listed = ", ".join(_GROUP_COLUMNS)
+    connection.execute(f"INSERT INTO handshake_groups ({listed}) SELECT {listed} FROM trace_groups")
+    connection.execute("DROP TABLE trace_groups")
+    runs = connection.execute("SELECT run_id, details_json FROM runs").fetchall()
+    names = schema.HANDSHAKE_CONNECTIONS.column_names
+    for run_id, details_json in runs:
+        if not is_benchmark(details_json):
+            continue
+        cursor = connection.execute(
+            "SELECT phase, t_start_ns, t_end_ns, wall_ns, cpu_ns, detail_json FROM handshakes "
+            "WHERE run_id = ?",
+            [run_id],
+        )
+        keys = [description[0] for description in cursor.description]
+        phases = [dict(zip(keys, row, strict=True)) for row in cursor.fetchall()]
+        rows = benchmark_connections(run_id, phases)
+        if rows:
+            connection.executemany(
+                f"INSERT INTO handshake_connections ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' for _ in names)})",
+                [[row.get(name) for name in names] for row in rows],
+            )
+        connection.execute("DELETE FROM handshakes WHERE run_id = ?", [run_id])
+        cleared = ", ".join(f"{name} = NULL" for name in _PLACEHOLDERS)
+        connection.execute(f"UPDATE runs SET {cleared} WHERE run_id = ?", [run_id])
+
+
+def upgrade_record(
+    version: int, run: dict[str, Any], tables: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run record file (``runs/*/record.json``: the run row, each table column-oriented) of
+    an older version as the current version's: what the database migrations do, row by
+    row, for the versions in ``RECORDS_READABLE_AS_CURRENT``."""
+    run, tables = dict(run), dict(tables)
+    if version < 2:
+        run = {"network": "loopback", **run}  # as migrate_to_2 does in the database
+    if version < 8:  # as migrate_to_8 does
+        run = {"cost_method": cost_method_before_version_8(run.get("details_json")), **run}
+    if version < 9:
+        if "trace_groups" in tables:
+            tables["handshake_groups"] = tables.pop("trace_groups")
+        if is_benchmark(run.get("details_json")):
+            phases = tables.pop("handshakes", None) or {}
+            rows = [
+                dict(zip(phases, values, strict=True))
+                for values in zip(*phases.values(), strict=True)
+            ]
+            connections = benchmark_connections(run["run_id"], rows)
+            tables["handshake_connections"] = {
+                name: [row.get(name) for row in connections]
+                for name in schema.HANDSHAKE_CONNECTIONS.column_names
+            }
+            run.update(dict.fromkeys(_PLACEHOLDERS))
+    return run, tables
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: migrate_to_2,
     3: migrate_to_3,
@@ -136,14 +261,15 @@ MIGRATIONS: dict[int, Migration] = {
     6: migrate_to_6,
     7: migrate_to_7,
     8: migrate_to_8,
+    9: migrate_to_9,
 }
 
-# Record files (runs/*/record.json) of these older versions read as current ones: their
-# upgrade only added nullable columns (NULL) and tables (empty), so rebuild accepts them.
-# (Version 3 set values in its new runs columns; version 5 only added tables; version 6
-# only nullable runs columns; version 7 nullable columns; version 8 a nullable column, which
-# rebuild fills as migrate_to_8 does.)
-RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5, 6, 7})
+# Record files (runs/*/record.json) of these older versions read as current ones, through
+# upgrade_record: their upgrades added nullable columns (NULL, or what the migration sets:
+# version 8's cost_method) and tables (empty), or moved rows (version 9: a benchmark's
+# connections), so rebuild accepts them. (Version 3 set values in its new runs columns that
+# its records lack.)
+RECORDS_READABLE_AS_CURRENT: frozenset[int] = frozenset({1, 2, 4, 5, 6, 7, 8})
 
 
 def check_readable(version: int, where: str) -> None:

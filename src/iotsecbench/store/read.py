@@ -55,6 +55,39 @@ def table(
     )
 
 
+# A benchmark connection's three phases in the shape of a handshakes row: the benchmark's
+# client is the device, so its phases are the emitter's.
+_CONNECTION_PHASES = (
+    ("tcp_connect", "t_start_ns", "t_start_ns + tcp_connect_ns", "tcp_connect_cpu_ns",
+     "json_object('repetition', repetition)"),
+    ("tls_handshake", "tls_start_ns", "tls_end_ns", "tls_cpu_ns",
+     "json_object('repetition', repetition, 'tcp_bytes_sent', tcp_bytes_sent, "
+     "'tcp_bytes_received', tcp_bytes_received)"),
+    ("mqtt_connect", "t_ready_ns", "t_connack_ns", "mqtt_connect_cpu_ns",
+     "json_object('repetition', repetition)"),
+)  # fmt: skip
+
+
+def handshake_phases(results_dir: Path | str, *, first_device: bool = False) -> pd.DataFrame:
+    """Every connection's set-up phases, as ``handshakes`` rows: the agents' (a fleet's device
+    0 with ``first_device``) and each ``bench handshake`` connection's TCP connect, TLS
+    handshake and MQTT connect (agent 'emitter'; detail: its repetition and, for the TLS
+    handshake, the TCP bytes each way). Columns and order as in ``handshakes``."""
+    columns = schema.HANDSHAKES.column_names
+    agents = ", ".join(columns)
+    where = f" WHERE {FIRST_DEVICE}" if first_device else ""
+    benchmark = " UNION ALL ".join(
+        f"SELECT run_id, 'emitter', '{phase}', {start}, {end}, ({end}) - ({start}), {cpu}, "
+        f"CAST({detail} AS VARCHAR), 0 FROM handshake_connections"
+        for phase, start, end, cpu, detail in _CONNECTION_PHASES
+    )
+    order = ", ".join(schema.HANDSHAKES.order_by)
+    return _query(
+        results_dir,
+        f"SELECT {agents} FROM handshakes{where} UNION ALL {benchmark} ORDER BY {order}",
+    )
+
+
 def require_completed_runs(results_dir: Path | str) -> None:
     """DataError (exit 4) unless at least one run finished ``ok``: ``analyze`` and ``report``
     both refuse, with this same line, a directory whose runs were all interrupted or failed."""

@@ -209,12 +209,8 @@ def read_record(path: Path) -> dict[str, Any]:
     tables = document.get("tables")
     if not isinstance(run, dict) or not run.get("run_id") or not isinstance(tables, dict):
         raise DataError(f"{path} lacks its run row or tables")
-    if document.get("schema_version") == 1:
-        run = {"network": "loopback", **run}  # as migrate_to_2 does in the database
-    if document.get("schema_version", schema.SCHEMA_VERSION) < 8:  # as migrate_to_8 does
-        method = migrations.cost_method_before_version_8(run.get("details_json"))
-        run = {"cost_method": method, **run}
     try:
+        run, tables = migrations.upgrade_record(document["schema_version"], run, tables)
         run_data = to_arrow(schema.RUNS, [run])
         table_data = {}
         for name in schema.PER_RUN_TABLES:
@@ -222,8 +218,8 @@ def read_record(path: Path) -> dict[str, Any]:
             if not isinstance(columns, dict):
                 raise ValueError(f"table {name} is not column-oriented")
             table_data[name] = _columns_to_arrow(schema.TABLES[name], columns)
-    except (ValueError, pa.ArrowException) as error:
-        raise DataError(f"{path}: {error}") from error
+    except (ValueError, KeyError, TypeError, pa.ArrowException) as error:
+        raise DataError(f"{path}: {error!s}") from error
     unknown = set(tables) - set(schema.PER_RUN_TABLES)
     if unknown:
         raise DataError(f"{path}: unknown table(s) {sorted(unknown)}")

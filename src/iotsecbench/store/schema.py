@@ -35,6 +35,18 @@ version 7: scale — runs.fleet_size and the fleet's figures (connect rate, sess
 version 8: runs.cost_method — how a run's CPU cost was obtained ('timed', 'traced' or
            'counted'), so traced and counted runs are found by a column (earlier runs: 'traced'
            where details_json holds the trace statistics, else 'timed').
+version 9: a typed handshake benchmark — table handshake_connections (one row per measured
+           `bench handshake` connection: its phases, CPU, TCP counters, TLS heap, negotiated
+           parameters and, traced, where its time went; `target` says where the client ran,
+           runs.cost_method how the cost was taken), which replaces the benchmark's rows in
+           handshakes; table handshake_groups (per connection and classification group; an
+           `instructions` column for counted groups) replaces trace_groups. A benchmark's
+           runs rows leave payload_bytes, rate_hz, qos and duration_s NULL: it publishes
+           nothing. Older benchmarks are converted (their per-connection trace totals were
+           not stored: NULL). A counted benchmark (`bench handshake --target`) stores its
+           connections there too (`target`, `seed_hex`, `instructions`) and its groups'
+           instructions; one counted before version 9 keeps only its runs rows (it stored
+           no connections).
 """
 
 from __future__ import annotations
@@ -57,7 +69,7 @@ __all__ = [
     "Table",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 def _run_id() -> Column:
@@ -388,15 +400,137 @@ HOST_COUNTERS = Table(
     order_by=("run_id", "host", "source", "name"),
 )
 
-TRACE_GROUPS = Table(
-    name="trace_groups",
+HANDSHAKE_CONNECTIONS = Table(
+    name="handshake_connections",
     description=(
-        "Scheduler-trace classification of each traced handshake repetition "
-        "(`bench handshake --trace`, docs/iotst.md): the client thread's time per group."
+        "Every measured connection of `bench handshake` (TCP connect, TLS handshake, MQTT "
+        "CONNECT → CONNACK), one row each; the run is one TLS profile on one CPU placement "
+        "(docs/tls.md, docs/iotst.md)."
     ),
     columns=(
         _run_id(),
+        Column(
+            "target",
+            "VARCHAR",
+            "-",
+            "where the client ran: NULL on this host, else the device target's name (how its "
+            "cost was taken: runs.cost_method)",
+        ),
         Column("repetition", "BIGINT", "-", "the configuration's measured repetition, from 0"),
+        Column(
+            "connection_order", "BIGINT", "-", "position in the benchmark's interleaved sequence"
+        ),
+        Column("t_start_ns", "BIGINT", MONOTONIC, "TCP connect started"),
+        Column("tcp_connect_ns", "BIGINT", "ns", "wall time of the TCP connect"),
+        Column("tcp_connect_cpu_ns", "BIGINT", "ns (thread CPU)", "client CPU in the TCP connect"),
+        Column("tls_start_ns", "BIGINT", MONOTONIC, "TLS handshake started"),
+        Column("tls_end_ns", "BIGINT", MONOTONIC, "TLS handshake completed"),
+        Column(
+            "tls_cpu_ns",
+            "BIGINT",
+            "ns (thread CPU)",
+            "CPU time of the handshaking thread: the client's computing",
+        ),
+        Column(
+            "tls_process_cpu_ns",
+            "BIGINT",
+            "ns (process CPU)",
+            "CPU time of the whole client process over the handshake",
+        ),
+        Column("t_ready_ns", "BIGINT", MONOTONIC, "socket ready: TLS done, CONNECT sent"),
+        Column("t_connack_ns", "BIGINT", MONOTONIC, "CONNACK received"),
+        Column(
+            "mqtt_connect_cpu_ns", "BIGINT", "ns (thread CPU)", "client CPU from ready to CONNACK"
+        ),
+        Column("total_cpu_ns", "BIGINT", "ns (thread CPU)", "client CPU from connect to CONNACK"),
+        Column("tcp_bytes_sent", "BIGINT", "bytes", "TCP payload bytes sent in the handshake"),
+        Column("tcp_bytes_received", "BIGINT", "bytes", "TCP payload bytes received in it"),
+        Column("tcp_segments_out", "BIGINT", "segments", "TCP segments sent (ACKs included)"),
+        Column("tcp_segments_in", "BIGINT", "segments", "TCP segments received"),
+        Column("tcp_retransmissions", "BIGINT", "segments", "segments the client retransmitted"),
+        Column("tcp_mss", "BIGINT", "bytes", "the connection's send MSS after the handshake"),
+        Column("local_port", "BIGINT", "-", "the client's TCP port"),
+        Column(
+            "tls_heap_peak_bytes",
+            "BIGINT",
+            "bytes",
+            "measured on this host with the native agent's stack: most heap its TLS stack held "
+            "from creating its context to the end of the handshake (allocator hooks; NULL on "
+            "OpenSSL)",
+        ),
+        Column(
+            "negotiated_json",
+            "VARCHAR",
+            "JSON",
+            "what the handshake negotiated and its messages (security.tls.NegotiatedTls)",
+        ),
+        # Traced connections (runs.cost_method 'traced'; NULL otherwise): analysis.iotst's
+        # classification.
+        Column("trace_wall_ns", "BIGINT", "ns", "traced: first marker to CONNACK"),
+        Column("on_cpu_ns", "BIGINT", "ns", "traced: client thread on a CPU (markers included)"),
+        Column(
+            "marker_cost_ns",
+            "BIGINT",
+            "ns",
+            "traced: the trace markers' own CPU cost, subtracted from on_cpu_ns to give the "
+            "network-invariant cost",
+        ),
+        Column("network_wait_ns", "BIGINT", "ns", "traced: asleep until a packet woke it"),
+        Column("runnable_ns", "BIGINT", "ns", "traced: runnable but not running (preempted)"),
+        Column("other_ns", "BIGINT", "ns", "traced: off-CPU for anything else"),
+        Column("packets_received", "BIGINT", "packets", "traced: packets the client received"),
+        Column("packets_sent", "BIGINT", "packets", "traced: packets the client sent"),
+        Column(
+            "trace_retransmissions", "BIGINT", "segments", "traced: retransmissions in the trace"
+        ),
+        Column(
+            "idle_fraction_json",
+            "VARCHAR",
+            "JSON",
+            "traced: per CPU, the share of the repetition it was idle",
+        ),
+        Column("trace_problems_json", "VARCHAR", "JSON", "traced: what the classifier doubted"),
+        # Counted connections (runs.cost_method 'counted', `target` set; NULL otherwise):
+        # analysis.counted's groups summed (docs/device-client.md).
+        Column(
+            "seed_hex",
+            "VARCHAR",
+            "-",
+            "counted: the repetition's seed (the device's and the broker's randomness)",
+        ),
+        Column(
+            "instructions",
+            "BIGINT",
+            "instructions",
+            "counted: the client's own instructions from the first handshake mark to the "
+            "CONNACK, the network-invariant cost",
+        ),
+        Column(
+            "wait_instructions",
+            "BIGINT",
+            "instructions",
+            "counted: instructions spent polling for bytes not yet there (the network wait)",
+        ),
+    ),
+    order_by=("run_id", "repetition"),
+)
+
+HANDSHAKE_GROUPS = Table(
+    name="handshake_groups",
+    description=(
+        "Where each benchmark connection's time went, per classification group (TCP connect, "
+        "each handshake message written or read, MQTT CONNECT; docs/iotst.md): the client "
+        "thread's time per state from a scheduler trace (runs.cost_method 'traced'), or its "
+        "instructions counted on a virtual MCU ('counted'; docs/device-client.md)."
+    ),
+    columns=(
+        _run_id(),
+        Column(
+            "repetition",
+            "BIGINT",
+            "-",
+            "the connection (handshake_connections.repetition of the same run)",
+        ),
         Column(
             "group_name", "VARCHAR", "-", "classification group, e.g. 'CERT_CHAIN', 'TCP_CONNECT'"
         ),
@@ -409,6 +543,31 @@ TRACE_GROUPS = Table(
         Column("other_ns", "BIGINT", "ns", "client off-CPU for anything else"),
         Column("longest_run_ns", "BIGINT", "ns", "longest uninterrupted on-CPU stretch"),
         Column("markers", "BIGINT", "count", "trace markers written in the group"),
+        Column(
+            "instructions",
+            "BIGINT",
+            "instructions",
+            "instructions the client executed in the group when they were counted (a device "
+            "target under emulation); NULL when the group was timed",
+        ),
+        Column(
+            "primitive_instructions_json",
+            "VARCHAR",
+            "JSON",
+            "of those, the instructions inside each library primitive (counted groups)",
+        ),
+        Column(
+            "wait_instructions",
+            "BIGINT",
+            "instructions",
+            "counted: instructions spent polling for bytes not yet there in the group",
+        ),
+        Column(
+            "io_instructions",
+            "BIGINT",
+            "instructions",
+            "counted: instructions moving bytes through the emulated UART in the group",
+        ),
     ),
     order_by=("run_id", "repetition", "position"),
 )
@@ -529,7 +688,8 @@ TABLES: dict[str, Table] = {
         HANDSHAKES,
         OPERATIONS,
         HOST_COUNTERS,
-        TRACE_GROUPS,
+        HANDSHAKE_CONNECTIONS,
+        HANDSHAKE_GROUPS,
         METER_TRACES,
         METER_SAMPLES,
         METER_PHASES,

@@ -1,16 +1,20 @@
-"""The attached runs a calibration fits to (``iotsecbench calibrate``, docs/meters.md): each
+"""``iotsecbench calibrate`` (docs/meters.md): the attached runs a calibration fits to — each
 run's logged activity, as the energy model takes it, with the measured current that
-``iotsecbench attach`` stored for the same sample windows."""
+``iotsecbench attach`` stored for the same sample windows — the fit (``energy.calibrate``)
+and the calibrated profile written as a TOML file ``run --device FILE`` reads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from iotsecbench.energy.calibrate import CalibrationRun
+from iotsecbench.energy.calibrate import Calibration, CalibrationRun, calibrate, profile_toml
 from iotsecbench.energy.model import Activity, Operation
-from iotsecbench.errors import SpecError
+from iotsecbench.energy.profile import DeviceProfile, load_profile
+from iotsecbench.errors import EnvironmentProblem, SpecError
+from iotsecbench.files import write_atomic
 from iotsecbench.store import read
 from iotsecbench.store.duckdb_store import RECORD_FILENAME
 from iotsecbench.workflows.attach import locate_run, results_directory
@@ -69,3 +73,58 @@ def _run(results_dir: Path, run_id: str, agent: str, sha256: str) -> Calibration
         measured_t_ns=measured["t_ns"].to_numpy(dtype=np.int64),
         measured_ma=measured["current_ma"].to_numpy(dtype=float),
     )
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What ``calibrate_profile`` did, for the command's summary."""
+
+    start: DeviceProfile  # the profile the fit started from
+    result: Calibration  # the fit; result.profile is the fitted profile, renamed
+    runs: int  # attached runs fitted to
+    held_out: int  # attached runs held back (their residual reported)
+
+
+def calibrate_profile(
+    paths: list[Path],
+    out: Path,
+    *,
+    agent: str = "emitter",
+    profile: str | None = None,
+    fit: list[str] | None = None,
+    check: list[Path] | None = None,
+    name: str | None = None,
+    version: str = "",
+) -> Calibrated:
+    """Fit a device profile's guessed numbers to the measured current of the runs attached at
+    ``paths`` (``check``: runs held back) and write the calibrated profile to ``out``.
+    ``profile``: where to start (default: the runs' own device profile, which they must
+    share); ``fit``: the numbers to fit (default: every guessed one the runs exercise)."""
+    fitting, devices = attached_runs(paths, agent)
+    held_out, _ = attached_runs(check, agent) if check else ([], [])
+    if profile is None:
+        if len(set(devices)) != 1:
+            raise SpecError(
+                f"the runs used different device profiles ({', '.join(sorted(set(devices)))}): "
+                "choose one with --profile"
+            )
+        profile = devices[0]
+    start = load_profile(profile)
+    result = calibrate(start, fitting, fit, held_out=held_out, version=version)
+    calibrated = replace(
+        result.profile,
+        name=name or f"{start.name}-calibrated",
+        description=f"{start.description} — calibrated against {len(fitting)} attached run(s)",
+    )
+    header = (
+        f"Device profile calibrated by iotsecbench {version} calibrate from {start.name}\n"
+        f"against {len(fitting)} run(s) with power-meter traces; fitted numbers have status\n"
+        "'calibrated' and a source naming the traces (SHA-256) and the fit's residual."
+    )
+    try:
+        write_atomic(out, profile_toml(calibrated, header))
+    except OSError as error:
+        raise EnvironmentProblem(
+            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
+        ) from error
+    return Calibrated(start, replace(result, profile=calibrated), len(fitting), len(held_out))

@@ -85,7 +85,7 @@ def hash_without_network(spec: ExperimentSpec) -> str:
     """config_hash as the code computed it before the network factor (commit 6ed46c1)."""
     # factors added since
     later = {"network", "networks", "transport", "method", "saturating", "stack", "devices"}
-    later.add("connect_ramp_hz")
+    later |= {"connect_ramp_hz", "configuration_labels"}
     shaping = spec.model_dump(mode="json", exclude={"repetitions", "name", "description", *later})
     for rule in (*shaping["include"], *shaping["exclude"]):
         for key in ("network", "transport", "method", "stack"):

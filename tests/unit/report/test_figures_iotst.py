@@ -56,7 +56,7 @@ def _data() -> ReportData:
             "longest_run_ns": [100_000, 500_000, 0, 450_000],
         }
     )
-    return ReportData(source=Path("."), runs=runs, trace_groups=groups, configurations=["a"])
+    return ReportData(source=Path("."), runs=runs, handshake_groups=groups, configurations=["a"])
 
 
 def test_only_traced_configurations_are_read_and_the_model_is_the_fastest_single_core() -> None:

@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 8
+    assert schema.SCHEMA_VERSION == 9
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,14 +119,23 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_benchmark_tables(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 9 changed, undone: the database as version 8 made it (trace_groups)."""
+    connection.execute("DROP TABLE handshake_connections")
+    connection.execute("ALTER TABLE handshake_groups DROP COLUMN instructions")
+    connection.execute("ALTER TABLE handshake_groups DROP COLUMN primitive_instructions_json")
+    connection.execute("ALTER TABLE handshake_groups RENAME TO trace_groups")
+
+
 def drop_cost_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """What version 8 added, gone again: the database as version 7 made it."""
+    """What versions 8 and 9 added, gone again: the database as version 7 made it."""
+    drop_benchmark_tables(connection)
     for column in schema.COST_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
 
 
 def drop_scale_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """What versions 7 and 8 added, gone again: the database as version 6 made it."""
+    """What versions 7 to 9 added, gone again: the database as version 6 made it."""
     drop_cost_columns(connection)
     for column in schema.SCALE_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
@@ -135,14 +144,14 @@ def drop_scale_columns(connection: duckdb.DuckDBPyConnection) -> None:
 
 
 def drop_native_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """What versions 6 and 7 added, gone again: the database as version 5 made it."""
+    """What versions 6 to 8 added, gone again: the database as version 5 made it."""
     drop_scale_columns(connection)
     for column in schema.NATIVE_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
 
 
 def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
-    """What versions 5 and 6 added, gone again: the database as version 4 made it."""
+    """What versions 5 to 8 added, gone again: the database as version 4 made it."""
     drop_native_columns(connection)
     for name in ("meter_traces", "meter_samples", "meter_phases"):
         connection.execute(f"DROP TABLE {name}")
@@ -226,8 +235,8 @@ def test_version_1_database_gains_the_network_columns(results_dir: Path) -> None
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     for column in schema.BLOCK_COLUMNS:  # version 3's columns: not in a version-1 file
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
-    connection.execute("DROP TABLE trace_groups")
     drop_meter_tables(connection)
+    connection.execute("DROP TABLE trace_groups")
     connection.execute("DROP TABLE host_counters")
     connection.execute("ALTER TABLE runs DROP COLUMN tcp_retransmissions")
     connection.execute("ALTER TABLE runs DROP COLUMN network")
@@ -247,8 +256,8 @@ def test_version_2_database_gains_the_transport_columns(results_dir: Path) -> No
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
     for column in schema.BLOCK_COLUMNS:
         connection.execute(f"ALTER TABLE runs DROP COLUMN {column.name}")
-    connection.execute("DROP TABLE trace_groups")
     drop_meter_tables(connection)
+    connection.execute("DROP TABLE trace_groups")
     connection.close()
     set_meta_version(results_dir, 2)
     frame = read.runs_frame(results_dir)
@@ -261,13 +270,14 @@ def test_version_3_database_gains_the_trace_groups_table(results_dir: Path) -> N
     with ResultsStore.open(results_dir):
         pass
     connection = duckdb.connect(str(results_dir / "results.duckdb"))
-    connection.execute("DROP TABLE trace_groups")
     drop_meter_tables(connection)
+    connection.execute("DROP TABLE trace_groups")
     connection.close()
     set_meta_version(results_dir, 3)
-    assert read.table(results_dir, "trace_groups").empty
-    assert list(read.table(results_dir, "trace_groups").columns) == (
-        schema.TRACE_GROUPS.column_names
+    # Version 4's trace_groups is version 9's handshake_groups.
+    assert read.table(results_dir, "handshake_groups").empty
+    assert list(read.table(results_dir, "handshake_groups").columns) == (
+        schema.HANDSHAKE_GROUPS.column_names
     )
 
 

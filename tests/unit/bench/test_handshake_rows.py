@@ -1,0 +1,60 @@
+"""bench handshake's typed row builder: a measured connection (HandshakeSample) becomes one
+handshake_connections row and, traced, its handshake_groups rows — every column the schema
+declares, every value the sample held, nothing else."""
+
+from __future__ import annotations
+
+from iotsecbench.agents.handshake import TlsHandshakeMeasurement
+from iotsecbench.analysis.iotst import GroupCost, TracedRepetition
+from iotsecbench.bench.handshake import HandshakeSample
+from iotsecbench.bench.handshake_store import connection_row, group_rows
+from iotsecbench.store import schema
+from iotsecbench.store.duckdb_store import to_arrow
+
+TLS = TlsHandshakeMeasurement(
+    t_start_ns=1_100, t_end_ns=3_100, thread_cpu_ns=1_500, process_cpu_ns=1_600,
+    tcp_bytes_sent=287, tcp_bytes_received=1_239, tcp_segments_out=3, tcp_segments_in=2,
+    tcp_retransmissions=0, tcp_mss=32_768,
+)  # fmt: skip
+TRACE = TracedRepetition(
+    start_ns=1_000, end_ns=4_000,
+    groups={"TCP_CONNECT": GroupCost(on_cpu_ns=90, markers=1, longest_run_ns=90),
+            "CLIENT_HELLO": GroupCost(on_cpu_ns=700, network_wait_ns=400, markers=2,
+                                      longest_run_ns=500)},
+    on_cpu_ns=790, marker_cost_ns=21, network_wait_ns=400, runnable_ns=0, other_ns=10,
+    idle_fraction_per_cpu={0: 0.5, 1: None}, packets_received=4, packets_sent=3,
+    retransmissions=0,
+)  # fmt: skip
+
+
+def sample(trace: TracedRepetition | None = None) -> HandshakeSample:
+    return HandshakeSample(
+        repetition=2, order=7, t_start_ns=1_000, tcp_connect_ns=90, tcp_connect_cpu_ns=80,
+        tls=TLS, t_ready_ns=3_200, t_connack_ns=3_900, mqtt_connect_cpu_ns=300,
+        total_cpu_ns=1_900, negotiated={"version": "1.3", "group": "x25519"}, local_port=4242,
+        trace=trace.to_dict() if trace is not None else None,
+    )  # fmt: skip
+
+
+def test_a_traced_connection_fills_every_column() -> None:
+    row = connection_row(sample(TRACE))
+    columns = set(schema.HANDSHAKE_CONNECTIONS.column_names) - {"run_id"}
+    assert set(row) == columns
+    assert row["tls_cpu_ns"] == 1_500 and row["tls_end_ns"] - row["tls_start_ns"] == 2_000
+    assert row["t_connack_ns"] - row["t_ready_ns"] == 700 and row["local_port"] == 4242
+    assert row["trace_wall_ns"] == 3_000 and row["marker_cost_ns"] == 21
+    assert row["idle_fraction_json"] == {"0": 0.5, "1": None} and row["target"] is None
+    stored = to_arrow(schema.HANDSHAKE_CONNECTIONS, [row], defaults={"run_id": "r"})
+    assert stored.column("negotiated_json")[0].as_py() == '{"group": "x25519", "version": "1.3"}'
+
+
+def test_groups_keep_their_order_and_an_untraced_connection_has_none() -> None:
+    rows = group_rows(sample(TRACE))
+    assert [(r["group_name"], r["position"], r["repetition"]) for r in rows] == [
+        ("TCP_CONNECT", 0, 2),
+        ("CLIENT_HELLO", 1, 2),
+    ]
+    assert rows[1]["network_wait_ns"] == 400 and rows[1]["markers"] == 2
+    to_arrow(schema.HANDSHAKE_GROUPS, rows, defaults={"run_id": "r"})  # valid rows
+    untraced = connection_row(sample())
+    assert group_rows(sample()) == [] and untraced["on_cpu_ns"] is None
