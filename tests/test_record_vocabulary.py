@@ -21,6 +21,7 @@ PACKAGE = ROOT / "src" / "iotsecbench"
 # Who writes records in C: folder → (record function, counter function).
 WRITERS: dict[str, tuple[str, str]] = {
     "agents/native": ("record", "counter"),
+    "vmcu/client": ("record", "counter"),
 }
 
 _STRING = re.compile(r'\s*"((?:\\.|[^"\\])*)"')  # a C string literal
@@ -77,9 +78,23 @@ def test_every_c_record_is_in_the_vocabulary() -> None:
 def test_the_native_agent_writes_what_only_it_writes() -> None:
     """Its own record types are declared as native-only, and it writes them all."""
     _, written = problems_of("agents/native", *WRITERS["agents/native"])
-    native_only = {name for name, r in vocabulary.RECORD_TYPES.items() if r.native_only}
-    assert native_only <= written
+    assert only(vocabulary.NATIVE) <= written
     assert {"sample", "message", "handshake", "event", "counters", "error", "echo"} <= written
+
+
+def only(program: str) -> set[str]:
+    return {name for name, r in vocabulary.RECORD_TYPES.items() if r.only == program}
+
+
+def test_the_device_client_writes_its_segments_and_the_shared_types() -> None:
+    """The firmware writes its own count_segment (every field of it) and the agents' event,
+    counters, error and tls_transcript; nothing of the run's tables (no sample, message)."""
+    _, written = problems_of("vmcu/client", *WRITERS["vmcu/client"])
+    assert written == {"count_segment", "event", "counters", "error", "tls_transcript"}
+    assert only(vocabulary.DEVICE) == {"count_segment"}
+    source = (PACKAGE / "vmcu" / "client" / "ledger.c").read_text()
+    fields = {f for _, names in record_calls(source) for f in names}
+    assert fields == set(vocabulary.fields_of("count_segment"))
 
 
 def test_the_check_catches_an_undeclared_field_and_counter() -> None:
@@ -104,4 +119,4 @@ def test_every_field_has_a_unit_and_a_meaning() -> None:
     for record in vocabulary.RECORD_TYPES.values():
         for field in record.fields:
             assert field.unit and field.meaning, (record.name, field.name)
-            assert set(field.roles) <= set(vocabulary.ROLES)
+            assert set(field.roles) <= {*vocabulary.ROLES, vocabulary.DEVICE}

@@ -3,8 +3,9 @@ object per line, ``agents.records``), its fields with their units, and the count
 
 Everything that writes or reads records goes by this table: the Python agents' writer
 checks each record type's fields against it (``RecordWriter``), the simulated executor
-builds its records from it, ``runner.collect`` reads rows out of records by it, and tests
-check the native C agent's ``record(...)`` and ``counter(...)`` calls against it
+builds its records from it, ``runner.collect`` reads rows out of records by it (and
+``runner.counted`` the device client's), and tests check the native C agent's and the device
+client firmware's ``record(...)`` and ``counter(...)`` calls against it
 (tests/test_record_vocabulary.py, as tests/test_import_map.py checks the import map). A new
 field is added here first, then where it is written and read.
 """
@@ -20,7 +21,11 @@ from iotsecbench.security.tls import NegotiatedTls
 
 MONOTONIC = "ns (monotonic)"  # time.monotonic_ns / CLOCK_MONOTONIC: one clock for the host
 EMITTER, RECEIVER = "emitter", "receiver"
-ROLES = (EMITTER, RECEIVER)
+ROLES = (EMITTER, RECEIVER)  # the agents of a run (runner.collect reads both)
+# The device client's firmware (vmcu/client, bare metal under QEMU; runner.counted reads it):
+# it writes a few record types of its own shape, for the count, not for a run's tables.
+DEVICE = "device"
+NATIVE = "native"  # the native C agent (agents/native), translated for collect
 
 
 @dataclass(frozen=True)
@@ -41,18 +46,18 @@ class RecordType:
     name: str
     meaning: str
     fields: tuple[Field, ...]
-    native_only: bool = False  # written by the native C agent alone (translated for collect)
+    only: str | None = None  # NATIVE or DEVICE: a type that program alone writes
 
     def names(self, role: str | None = None) -> tuple[str, ...]:
         """The fields (of ``role``'s records, when given)."""
         return tuple(f.name for f in self.fields if role is None or role in f.roles)
 
 
-def _record(name: str, meaning: str, *fields: Field, native_only: bool = False) -> RecordType:
-    return RecordType(name, meaning, fields, native_only)
+def _record(name: str, meaning: str, *fields: Field, only: str | None = None) -> RecordType:
+    return RecordType(name, meaning, fields, only)
 
 
-_E, _R = (EMITTER,), (RECEIVER,)
+_E, _R, _D = (EMITTER,), (RECEIVER,), (DEVICE,)
 RECORD_TYPES: dict[str, RecordType] = {
     record.name: record
     for record in (
@@ -121,6 +126,24 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("t_ns", MONOTONIC, "when it happened"),
             Field("kind", "-", "the event's name"),
             Field("detail", "JSON object", "what the event adds"),
+            # The device client's events (it has no host clock): agent_start, agent_end.
+            Field("name", "-", "the device's event: agent_start or agent_end", _D),
+            Field("status", "-", "agent_end: 'ok' or 'failed'", _D),
+            Field("role", "-", "agent_start: the device's role (connect, publish)", _D),
+            Field("stack", "-", "agent_start: its TLS library (mbedtls, wolfssl, none)", _D),
+            Field("stack_version", "-", "agent_start: that library's version", _D),
+            Field(
+                "residue_per_boundary",
+                "instructions",
+                "agent_start: the ledger's own instructions left in a segment's count",
+                _D,
+            ),
+            Field(
+                "residue_per_primitive_call",
+                "instructions",
+                "agent_start: the wrappers' own instructions left per primitive call",
+                _D,
+            ),
         ),
         _record(
             "counters",
@@ -150,7 +173,7 @@ RECORD_TYPES: dict[str, RecordType] = {
         ),
         _record(
             "tls_transcript",
-            "the native agent's TLS session as its stack reports it",
+            "the native agent's or the device client's TLS session as its stack reports it",
             Field("t_ns", MONOTONIC, "when the handshake completed"),
             Field("stack", "-", "the TLS library: mbedtls or wolfssl"),
             Field("stack_version", "-", "its version"),
@@ -159,7 +182,6 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("suite_name", "-", "the stack's name of the suite"),
             Field("cipher_bits", "bits", "secret bits of the bulk cipher"),
             Field("resumed", "bool", "an abbreviated or PSK handshake"),
-            native_only=True,
         ),
         _record(
             "tls_message",
@@ -168,14 +190,29 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("message_type", "-", "TLS HandshakeType, 0 for a protected record"),
             Field("bytes", "bytes", "its length with the 4-byte header"),
             Field("hex", "hex", "the message itself ('' for a protected record)"),
-            native_only=True,
+            only=NATIVE,
         ),
         _record(
             "tls_peer_certificate",
             "one certificate of the server's chain",
             Field("position", "-", "0 is the leaf"),
             Field("der_hex", "hex", "the DER certificate"),
-            native_only=True,
+            only=NATIVE,
+        ),
+        _record(
+            "count_segment",
+            "one ledger segment of the device client: the instructions between two boundaries "
+            "(a mark, a read or a write), by bucket (analysis.counted; docs/device-client.md)",
+            Field("index", "-", "the segment's position, from 0", _D),
+            Field("event", "-", "what opened it: 'm' a mark, 'r' a read, 'w' a write", _D),
+            Field("mark", "-", "the mark's name (event 'm'), e.g. CLIENT_HELLO", _D),
+            Field("bytes", "bytes", "bytes read or written (events 'r' and 'w')", _D),
+            Field("client", "instructions", "the device's own work: network-invariant", _D),
+            Field("wait", "instructions", "polling for bytes not yet there", _D),
+            Field("io", "instructions", "moving bytes through the emulated UART", _D),
+            Field("primitives", "JSON object", "of client, instructions per primitive family", _D),
+            Field("calls", "JSON object", "primitive calls per family", _D),
+            only=DEVICE,
         ),
     )
 }
@@ -198,6 +235,11 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "footprint_text_bytes": ("bytes", "the native program's text (size)"),
     "footprint_data_bytes": ("bytes", "its initialised data"),
     "footprint_bss_bytes": ("bytes", "its zero-initialised data"),
+    # The device client's (vmcu/client/main.c), at the connection's end.
+    "stack_high_water_bytes": ("bytes", "device: most stack the firmware used"),
+    "tls_heap_setup_peak_bytes": ("bytes", "device: TLS stack heap peak before the handshake"),
+    "stream_bytes_sent": ("bytes", "device: bytes its UART stream sent (TLS records included)"),
+    "stream_bytes_received": ("bytes", "device: bytes its UART stream received"),
 }
 FORGED_PREFIX = "forged_"
 

@@ -108,4 +108,3 @@ def store_counted(
                 results_dir / "runs" / run_id,
             )
     return results_dir
-

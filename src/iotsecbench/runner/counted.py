@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from iotsecbench.agents import vocabulary
 from iotsecbench.analysis.counted import HANDSHAKE_MARKS, CountedRepetition, classify_counted
 from iotsecbench.runner.device import DeviceRun
 from iotsecbench.security.tls import TlsProfile, verify_negotiated
@@ -160,6 +161,8 @@ def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedCon
     """The run made whole (module docstring). CountedMismatch when it negotiated something
     else than ``profile``; WireError when the streams cannot be read as its connection."""
     outcome = run.outcome
+    for record in (*outcome.records, *outcome.segments):  # a field nobody declared: a bug
+        vocabulary.check(str(record.get("type", "?")), record)
     summary = outcome.transcript()
     transcript, negotiated, version = None, None, None
     if profile is not None:

@@ -62,3 +62,31 @@ def test_presets_of_the_two_kinds_are_refused_by_the_other_command() -> None:
         load_handshake_spec("stability", {}, NAMES)
     with pytest.raises(SpecError, match="is a handshake benchmark"):
         preset_data("iotst")
+
+
+def test_a_counted_benchmark_takes_the_preset_but_not_its_host_settings() -> None:
+    """--target (bench handshake on a virtual MCU): the preset's profiles and repetitions, not
+    its scheduler-trace and CPU-placement settings; a whole emulated connection's timeout."""
+    spec = load_handshake_spec("iotst", {"target": "rv32imc"}, NAMES)
+    assert spec.target == "rv32imc" and len(spec.profiles) == 4
+    assert spec.target_ci == pytest.approx(0.01) and spec.max_repetitions == 200
+    assert not spec.trace and spec.cores == [] and spec.clock == [] and spec.device is None
+    assert spec.timeout_s == 120.0
+    assert load_handshake_spec(None, {"profiles": ["tls1.3"]}, NAMES).timeout_s == 10.0
+    given = {"profiles": ["plain"], "target": "cortex-m4", "timeout_s": 30.0}
+    assert load_handshake_spec(None, given, NAMES).timeout_s == 30.0
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"trace": True}, "--trace belong to the traced method, not --target"),
+        ({"cores": [1], "clock": ["1/3"]}, "--cores, --clock belong to the traced method"),
+        ({"keep_retransmissions": True}, "--keep-retransmissions belong"),
+    ],
+)
+def test_a_counted_benchmark_refuses_the_host_methods_options(options: dict, fragment: str) -> None:
+    given = {"profiles": ["tls1.3"], "target": "rv32imc", **options}
+    with pytest.raises(SpecError) as raised:
+        load_handshake_spec(None, given, NAMES)
+    assert fragment in str(raised.value) and "\n" not in str(raised.value)

@@ -141,8 +141,8 @@ def test_builds_and_their_wrapped_primitives():
 
 
 def test_doctor_says_per_target_whether_the_client_can_run(monkeypatch):
-    from iotsecbench.workflows.doctor import check_device_client
     from iotsecbench.vmcu import build as vmcu_build
+    from iotsecbench.workflows.doctor import check_device_client
 
     monkeypatch.setattr(vmcu_build.shutil, "which", lambda tool: None)
     checks = check_device_client()
