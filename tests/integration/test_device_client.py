@@ -275,6 +275,21 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     assert tls["device_model"]["method"] == "counted" and tls["device_model"]["cpi"] > 0
     assert tls["group_order"][:2] == ["CLIENT_HELLO", "WAIT_SERVER_FLIGHT"]
     assert len(set(tls["seeds"])) == 2
+    # Stored by the typed row builders: a counted run, every connection with its target,
+    # seed and count (the --json's, to the instruction), its groups' instructions.
+    from iotsecbench.store import read
+
+    runs = read.runs_frame(out).set_index("configuration")
+    assert set(runs["cost_method"]) == {"counted"} and runs["payload_bytes"].isna().all()
+    connections = read.table(out, "handshake_connections")
+    run_id = runs.loc["tls1.3/x25519/ecdsa-p256", "run_id"]
+    own = connections[connections["run_id"] == run_id].sort_values("repetition")
+    assert set(own["target"]) == {rv32} and list(own["seed_hex"]) == tls["seeds"]
+    assert list(own["instructions"]) == [s["invariant_instructions"] for s in tls["samples"]]
+    groups = read.table(out, "handshake_groups")
+    first = groups[(groups["run_id"] == run_id) & (groups["repetition"] == 0)]
+    assert list(first.sort_values("position")["group_name"])[:2] == tls["group_order"][:2]
+    assert first["instructions"].sum() == tls["samples"][0]["invariant_instructions"]
     report = cli("report", str(out))
     assert report.returncode == 0, report.stderr
     for figure in ("iotst-cost", "iotst-groups", "iotst-ci-width"):

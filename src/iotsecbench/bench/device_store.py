@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from iotsecbench.bench.device import COUNTED, CountedBenchmark, CountedSample
-from iotsecbench.bench.handshake_store import slug, store_experiment
-from iotsecbench.runner.rows import run_row, tls_facts, utc_now
+from iotsecbench.bench.handshake_store import configuration_run, slug, store_experiment
+from iotsecbench.runner.rows import utc_now
 from iotsecbench.spec.bench import HandshakeBenchmarkSpec
 from iotsecbench.store.duckdb_store import ResultsStore
 
@@ -69,34 +69,20 @@ def store_counted(
     with ResultsStore.open(results_dir) as store:
         experiment_id = store_experiment(store, bench, spec, broker_version)
         for index, result in enumerate(bench.results):
-            run_id = f"handshake-{index:02d}-{slug(result.name)}"
             first = result.samples[0].connection if result.samples else None
+            run = configuration_run(
+                index, experiment_id, started, result.name, result.name,
+                profile=result.profile.to_dict() if result.profile else None,
+                summary=result.summary(),
+                cost_method=COUNTED,  # instructions on a virtual MCU, not CPU time
+                network=bench.settings.get("network"), stack=result.stack,
+                broker_version=result.broker_version or None,
+                t0_ns=first.t_start_ns if first else None, device=result.device.name,
+                negotiated=first.negotiated if first else None,
+                cell=(slug(f"{result.name}-{result.target}"), f"{result.name} [{result.method}]"),
+            )  # fmt: skip
             store.write_run(
-                run_row(
-                    run_id=run_id,
-                    experiment_id=experiment_id,
-                    cell_id=slug(f"{result.name}-{result.target}"),
-                    cell_label=f"{result.name} [{result.method}]",
-                    configuration=result.name,
-                    status="ok",
-                    error=None,
-                    started_utc=started,
-                    run_order=index,
-                    repetition=0,  # one run of the configuration, its connections inside
-                    network=bench.settings.get("network", "loopback"),
-                    stack=result.stack,
-                    broker_version=result.broker_version or None,
-                    run_dir=f"runs/{run_id}",
-                    cost_method=COUNTED,  # instructions on a virtual MCU, not CPU time
-                    details={
-                        "benchmark": "handshake",
-                        "tls_profile": result.profile.to_dict() if result.profile else None,
-                        **result.summary(),
-                    },
-                    t0_ns=first.t_start_ns if first is not None else None,
-                    device=result.device.name,
-                    **tls_facts(first.negotiated if first is not None else None),
-                ),
+                run,
                 {
                     "handshake_connections": [
                         counted_connection_row(sample, result.target) for sample in result.samples
@@ -105,6 +91,6 @@ def store_counted(
                         row for sample in result.samples for row in counted_group_rows(sample)
                     ],
                 },
-                results_dir / "runs" / run_id,
+                results_dir / run["run_dir"],
             )
     return results_dir

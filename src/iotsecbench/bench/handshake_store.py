@@ -130,6 +130,53 @@ def store_experiment(
     )
 
 
+def configuration_run(
+    index: int,
+    experiment_id: str,
+    started: str,
+    name: str,
+    configuration: str,
+    *,
+    profile: dict[str, Any] | None,
+    summary: dict[str, Any],
+    cost_method: str,
+    network: str | None,
+    stack: str,
+    broker_version: str | None,
+    t0_ns: int | None,
+    device: str | None,
+    negotiated: dict[str, Any] | None,
+    cell: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``runs`` row of one benchmark configuration (either method's): the ``index``-th,
+    ``name`` (``configuration``, a TLS profile or plain, on a CPU placement), all its
+    connections in one run; its statistics (``summary``) in ``details_json`` as ``--json``
+    writes them; ``cell``: its id and label when not the name."""
+    run_id = f"handshake-{index:02d}-{slug(name)}"
+    cell_id, cell_label = cell or (slug(name), name)
+    return run_row(
+        run_id=run_id,
+        experiment_id=experiment_id,
+        cell_id=cell_id,
+        cell_label=cell_label,
+        configuration=configuration,
+        status="ok",
+        error=None,
+        started_utc=started,
+        run_order=index,
+        repetition=0,  # one run of the configuration, its connections inside
+        network=network or "loopback",
+        stack=stack,
+        broker_version=broker_version,
+        run_dir=f"runs/{run_id}",
+        cost_method=cost_method,
+        details={"benchmark": "handshake", "tls_profile": profile, **summary},
+        t0_ns=t0_ns,
+        device=device,
+        **tls_facts(negotiated),
+    )
+
+
 def store_results(
     bench: HandshakeBenchmark, results_dir: Path, spec: HandshakeBenchmarkSpec | None = None
 ) -> Path:
@@ -142,39 +189,25 @@ def store_results(
             store, bench, spec, bench.results[0].broker_version or None
         )
         for index, result in enumerate(bench.results):
-            run_id = f"handshake-{index:02d}-{slug(result.name)}"
+            first = result.samples[0] if result.samples else None
+            run = configuration_run(
+                index, experiment_id, started, result.name, result.profile.name,
+                profile=result.profile.to_dict(), summary=result.summary(),
+                cost_method=cost_method_of(result), network=bench.settings.get("network"),
+                stack=bench.settings.get("stack", "openssl"),
+                broker_version=result.broker_version or None,
+                t0_ns=first.t_start_ns if first else None,
+                device=(bench.settings.get("trace") or {}).get("device"),
+                negotiated=first.negotiated if first else None,
+            )  # fmt: skip
             store.write_run(
-                run_row(
-                    run_id=run_id,
-                    experiment_id=experiment_id,
-                    cell_id=slug(result.name),
-                    cell_label=result.name,
-                    configuration=result.profile.name,
-                    status="ok",
-                    error=None,
-                    started_utc=started,
-                    run_order=index,
-                    repetition=0,  # one run of the configuration, its connections inside
-                    network=bench.settings.get("network", "loopback"),
-                    stack=bench.settings.get("stack", "openssl"),
-                    broker_version=result.broker_version,
-                    run_dir=f"runs/{run_id}",
-                    cost_method=cost_method_of(result),
-                    details={
-                        "benchmark": "handshake",
-                        "tls_profile": result.profile.to_dict(),
-                        **result.summary(),
-                    },
-                    t0_ns=result.samples[0].t_start_ns if result.samples else None,
-                    device=(bench.settings.get("trace") or {}).get("device"),
-                    **tls_facts(result.samples[0].negotiated if result.samples else None),
-                ),
+                run,
                 {
                     "handshake_connections": [connection_row(sample) for sample in result.samples],
                     "handshake_groups": [
                         row for sample in result.samples for row in group_rows(sample)
                     ],
                 },
-                results_dir / "runs" / run_id,
+                results_dir / run["run_dir"],
             )
     return results_dir

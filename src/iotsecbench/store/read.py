@@ -72,13 +72,15 @@ def handshake_phases(results_dir: Path | str, *, first_device: bool = False) -> 
     """Every connection's set-up phases, as ``handshakes`` rows: the agents' (a fleet's device
     0 with ``first_device``) and each ``bench handshake`` connection's TCP connect, TLS
     handshake and MQTT connect (agent 'emitter'; detail: its repetition and, for the TLS
-    handshake, the TCP bytes each way). Columns and order as in ``handshakes``."""
+    handshake, the TCP bytes each way) timed on this host — not those counted on a device
+    target, whose cost is instructions, not host time. Columns and order as in
+    ``handshakes``."""
     columns = schema.HANDSHAKES.column_names
     agents = ", ".join(columns)
     where = f" WHERE {FIRST_DEVICE}" if first_device else ""
     benchmark = " UNION ALL ".join(
         f"SELECT run_id, 'emitter', '{phase}', {start}, {end}, ({end}) - ({start}), {cpu}, "
-        f"CAST({detail} AS VARCHAR), 0 FROM handshake_connections"
+        f"CAST({detail} AS VARCHAR), 0 FROM handshake_connections WHERE target IS NULL"
         for phase, start, end, cpu, detail in _CONNECTION_PHASES
     )
     order = ", ".join(schema.HANDSHAKES.order_by)
