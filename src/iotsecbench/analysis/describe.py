@@ -191,6 +191,14 @@ def percentile(values: ArrayLike, q: float) -> float:
     return float(np.percentile(array, q)) if array.size else float("nan")
 
 
+def t_half_width(sd: ArrayLike, n: ArrayLike, level: float = 0.95) -> np.ndarray:
+    """Half-width of the Student-t interval of a mean of ``n`` values with standard deviation
+    ``sd`` (n − 1 degrees of freedom): the one Student-t of the project (the report's bands,
+    ``bench``'s per-configuration statistics)."""
+    n = np.asarray(n)
+    return stats.t.ppf(0.5 + level / 2, n - 1) * sd / np.sqrt(n)
+
+
 def mean_t_interval(
     values: np.ndarray, axis: int = 0, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,6 +209,6 @@ def mean_t_interval(
     n = np.sum(~np.isnan(values), axis=axis)
     sd = np.nanstd(values, axis=axis, ddof=1) if values.shape[axis] > 1 else np.zeros_like(mean)
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * sd / np.sqrt(n)
+        half = t_half_width(sd, n, level)  # NaN below two values: collapsed next
     half = np.where(n > 1, half, 0.0)
     return mean, mean - half, mean + half

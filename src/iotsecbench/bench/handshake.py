@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from scipy import stats
 
 from iotsecbench.agents.handshake import TimedClient, TlsHandshakeMeasurement
+from iotsecbench.analysis.describe import t_half_width
 from iotsecbench.analysis.iotst import classify_repetition
 from iotsecbench.bench.iotst import (
     TraceTally,
@@ -124,7 +124,7 @@ class Statistic:
             return cls(0, nan, nan, nan, nan, nan, level)
         mean = statistics.fmean(values)
         sd = statistics.stdev(values) if n > 1 else float("nan")
-        half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n) if n > 1 else math.inf
+        half = float(t_half_width(sd, n, level)) if n > 1 else math.inf
         return cls(n, mean, sd, statistics.median(values), mean - half, mean + half, level)
 
     @property
