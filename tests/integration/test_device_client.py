@@ -287,9 +287,9 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     assert set(own["target"]) == {rv32} and list(own["seed_hex"]) == tls["seeds"]
     assert list(own["instructions"]) == [s["invariant_instructions"] for s in tls["samples"]]
     groups = read.table(out, "handshake_groups")
-    first = groups[(groups["run_id"] == run_id) & (groups["repetition"] == 0)]
-    assert list(first.sort_values("position")["group_name"])[:2] == tls["group_order"][:2]
-    assert first["instructions"].sum() == tls["samples"][0]["invariant_instructions"]
+    connection = groups[(groups["run_id"] == run_id) & (groups["repetition"] == 0)]
+    assert list(connection.sort_values("position")["group_name"])[:2] == tls["group_order"][:2]
+    assert connection["instructions"].sum() == tls["samples"][0]["invariant_instructions"]
     report = cli("report", str(out))
     assert report.returncode == 0, report.stderr
     for figure in ("iotst-cost", "iotst-groups", "iotst-ci-width"):

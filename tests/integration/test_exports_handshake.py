@@ -54,16 +54,11 @@ def test_a_traced_store_exports_its_handshake_cost_and_groups(
     groups = query(
         out,
         "SELECT repetition, group_name, on_cpu_ns + network_wait_ns + runnable_ns + other_ns "
-        "FROM trace_groups ORDER BY repetition, position",
+        "FROM handshake_groups ORDER BY repetition, position",
     )
     assert [(e["args"]["repetition"], e["name"]) for e in slices] == [g[:2] for g in groups]
     assert [round(e["dur"] * 1000) for e in slices] == [g[2] for g in groups]
-    connects = {
-        json.loads(detail)["repetition"]: t_start_ns
-        for detail, t_start_ns in query(
-            out, "SELECT detail_json, t_start_ns FROM handshakes WHERE phase = 'tcp_connect'"
-        )
-    }
+    connects = dict(query(out, "SELECT repetition, t_start_ns FROM handshake_connections"))
     for repetition, start_ns in connects.items():
         first = next(e for e in slices if e["args"]["repetition"] == repetition)
         assert first["ts"] == start_ns / 1000  # each connection's groups from its own start

@@ -157,7 +157,7 @@ def test_traced_handshakes_show_their_iotst_groups_end_to_end() -> None:
         }
     )  # fmt: skip
     runs = pd.DataFrame({"run_id": ["bench"], "status": ["ok"], "run_order": [0]})
-    data = timeline.TimelineInput(runs, {"handshakes": handshakes, "trace_groups": groups})
+    data = timeline.TimelineInput(runs, {"handshakes": handshakes, "handshake_groups": groups})
     document = timeline.render(data)
     jsonschema.validate(document, SCHEMA)
     slices = [e for e in document["traceEvents"] if e.get("cat") == "iotst"]

@@ -34,8 +34,11 @@ from iotsecbench.store import read
 
 FORMAT = "timeline"
 FILE_NAME = "timeline.json"
-# Tables a timeline reads, besides runs (a table a store does not have reads as empty).
-TABLES = ("handshakes", "messages", "samples", "meter_samples", "events", "trace_groups")
+# Tables a timeline reads, besides runs (a table a store does not have reads as empty);
+# "handshakes" are every connection's phases, the agents' and the benchmark's
+# (store.read.handshake_phases).
+HANDSHAKES = "handshakes"
+TABLES = ("messages", "samples", "meter_samples", "events", "handshake_groups")
 # The 10 Hz samples' counters: column → the counter's name in the viewer (unit in the name).
 SAMPLE_COUNTERS = {
     "cpu_ns": ("CPU, cumulative (ms)", 1e-6),
@@ -83,7 +86,10 @@ def load(results_dir: Path, run_id: str | None = None) -> TimelineInput:
                 + (f" (did you mean {hint[0]}?)" if hint else f"; its runs: {', '.join(known[:5])}")
             )
         runs = runs[runs["run_id"] == run_id]
-    return TimelineInput(runs, {name: read.table(results_dir, name, run_id) for name in TABLES})
+    tables = {name: read.table(results_dir, name, run_id) for name in TABLES}
+    phases = read.handshake_phases(results_dir)
+    tables[HANDSHAKES] = phases if run_id is None else phases[phases["run_id"] == run_id]
+    return TimelineInput(runs, tables)
 
 
 def documents(results_dir: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -161,7 +167,7 @@ def _metadata(pid: int, tid: int, kind: str, **args: Any) -> dict[str, Any]:
 def _run_events(
     data: TimelineInput, run_id: str, pid: int, tracks: _Tracks
 ) -> Iterator[dict[str, Any]]:
-    yield from _handshakes(data.rows("handshakes", run_id), pid, tracks)
+    yield from _handshakes(data.rows(HANDSHAKES, run_id), pid, tracks)
     yield from _messages(data.rows("messages", run_id), run_id, pid, tracks)
     yield from _samples(data.rows("samples", run_id), pid)
     yield from _measured(data.rows("meter_samples", run_id), pid)
@@ -252,12 +258,14 @@ IOTST_STATES = ("on_cpu_ns", "network_wait_ns", "runnable_ns", "other_ns")
 def _connection_groups(data: TimelineInput, run_id: str) -> Iterator[tuple[int, int, pd.DataFrame]]:
     """(repetition, the connection's start in ns, its groups in order) of each traced
     connection: its start is its TCP connect's (the handshakes row whose detail names the
-    repetition); the groups are the stored trace_groups rows."""
-    groups = data.rows("trace_groups", run_id)
-    if groups.empty:
+    repetition); the groups are the stored handshake_groups rows that were traced (a
+    counted connection's are drawn from its run's statistics: ``_counted_groups``)."""
+    groups = data.rows("handshake_groups", run_id)
+    if groups.empty or "on_cpu_ns" not in groups:
         return
+    groups = groups[groups["on_cpu_ns"].notna()]
     starts = {}
-    for row in data.rows("handshakes", run_id).itertuples():
+    for row in data.rows(HANDSHAKES, run_id).itertuples():
         if row.phase == "tcp_connect" and _present(row.detail_json):
             repetition = json.loads(row.detail_json).get("repetition")
             if repetition is not None:
