@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# The test suite as CI runs it: lint and format checks, then pytest (extra arguments go to
-# pytest, e.g. --skip-slow or -k tls). With CI=true a test skipped because a part of the lab
-# is missing fails instead (tests/conftest.py).
+# The test suite in its two lanes (the rule: tests/lanes.py, docs/internals.md § Tests):
+#   scripts/test.sh          the full suite, as CI runs it: every test, in parallel workers
+#   scripts/test.sh --fast   the pure tests only (-m "not integration and not slow"): under a
+#                            minute, no process, broker, QEMU or compiler started
+# Both run `ruff check` and `ruff format --check` first. Further arguments go to pytest (e.g.
+# -k tls, --skip-slow, -n 0 for one process). With CI=true a test skipped because a part of
+# the lab is missing fails instead (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lane=(-n "${IOTSB_TEST_WORKERS:-4}" --dist loadgroup --durations=25)
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  lane=(-m "not integration and not slow" -n 0 --durations=10)
+fi
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
-.venv/bin/python -m pytest -q --durations=25 "$@"
+.venv/bin/python -m pytest -q "${lane[@]}" "$@"

@@ -15,6 +15,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The lanes and their guard: an unmarked test that starts a process fails (tests/lanes.py).
+pytest_plugins = ("tests.lanes", "pytester")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--skip-slow", action="store_true", help="skip tests marked slow")

@@ -28,6 +28,9 @@ from iotsecbench.vmcu import (
 from tests.validation.test_vectors_aead import _lwc_kat, wycheproof
 from tests.validation.test_vectors_etm import load
 
+# Cross-compiles and runs QEMU (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(params=sorted(TARGETS), scope="module")
 def target(request):

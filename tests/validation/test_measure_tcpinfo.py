@@ -102,6 +102,7 @@ def _ss_fields(local_port: int) -> dict[str, str]:
     return dict(re.findall(r"(\w+):(\S+)", output))
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(shutil.which("ss") is None, reason="iproute2 `ss` not installed")
 def test_counters_and_rtt_agree_with_ss(connection: tuple[socket.socket, socket.socket]) -> None:
     client, server = connection

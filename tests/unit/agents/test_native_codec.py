@@ -23,6 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import REPO
 
+# Builds codec_check with gcc and runs it as a process (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 NATIVE = REPO / "src" / "iotsecbench" / "agents" / "native"
 
 

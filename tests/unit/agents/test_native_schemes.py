@@ -24,6 +24,9 @@ from iotsecbench.security.schemes.base import (
     ReplayError,
 )
 
+# Builds the C driver with gcc and runs it as a process (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 NATIVE = REPO / "src" / "iotsecbench" / "agents" / "native"
 SCHEMES = (
     "ecdh-p256-aes128-gcm",

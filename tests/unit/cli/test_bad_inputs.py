@@ -131,6 +131,7 @@ def _cli_as(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration
 def test_a_read_only_directory_is_a_permission_problem(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -152,6 +153,7 @@ def test_a_read_only_directory_is_a_permission_problem(
         made.chmod(0o755)
 
 
+@pytest.mark.integration
 def test_a_read_only_mount_is_a_permission_problem(tmp_path: Path) -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("a read-only bind mount needs root and unshare")
@@ -186,6 +188,7 @@ def _interrupted_only(tmp_path: Path, cli) -> Path:  # type: ignore[no-untyped-d
     return target
 
 
+@pytest.mark.integration
 def test_analyze_and_report_agree_on_a_directory_without_a_completed_run(
     cli, tmp_path: Path
 ) -> None:
@@ -227,7 +230,10 @@ def test_other_commands(
         (["--clock", "3/2"], 2, "--clock"),
         (["--clock", "fast"], 2, "--clock"),
         (["--device", "esp32-wroom-32"], 2, "belong to --trace"),
-        (["--trace", "--network", "moon"], 2, "--network"),
+        # With --trace, mosquitto is probed (mosquitto -h) before the network is checked.
+        pytest.param(
+            ["--trace", "--network", "moon"], 2, "--network", marks=pytest.mark.integration
+        ),
     ],
 )
 def test_bad_trace_options_are_one_line(

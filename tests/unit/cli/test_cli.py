@@ -11,6 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+# The CLI as a user runs it: a process per call (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize(
     ("args", "fragment"),

@@ -8,7 +8,11 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from tests.conftest import GOLDEN
+
+# The CLI as a user runs it: a process per call (tests/lanes.py).
+pytestmark = pytest.mark.integration
 
 
 def _golden_copy(tmp_path: Path) -> Path:

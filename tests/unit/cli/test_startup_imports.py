@@ -10,6 +10,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+# A fresh interpreter per probe: what start-up imports (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 HEAVY = ("pandas", "matplotlib", "arch", "scipy", "statsmodels", "duckdb", "Crypto")
 
 

@@ -16,6 +16,9 @@ import pytest
 from iotsecbench.lab import processes
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
 
+# Starts and kills processes (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 PARENT = """
 import sys, time
 from pathlib import Path

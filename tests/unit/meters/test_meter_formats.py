@@ -209,6 +209,7 @@ def test_a_missing_file_or_unknown_format_is_a_usage_error(tmp_path: Path) -> No
         read_trace(path, format="ppk2")
 
 
+@pytest.mark.integration
 def test_the_meter_command_summarises_a_trace_and_refuses_a_bad_one(tmp_path: Path) -> None:
     from tests.conftest import run_cli
 

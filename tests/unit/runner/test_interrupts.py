@@ -23,6 +23,9 @@ from iotsecbench.spec.load import load_spec
 from iotsecbench.store import duckdb_store, read
 from iotsecbench.store.duckdb_store import ResultsStore
 
+# Each run is a CLI process, signalled (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 SPEC = load_spec(
     overrides={
         "duration_s": 1,

@@ -155,6 +155,7 @@ def test_spec_refuses_a_fleet_on_the_tcp_transport() -> None:
     assert one.config_hash() != ExperimentSpec(devices=2).config_hash()
 
 
+@pytest.mark.integration
 def test_cli_refuses_dask_options_without_dask(tmp_path: Path) -> None:
     from tests.conftest import run_cli
 

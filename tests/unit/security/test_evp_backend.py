@@ -190,6 +190,7 @@ def test_provenance_names_the_backend_that_runs():
     assert get_scheme("psk-aes128-eax").provenance.library == "pycryptodome"
 
 
+@pytest.mark.integration
 def test_without_the_extension_everything_runs_through_pyca():
     # What a machine without a C compiler gets: simulated by blocking the module's import.
     code = (

@@ -188,6 +188,7 @@ def test_ccm8_warns_about_its_short_tag():
     assert any("64-bit tag" in warning for warning in properties.warnings)
 
 
+@pytest.mark.integration
 def test_without_the_lightweight_extension_the_schemes_say_pure_python():
     """What a machine without a C compiler gets: simulated by blocking the module's import.
     SPECK and SIMON still work (the pure-Python code) and say so; ascon-aead128 is not

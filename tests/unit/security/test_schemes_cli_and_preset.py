@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from iotsecbench.security import scheme_names
 from iotsecbench.spec.load import load_spec
 
 
+@pytest.mark.integration
 def test_schemes_table_is_grouped_by_cipher(cli):
     result = cli("schemes")
     assert result.returncode == 0, result.stderr
@@ -34,6 +37,7 @@ def test_payload_schemes_preset_is_the_study_grid():
         assert study_cipher in ciphers
 
 
+@pytest.mark.integration
 def test_bench_crypto_end_to_end(cli, tmp_path):
     out_json, out_csv, plot = tmp_path / "b.json", tmp_path / "b.csv", tmp_path / "b.png"
     result = cli(

@@ -35,6 +35,7 @@ def write_runs(results_dir: Path, run_ids: list[str]) -> None:
             )
 
 
+@pytest.mark.integration
 def test_second_process_gets_store_busy_naming_the_pid(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,6 +136,7 @@ def test_rebuild_refuses_records_from_a_newer_schema(results_dir: Path) -> None:
         rebuild(results_dir)
 
 
+@pytest.mark.integration
 def test_rebuild_refuses_while_a_writer_holds_the_database(
     results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,6 +48,7 @@ def test_doctor_names_the_packages_when_the_toolchains_are_missing(monkeypatch):
         assert all(package in check.consequence for package in chosen.packages)
 
 
+@pytest.mark.integration
 def test_a_missing_toolchain_is_one_line_and_exit_3(cli):
     """Before any host measurement: the packages to install, no traceback."""
     for command in (

@@ -23,6 +23,9 @@ from tests.meter_traces import (
     write_ppk2,
 )
 
+# The run and attach go through the CLI, each in its own process (tests/lanes.py).
+pytestmark = pytest.mark.integration
+
 RUN = "tls1.2_256B_10Hz_q1_r1"
 
 

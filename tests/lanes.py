@@ -1,0 +1,150 @@
+"""The two test lanes, and the guard that keeps the fast one pure (loaded by tests/conftest.py).
+
+- **fast** (``scripts/test.sh --fast``, i.e. ``pytest -m "not integration and not slow"``):
+  pure tests, answers in under a minute.
+- **full** (``scripts/test.sh``): everything, what CI runs.
+
+The rule: a test that starts a process (a broker, an agent, QEMU, a compiler, the CLI as a
+user runs it, a multiprocessing pool) is marked ``@pytest.mark.integration`` wherever it
+lives; a test over ~10 s is also marked ``@pytest.mark.slow``.
+
+It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
+in both lanes, and a test without the integration mark that starts a process or opens a
+network socket outside loopback fails with "mark it integration" (the attempt itself raises
+``LaneViolation``, and the test fails even if the code under test swallowed that). Loopback
+and Unix sockets stay allowed: a pure test may talk to a socket it opened itself. Teardown is
+not watched: a shared fixture's finaliser runs after whichever test used it last.
+"""
+
+from __future__ import annotations
+
+import _posixsubprocess
+import contextlib
+import ipaddress
+import socket
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+# PEP 578 events that start a process. subprocess.Popen covers subprocess.run, os.popen and
+# asyncio's subprocesses; multiprocessing's spawn and forkserver start methods call
+# _posixsubprocess.fork_exec directly and raise no event, so that function is wrapped below.
+PROCESS_EVENTS = frozenset(
+    ("subprocess.Popen", "os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn",
+     "os.system")
+)  # fmt: skip
+SOCKET_EVENTS = frozenset(("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"))
+NAME_EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex"))
+LOOPBACK_NAMES = frozenset(("localhost", "localhost.localdomain", "ip6-localhost"))
+
+_WATCHED = PROCESS_EVENTS | SOCKET_EVENTS | NAME_EVENTS
+
+
+class LaneViolation(RuntimeError):
+    """A test without ``@pytest.mark.integration`` tried to start a process or reach the
+    network."""
+
+
+class _Guard:
+    """What the audit hook checks: the unmarked test running now (None: not watching), and
+    the list its attempts go into."""
+
+    item: pytest.Item | None = None
+    attempts: list[str] = []  # noqa: RUF012 (replaced per test)
+
+    @classmethod
+    def attempt(cls, what: str) -> None:
+        cls.attempts.append(what)
+        raise LaneViolation(_message(cls.item, what))
+
+
+_ATTEMPTS = pytest.StashKey[list[str]]()
+
+
+def _message(item: pytest.Item | None, what: str) -> str:
+    name = item.nodeid if item is not None else "this test"
+    return (
+        f"{name} {what}: mark it integration (@pytest.mark.integration): the fast lane "
+        "(-m 'not integration and not slow') runs no process and reaches no network "
+        "(tests/lanes.py)"
+    )
+
+
+def _is_loopback(host: object) -> bool:
+    if host is None:  # getaddrinfo(None, port): the local passive address, no lookup
+        return True
+    if isinstance(host, bytes):
+        host = host.decode(errors="replace")
+    if not isinstance(host, str) or not host:  # "" binds every interface
+        return False
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a name to resolve: a DNS query leaves the machine
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _Guard.item is None or event not in _WATCHED:
+        return
+    if event in PROCESS_EVENTS:
+        shown = args[1] if event == "subprocess.Popen" else args[0] if args else ""
+        _Guard.attempt(f"started a process ({event} {str(shown)[:160]})")
+    elif event in SOCKET_EVENTS:
+        sock, address = args[0], args[1]
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(
+            address[0] if isinstance(address, tuple) else address
+        ):
+            _Guard.attempt(f"opened a network socket outside loopback ({event} {address!r})")
+    elif not _is_loopback(args[0]):
+        _Guard.attempt(f"looked up a network name ({event} {args[0]!r})")
+
+
+_fork_exec = _posixsubprocess.fork_exec
+
+
+def _watched_fork_exec(*args, **kwargs):
+    if _Guard.item is not None:
+        _Guard.attempt(f"started a process (fork_exec {str(args[0])[:160]})")
+    return _fork_exec(*args, **kwargs)
+
+
+sys.addaudithook(_audit)  # hooks cannot be removed; _Guard.item None makes it a no-op
+_posixsubprocess.fork_exec = _watched_fork_exec
+
+
+@contextlib.contextmanager
+def _watching(item: pytest.Item) -> Iterator[None]:
+    if item.get_closest_marker("integration") is not None:
+        yield
+        return
+    _Guard.item, _Guard.attempts = item, item.stash.setdefault(_ATTEMPTS, [])
+    try:
+        yield
+    finally:
+        _Guard.item = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _watching(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _watching(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    attempts = item.stash.get(_ATTEMPTS, [])
+    if call.when in ("setup", "call") and attempts and not report.failed:
+        # The code under test caught the LaneViolation (a broad except): fail all the same.
+        report.outcome = "failed"
+        report.longrepr = _message(item, attempts[0])

@@ -1,0 +1,82 @@
+"""The fast lane's guard (tests/lanes.py) catches what would make an unmarked test impure: a
+process in any of its forms, a socket beyond loopback, a name lookup. Each case is tried from
+this unmarked test itself, then the attempt is forgotten so the test can pass."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+import subprocess
+
+import pytest
+
+from tests.lanes import _ATTEMPTS, LaneViolation
+
+
+@pytest.fixture
+def attempts(request: pytest.FixtureRequest) -> list[str]:
+    """What the guard saw during this test (the test clears what it meant to cause)."""
+    return request.node.stash.setdefault(_ATTEMPTS, [])
+
+
+def _fork() -> None:
+    if os.fork() == 0:  # only if the guard let it through: the child must not run pytest
+        os._exit(0)
+
+
+ATTEMPTS = {
+    "subprocess": lambda: subprocess.run(["true"], check=False),
+    "os.system": lambda: os.system("true"),
+    "os.fork": _fork,
+    "os.posix_spawn": lambda: os.posix_spawn("/bin/true", ["true"], os.environ),
+    "multiprocessing spawn": lambda: multiprocessing.get_context("spawn").Process().start(),
+    "bind all interfaces": lambda: socket.socket().bind(("", 0)),
+    "connect beyond loopback": lambda: socket.socket().connect(("192.0.2.1", 9)),
+    "name lookup": lambda: socket.getaddrinfo("example.com", 443),
+}
+
+
+@pytest.mark.parametrize("name", list(ATTEMPTS))
+def test_an_unmarked_test_cannot_start_a_process_or_reach_the_network(
+    name: str, attempts: list[str]
+) -> None:
+    with pytest.raises(LaneViolation, match="mark it integration"):
+        ATTEMPTS[name]()
+    assert len(attempts) == 1
+    attempts.clear()  # caused on purpose: this test passes
+
+
+def test_loopback_and_unix_sockets_stay_allowed(attempts: list[str]) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname(), timeout=5):
+            pass
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as unix:
+        unix.bind("")  # an abstract address
+    socket.getaddrinfo("localhost", 1883)
+    assert attempts == []
+
+
+@pytest.mark.integration
+def test_a_marked_test_may(attempts: list[str]) -> None:
+    assert subprocess.run(["true"], check=False).returncode == 0
+    assert attempts == []
+
+
+def test_a_test_that_swallows_the_refusal_fails_all_the_same(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import subprocess
+
+        def test_degrades_quietly():
+            try:
+                subprocess.run(["true"])
+            except Exception:
+                pass  # code under test turning every error into one line
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "tests.lanes")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_degrades_quietly started a process*mark it integration*"])
