@@ -1,12 +1,14 @@
-"""Writing files that hold secrets or must never be half-written (a leaf every package may
-import, like ``errors``)."""
+"""Writing files that hold secrets or must never be half-written, and building into a shared
+cache once (a leaf every package may import, like ``errors``)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,21 @@ def read_json(path: Path) -> Any:
         raise DataError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
+
+
+@contextlib.contextmanager
+def exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``lock`` (created if missing) until the block ends.
+
+    Builds into the shared cache (``~/.cache/iotsecbench``) take it around "is it there? if
+    not, build it", so two processes that need the same build at once (parallel test
+    workers, two runs) build it once: the second waits, then finds it. The kernel releases
+    the lock if the holder dies, so a killed build blocks nobody.
+    """
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

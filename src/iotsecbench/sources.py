@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iotsecbench.errors import DataError, EnvironmentProblem
+from iotsecbench.files import exclusive
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,15 @@ def unpack(archive: Archive, into: Path, purpose: str) -> Path:
     unpacked = into / f"{archive.crate}-{archive.crate_version}"
     if (unpacked / ".complete").exists():
         return unpacked / archive.root
+    # Another process may be unpacking it now: the rmtree below would pull the files from
+    # under a build that already uses them.
+    with exclusive(into / f".{unpacked.name}.lock"):
+        if not (unpacked / ".complete").exists():
+            _fetch_and_unpack(archive, unpacked, purpose)
+    return unpacked / archive.root
+
+
+def _fetch_and_unpack(archive: Archive, unpacked: Path, purpose: str) -> None:
     unpacked.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=unpacked.parent) as scratch:
         crate = Path(scratch) / "source.crate"
@@ -88,9 +98,8 @@ def unpack(archive: Archive, into: Path, purpose: str) -> Path:
         with tarfile.open(crate) as bundle:
             bundle.extractall(scratch, filter="data")
         (Path(scratch) / f"{archive.crate}-{archive.crate_version}" / ".complete").touch()
-        shutil.rmtree(unpacked, ignore_errors=True)
+        shutil.rmtree(unpacked, ignore_errors=True)  # an incomplete one (no .complete)
         os.replace(Path(scratch) / f"{archive.crate}-{archive.crate_version}", unpacked)
-    return unpacked / archive.root
 
 
 def source_dir(archive: Archive, purpose: str) -> Path:

@@ -29,6 +29,7 @@ from typing import Any
 
 from iotsecbench import sources
 from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.files import exclusive
 from iotsecbench.sources import Archive
 
 VERSION = "3.5.5"
@@ -90,6 +91,14 @@ def build(jobs: int | None = None, echo: bool = True) -> Path:
     target = prefix()
     if problem() is None:
         return target
+    with exclusive(target.with_name(f".{target.name}.lock")):  # one build at a time
+        if problem() is None:
+            return target
+        _configure_make_install(target, jobs, echo)
+    return target
+
+
+def _configure_make_install(target: Path, jobs: int | None, echo: bool) -> None:
     source = sources.source_dir(ARCHIVE, "post-quantum TLS builds")
     shutil.copyfile(_MKDEF, source / "util" / "mkdef.pl")
     with tempfile.TemporaryDirectory(prefix="iotsb-openssl-") as scratch:
@@ -109,7 +118,6 @@ def build(jobs: int | None = None, echo: bool = True) -> Path:
                 raise EnvironmentProblem(
                     f"building OpenSSL {VERSION} failed at {step[0]}: {' | '.join(tail)}"
                 )
-    return target
 
 
 # --- ML-KEM through libcrypto's EVP interface (ctypes) ---------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.files import exclusive
 from iotsecbench.security import schemes
 from iotsecbench.sources import Archive
 from iotsecbench.vmcu.primitives import Primitive, primitive
@@ -172,12 +173,14 @@ def library_archive(
     library = directory / f"{label}.a"
     if library.exists():
         return library
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        objects = compile_all(target, [root / file for file in sources], flags, Path(scratch))
-        partial = Path(scratch) / library.name
-        run_tool([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], library.name)
-        os.replace(partial, library)
+    with exclusive(directory / ".lock"):  # a concurrent first use builds it once
+        if library.exists():
+            return library
+        with tempfile.TemporaryDirectory(dir=directory) as scratch:
+            objects = compile_all(target, [root / f for f in sources], flags, Path(scratch))
+            partial = Path(scratch) / library.name
+            run_tool([f"{target.prefix}-ar", "rcs", str(partial), *map(str, objects)], library.name)
+            os.replace(partial, library)
     return library
 
 
@@ -206,14 +209,17 @@ def firmware(target: Target, name: str) -> Firmware:
     image = directory / f"vmcu-{name}.elf"
     if not image.exists():
         library = [str(_library(target, p.library))] if p.library else []
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=directory) as scratch:
-            defines = [f"-D{define}" for define in p.defines]
-            objects = compile_all(
-                target, _sources(p), [*_includes(p.library), *defines], Path(scratch)
-            )
-            link(target, objects, library, image, f"the {name} firmware for {target.name}")
+        with exclusive(directory / ".lock"):  # a concurrent first use builds it once
+            if not image.exists():
+                _compile_and_link(target, p, library, image)
     return Firmware(target.name, name, image, fingerprint, *footprint(target, image))
+
+
+def _compile_and_link(target: Target, p: Primitive, library: list[str], image: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
+        defines = [f"-D{define}" for define in p.defines]
+        objects = compile_all(target, _sources(p), [*_includes(p.library), *defines], Path(scratch))
+        link(target, objects, library, image, f"the {p.name} firmware for {target.name}")
 
 
 def link(

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from iotsecbench.agents.native import libraries
 from iotsecbench.errors import DataError, EnvironmentProblem
+from iotsecbench.files import exclusive
 from iotsecbench.security import resolve_configuration
 
 SOURCE_DIR = Path(__file__).resolve().parent
@@ -264,8 +265,14 @@ def binary(build: str) -> Path:
     program = directory / f"iotsb-agent-{build}"
     if program.exists():
         return program
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+    with exclusive(directory / ".lock"):  # a concurrent first use builds it once
+        if not program.exists():
+            _build(build, program)
+    return program
+
+
+def _build(build: str, program: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=program.parent) as scratch:
         partial = Path(scratch) / program.name
         for command in _commands(build, partial, Path(scratch)):
             result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -275,7 +282,6 @@ def binary(build: str) -> Path:
                     f"building the native {build} agent failed: {lines[-1] if lines else '?'}"
                 )
         os.replace(partial, program)  # atomic: a concurrent run sees all or nothing
-    return program
 
 
 @functools.cache
