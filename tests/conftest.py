@@ -107,6 +107,10 @@ def run_cli(
     return CliResult(completed.returncode, completed.stdout, completed.stderr)
 
 
+# run_cli's twin for many short calls (a matrix of bad inputs): each call a fork of one
+# pre-imported server, a few ms instead of ~0.3 s; what it is and is not: tests/cli_server.py.
+
+
 def query(results: Path, sql: str, *parameters: object) -> list[tuple]:
     """Rows of ``sql`` on the results database in ``results`` (read-only)."""
     import duckdb
@@ -140,6 +144,17 @@ def golden_copy(directory: Path) -> Path:
 def golden_results(tmp_path: Path) -> Path:
     """The golden experiment as a results directory (store rebuilt from its run records)."""
     return golden_copy(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def golden_report(tmp_path_factory: pytest.TempPathFactory):  # -> report.build.BuiltReport
+    """The golden experiment's report in every format, each figure also as SVG and PDF: built
+    once per test process (each build draws every figure, seconds of CPU) and shared by the
+    tests that only read it. Do not change what it wrote."""
+    from iotsecbench.report.build import build_report
+
+    results = golden_copy(tmp_path_factory.mktemp("golden-report"))
+    return build_report(results, results / "report", figure_formats=["svg", "pdf"])
 
 
 def missing_c_build_tool(openssl_header: str) -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from iotsecbench.analysis.metrics import METRICS
-from iotsecbench.report.build import build_report
+from iotsecbench.report.build import BuiltReport
 from iotsecbench.report.html import SECTIONS
 from tests.conftest import REPO
 
@@ -135,8 +135,8 @@ def hover_and_toggle(browser, html: Path) -> tuple[str, str, bool, bool]:
     return shown, point[3], hidden, gone
 
 
-def test_golden_report_in_chromium(browser, golden_results: Path, tmp_path: Path) -> None:
-    built = build_report(golden_results, tmp_path / "report", ["html"])
+def test_golden_report_in_chromium(browser, golden_report: BuiltReport) -> None:
+    built = golden_report
     for width in (1280, 390):
         seen = check_page(browser, built.html, ARTIFACTS / f"report-golden-{width}.png", width)
         assert seen["errors"] == []

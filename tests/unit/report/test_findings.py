@@ -16,7 +16,7 @@ from iotsecbench.analysis.bootstrap import iid_bootstrap_difference, keyed_gener
 from iotsecbench.analysis.results import Interval
 from iotsecbench.errors import DataError
 from iotsecbench.report import readable
-from iotsecbench.report.build import build_report
+from iotsecbench.report.build import BuiltReport
 from iotsecbench.report.data import load
 from iotsecbench.report.findings import (
     ANALYSIS_METRICS,
@@ -116,8 +116,8 @@ def test_every_finding_comes_from_the_analysis_or_the_runs(golden_results: Path)
     assert any("Few runs: 3 per configuration" in note for note in findings.notes)
 
 
-def test_findings_json_and_the_report_open_with_them(golden_results: Path, tmp_path: Path) -> None:
-    built = build_report(golden_results, tmp_path / "report", ["html"], ["svg", "pdf"])
+def test_findings_json_and_the_report_open_with_them(golden_report: BuiltReport) -> None:
+    built = golden_report  # html among its formats, every figure also as svg and pdf
     document = json.loads((built.directory / "findings.json").read_text())
     assert document["baseline"] == "plain" and document["findings"]
     first = document["findings"][0]

@@ -11,7 +11,7 @@ from tests.conftest import GOLDEN
 
 from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
-from iotsecbench.report.build import build_report, parse_formats
+from iotsecbench.report.build import BuiltReport, build_report, parse_formats
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
 from iotsecbench.report.figures import BUILDERS, build_figures
@@ -70,9 +70,9 @@ def test_table_exports_match_the_snapshots(golden_results: Path, fmt: str) -> No
         assert text == expected.read_text(), f"{expected} differs (UPDATE_SNAPSHOTS=1 to accept)"
 
 
-def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Path) -> None:
-    built = build_report(golden_results, tmp_path / "out")
-    names = {p.relative_to(tmp_path / "out").as_posix() for p in built.files}
+def test_build_writes_every_format_atomically(golden_report: BuiltReport) -> None:
+    built = golden_report
+    names = {p.relative_to(built.directory).as_posix() for p in built.files}
     assert {
         "report.html",
         "tables.md",
@@ -81,7 +81,7 @@ def test_build_writes_every_format_atomically(golden_results: Path, tmp_path: Pa
         "tables/inference.csv",
         "figures/pareto.png",
     } <= names
-    assert not list((tmp_path / "out").rglob(".*.tmp"))
+    assert not list(built.directory.rglob(".*.tmp"))
     page = built.html.read_text()
     for section in (
         "findings",
