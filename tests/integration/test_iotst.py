@@ -19,7 +19,7 @@ from iotsecbench.measure.tracefs import SchedTracer, tracing_problem
 from tests.conftest import run_cli
 from tests.native_agents import needs_native
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PROBLEM = tracing_problem()
 needs_tracing = pytest.mark.skipif(PROBLEM is not None, reason=f"no tracing here: {PROBLEM}")
 FIELDS = (
