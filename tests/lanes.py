@@ -6,7 +6,8 @@
 
 The rule: a test that starts a process (a broker, an agent, QEMU, a compiler, the CLI as a
 user runs it, a multiprocessing pool) is marked ``@pytest.mark.integration`` wherever it
-lives; a test over ~10 s is also marked ``@pytest.mark.slow``.
+lives; a test over ~10 s is also marked ``@pytest.mark.slow`` (the lanes name any unmarked
+pure test that used over 10 s of CPU at their end).
 
 It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
 in both lanes, and a test without the integration mark that starts a process or opens a
@@ -23,6 +24,7 @@ import contextlib
 import ipaddress
 import socket
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -60,6 +62,10 @@ class _Guard:
 
 
 _ATTEMPTS = pytest.StashKey[list[str]]()
+_CPU_S = pytest.StashKey[float]()
+# A pure test that computes this long is slow: the fast lane names it at its end. CPU time (of
+# setup and call), not wall time, so that a loaded machine does not make every test "slow".
+SLOW_CPU_S = 10.0
 
 
 def _message(item: pytest.Item | None, what: str) -> str:
@@ -121,10 +127,12 @@ def _watching(item: pytest.Item) -> Iterator[None]:
         yield
         return
     _Guard.item, _Guard.attempts = item, item.stash.setdefault(_ATTEMPTS, [])
+    started_s = time.process_time()
     try:
         yield
     finally:
         _Guard.item = None
+        item.stash[_CPU_S] = item.stash.get(_CPU_S, 0.0) + time.process_time() - started_s
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -148,3 +156,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         # The code under test caught the LaneViolation (a broad except): fail all the same.
         report.outcome = "failed"
         report.longrepr = _message(item, attempts[0])
+    if call.when == "call" and _CPU_S in item.stash:
+        report.user_properties.append(("cpu_s", item.stash[_CPU_S]))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    heavy = sorted(
+        (seconds, report.nodeid)
+        for report in terminalreporter.stats.get("passed", [])
+        if "slow" not in report.keywords
+        for name, seconds in report.user_properties
+        if name == "cpu_s" and seconds > SLOW_CPU_S
+    )
+    if heavy:
+        terminalreporter.write_sep("=", "pure tests over ~10 s of CPU: mark them slow")
+        for seconds, nodeid in reversed(heavy):
+            terminalreporter.write_line(f"{seconds:6.1f} s CPU  {nodeid}")

@@ -32,6 +32,7 @@ def analysis(tmp_path_factory):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_document_carries_every_required_item(analysis):
     assert analysis["format"] == "iotsecbench-analysis" and analysis["version"] == 1
     for key in ("comparisons", "series", "pareto", "hypotheses", "warnings", "descriptive",
@@ -50,6 +51,7 @@ def test_document_carries_every_required_item(analysis):
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_planted_difference_is_covered(analysis):
     # each 95 % interval misses with probability 0.05 by design (coverage over many datasets is
     # test_analysis_coverage.py); the generator seed is fixed, so this check is deterministic
@@ -67,6 +69,7 @@ def test_planted_difference_is_covered(analysis):
     assert latency["ci_low"] <= 3.0 <= latency["ci_high"]
 
 
+@pytest.mark.slow
 def test_non_stationary_case_is_flagged(analysis):
     flagged = {
         (w["subject"]["configuration"], w["subject"]["device"])
@@ -78,6 +81,7 @@ def test_non_stationary_case_is_flagged(analysis):
     assert all(w["fix"] for w in analysis["warnings"])
 
 
+@pytest.mark.slow
 def test_transient_is_detected_in_stationary_configurations(analysis):
     series = next(
         s for s in analysis["series"]

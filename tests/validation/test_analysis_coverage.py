@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from iotsecbench.analysis.bootstrap import block_bootstrap_difference, naive_iid_difference
 
@@ -20,6 +21,7 @@ from generate import ar1
 TRUE_DIFFERENCE = 1.0
 
 
+@pytest.mark.slow
 def test_block_bootstrap_covers_and_naive_interval_under_covers():
     rng = np.random.default_rng(2026)
     block_hits, naive_hits, total = 0, 0, 0

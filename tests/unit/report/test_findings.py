@@ -116,6 +116,7 @@ def test_every_finding_comes_from_the_analysis_or_the_runs(golden_results: Path)
     assert any("Few runs: 3 per configuration" in note for note in findings.notes)
 
 
+@pytest.mark.slow
 def test_findings_json_and_the_report_open_with_them(golden_report: BuiltReport) -> None:
     built = golden_report  # html among its formats, every figure also as svg and pdf
     document = json.loads((built.directory / "findings.json").read_text())

@@ -70,6 +70,7 @@ def test_table_exports_match_the_snapshots(golden_results: Path, fmt: str) -> No
         assert text == expected.read_text(), f"{expected} differs (UPDATE_SNAPSHOTS=1 to accept)"
 
 
+@pytest.mark.slow
 def test_build_writes_every_format_atomically(golden_report: BuiltReport) -> None:
     built = golden_report
     names = {p.relative_to(built.directory).as_posix() for p in built.files}
@@ -128,6 +129,7 @@ def test_bad_inputs(tmp_path: Path) -> None:
         load(bogus)
 
 
+@pytest.mark.slow
 def test_report_from_analyze_csv_draws_the_series_from_the_csv(
     golden_results: Path, tmp_path: Path
 ) -> None:
