@@ -9,6 +9,12 @@ user runs it, a multiprocessing pool) is marked ``@pytest.mark.integration`` whe
 lives; a test over ~10 s is also marked ``@pytest.mark.slow`` (the lanes name any unmarked
 pure test that used over 10 s of CPU at their end).
 
+A test that measures timing (rates, RTTs, CPU shares, scheduler tracing) or inspects state
+shared by the whole machine (the root namespace's links, every network namespace) is also
+marked ``@pytest.mark.serial``: under parallel workers it runs alone, the other workers
+waiting between their tests (``_serial``), so no other test of the suite competes with it
+for the two cores or changes what it inspects.
+
 It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
 in both lanes, and a test without the integration mark that starts a process or opens a
 network socket outside loopback fails with "mark it integration" (the attempt itself raises
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import _posixsubprocess
 import contextlib
+import fcntl
 import ipaddress
 import socket
 import sys
@@ -133,6 +140,37 @@ def _watching(item: pytest.Item) -> Iterator[None]:
     finally:
         _Guard.item = None
         item.stash[_CPU_S] = item.stash.get(_CPU_S, 0.0) + time.process_time() - started_s
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    with _serial(item):
+        yield
+
+
+@contextlib.contextmanager
+def _serial(item: pytest.Item) -> Iterator[None]:
+    """Between the workers of one xdist session, a readers-writer lock with the writer first:
+    a ``serial`` test holds the gate, then the lock exclusively; any other test passes the
+    gate and holds the lock shared. Once a serial test holds the gate no new test starts,
+    and it runs as soon as the tests running now end. Without xdist: nothing to do."""
+    if not hasattr(item.config, "workerinput"):
+        yield
+        return
+    shared = item.config._tmp_path_factory.getbasetemp().parent  # the session's, all workers'
+    with open(shared / "serial.gate", "a") as gate, open(shared / "serial.lock", "a") as lock:
+        alone = item.get_closest_marker("serial") is not None
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            if not alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 @pytest.hookimpl(hookwrapper=True)

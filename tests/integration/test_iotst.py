@@ -19,7 +19,8 @@ from iotsecbench.measure.tracefs import SchedTracer, tracing_problem
 from tests.conftest import run_cli
 from tests.native_agents import needs_native
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Scheduler tracing measures on-CPU and runnable time: alone (tests/lanes.py).
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.serial]
 PROBLEM = tracing_problem()
 needs_tracing = pytest.mark.skipif(PROBLEM is not None, reason=f"no tracing here: {PROBLEM}")
 FIELDS = (

@@ -75,6 +75,7 @@ def server_socket(created: NetworkLab, role: str, kind: int, port: int) -> socke
     return in_namespace(created.namespaces[role], make)
 
 
+@pytest.mark.serial
 @needs_netns
 def test_50_ms_each_way_is_a_100_ms_tcp_rtt(tmp_path: Path) -> None:
     shapes = {"emitter": {"up": {"delay_ms": 50}, "down": {"delay_ms": 50}}}
@@ -151,6 +152,7 @@ def test_5_percent_loss_over_12000_packets(tmp_path: Path) -> None:
     assert counters[("wire", "link:receiver.down", "send_errors")] == 0
 
 
+@pytest.mark.serial
 @needs_netns
 def test_1_mbit_rate_limit_gives_1_mbit_goodput(tmp_path: Path) -> None:
     with lab(tmp_path, {"emitter": {"up": {"rate_kbit": 1000}}}, "rate") as created:
@@ -211,6 +213,7 @@ def test_1_mbit_rate_limit_gives_1_mbit_goodput(tmp_path: Path) -> None:
     assert abs(goodput_bit_s / expected - 1) <= 0.05
 
 
+@pytest.mark.serial
 @needs_netns
 def test_teardown_leaves_nothing_also_on_error(tmp_path: Path) -> None:
     before = root_state()
@@ -224,6 +227,7 @@ def test_teardown_leaves_nothing_also_on_error(tmp_path: Path) -> None:
     assert root_state() == before
 
 
+@pytest.mark.serial
 @needs_netns
 def test_injected_delay_and_loss_show_in_a_real_experiment(tmp_path: Path) -> None:
     existing = set(network.list_namespaces())
@@ -290,6 +294,7 @@ def _wait_for_agents(runner: subprocess.Popen[bytes], out: Path) -> list[str]:
     raise AssertionError("the run's namespaces and agents did not appear")
 
 
+@pytest.mark.serial
 @needs_netns
 def test_sigkill_then_doctor_cleanup_leaves_nothing(tmp_path: Path) -> None:
     stale = frozenset(network.leftover_namespaces())  # doctor --cleanup removes these too
@@ -335,6 +340,7 @@ def _mentions(process: Path, out: Path) -> bool:
         return False
 
 
+@pytest.mark.serial
 @needs_netns
 def test_ctrl_c_tears_the_network_down(tmp_path: Path) -> None:
     before = root_state()

@@ -19,6 +19,7 @@ from tests.conftest import query, run_cli
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.serial
 def test_fleet_of_fifty_tls_devices_accounts_for_every_message(
     mosquitto: str, tmp_path: Path
 ) -> None:

@@ -526,11 +526,17 @@ def remove_namespace(name: str) -> None:
 
 
 def _owner_alive(pid: int) -> bool:
+    """Whether ``pid`` still runs something that makes namespaces: iotsecbench, a test run,
+    or a parallel test worker (pytest-xdist's, whose command line is execnet's bootstrap:
+    known by its parent, the pytest that started it)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"iotsecbench" in cmdline or b"pytest" in cmdline:
+            return True
+        parent = re.search(r"^PPid:\s*(\d+)", Path(f"/proc/{pid}/status").read_text(), re.M)
+        return parent is not None and b"pytest" in Path(f"/proc/{parent[1]}/cmdline").read_bytes()
     except OSError:
         return False
-    return b"iotsecbench" in cmdline or b"pytest" in cmdline
 
 
 def leftover_namespaces(*, include_live: bool = False) -> list[str]:

@@ -19,6 +19,7 @@ def test_now_ns_is_monotonic_ns_and_non_decreasing() -> None:
     assert before <= value <= after
 
 
+@pytest.mark.serial
 def test_thread_cpu_counts_busy_work_but_not_sleep() -> None:
     with cpu.BlockTimer() as sleeping:
         time.sleep(0.05)

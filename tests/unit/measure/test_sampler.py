@@ -13,6 +13,7 @@ from iotsecbench.measure.sampler import Sample, Sampler
 from iotsecbench.measure.tcpinfo import TcpInfo
 
 
+@pytest.mark.serial
 def test_about_fifteen_samples_in_one_and_a_half_seconds() -> None:
     samples: list[Sample] = []
     with Sampler(lambda: None, samples.append) as sampler:
@@ -59,6 +60,7 @@ def test_stop_takes_a_final_sample_and_is_idempotent() -> None:
     assert len(samples) == 2  # the start sample and the stop sample
 
 
+@pytest.mark.serial
 def test_late_wakeups_skip_ticks_instead_of_bursting() -> None:
     samples: list[Sample] = []
 
