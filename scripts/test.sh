@@ -3,15 +3,20 @@
 #   scripts/test.sh          the full suite, as CI runs it: every test, in parallel workers
 #   scripts/test.sh --fast   the pure tests only (-m "not integration and not slow"): under a
 #                            minute, no process, broker, QEMU or compiler started
+# IOTSB_TEST_WORKERS sets the number of parallel workers (default: two per core, one per core
+# in the fast lane).
 # Both run `ruff check` and `ruff format --check` first. Further arguments go to pytest (e.g.
 # -k tls, --skip-slow, -n 0 for one process). With CI=true a test skipped because a part of
 # the lab is missing fails instead (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lane=(-n "${IOTSB_TEST_WORKERS:-4}" --dist loadgroup --durations=25)
+cores=$(nproc)
+# The full lane's tests wait on the lab (runs last their duration, processes start): two
+# workers per core keep the cores busy through those waits. The fast lane computes: one.
+lane=(-n "${IOTSB_TEST_WORKERS:-$((2 * cores))}" --dist loadgroup --durations=25)
 if [ "${1:-}" = "--fast" ]; then
   shift
-  lane=(-m "not integration and not slow" -n 0 --durations=10)
+  lane=(-m "not integration and not slow" -n "${IOTSB_TEST_WORKERS:-$cores}" --durations=10)
 fi
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
