@@ -5,8 +5,8 @@ the interpreter's start and the CLI's imports (~0.2-0.5 s here) before the first
 that runs the CLI dozens of times on inputs it must refuse (a matrix of bad options, fuzzed
 files) spends most of its time there. ``run_cli_forked`` takes the same arguments and gives
 the same ``CliResult``, but each call is a ``fork()`` of one server process per test process
-(per xdist worker) that imported ``iotsecbench.cli.app`` and built the app once: a few
-milliseconds a call.
+(per xdist worker) that imported the whole package (and so pandas, scipy, matplotlib,
+duckdb, pydantic) once: what is left per call is the command's own work.
 
 What the child is: its own process (pid, session), with the call's argv, environment and
 working directory, stdin from /dev/null, stdout and stderr to files, running ``python -m
@@ -15,18 +15,20 @@ uncaught exception prints its traceback and exits 1, as the interpreter would. W
 from a fresh interpreter: modules the server imported are not imported again (the CLI reads
 its environment when commands run, never at import, so nothing is stale), and
 ``/proc/<pid>/cmdline`` names the server. So use it for what the CLI says and exits with,
-not for what a run leaves on the machine (namespaces, leftover processes: ``doctor
---cleanup`` recognises runners by their command line), nor for the start-up imports
-(tests/unit/cli/test_startup_imports.py). Tests that use it start processes: mark them
-``integration`` (tests/lanes.py).
+not for lab runs (``lab.network`` knows a namespace's live owner by its command line, so
+``doctor --cleanup`` would take a forked runner's namespaces for leftovers), nor for what
+start-up imports (tests/unit/cli/test_startup_imports.py). Tests that use it start
+processes: mark them ``integration`` (tests/lanes.py).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import json
 import os
+import pkgutil
 import runpy
 import signal
 import subprocess
@@ -152,10 +154,22 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
         time.sleep(0.002)
 
 
-def _serve(requests: IO[str], replies: IO[str]) -> None:
+def _preload() -> None:
+    """Import every module of the package but ``__main__``: what a command imports when it
+    runs (pydantic models, the runner, pandas, scipy, matplotlib, duckdb) is then inherited
+    by each fork instead of loaded by it (seconds a call otherwise)."""
+    import iotsecbench
     from iotsecbench.cli.app import build_app
 
-    build_app()  # every subcommand module imported: what a fork inherits
+    build_app()
+    for module in pkgutil.walk_packages(iotsecbench.__path__, "iotsecbench."):
+        if not module.name.endswith("__main__"):
+            with contextlib.suppress(Exception):  # an optional part missing: loaded per call
+                importlib.import_module(module.name)
+
+
+def _serve(requests: IO[str], replies: IO[str]) -> None:
+    _preload()
     for line in requests:
         request = json.loads(line)
         sys.stdout.flush()

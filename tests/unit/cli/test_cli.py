@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tests.conftest import run_cli_forked
 
 # The CLI as a user runs it: a process per call (tests/lanes.py).
 pytestmark = pytest.mark.integration
@@ -31,10 +32,9 @@ pytestmark = pytest.mark.integration
         (["--no-such-option"], "no-such-option"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(
-    cli, tmp_path: Path, args: list[str], fragment: str
-) -> None:
-    result = cli("run", "--out", str(tmp_path / "out"), *args)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], fragment: str) -> None:
+    # A matrix of short refusals: each a fork of the pre-imported CLI (tests/cli_server.py).
+    result = run_cli_forked("run", "--out", str(tmp_path / "out"), *args)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
