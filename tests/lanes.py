@@ -12,7 +12,7 @@ pure test that used over 10 s of CPU at their end).
 A test that measures timing (rates, RTTs, CPU shares, scheduler tracing) or inspects state
 shared by the whole machine (the root namespace's links, every network namespace) is also
 marked ``@pytest.mark.serial``: under parallel workers it runs alone, the other workers
-waiting between their tests (``_serial``), so no other test of the suite competes with it
+waiting between their tests (``_Alone``), so no other test of the suite competes with it
 for the two cores or changes what it inspects.
 
 It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
@@ -33,6 +33,7 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from typing import IO
 
 import pytest
 
@@ -142,35 +143,66 @@ def _watching(item: pytest.Item) -> Iterator[None]:
         item.stash[_CPU_S] = item.stash.get(_CPU_S, 0.0) + time.process_time() - started_s
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    with _serial(item):
-        yield
-
-
-@contextlib.contextmanager
-def _serial(item: pytest.Item) -> Iterator[None]:
-    """Between the workers of one xdist session, a readers-writer lock with the writer first:
-    a ``serial`` test holds the gate, then the lock exclusively; any other test passes the
-    gate and holds the lock shared. Once a serial test holds the gate no new test starts,
-    and it runs as soon as the tests running now end. Without xdist: nothing to do."""
-    if not hasattr(item.config, "workerinput"):
-        yield
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # One xdist group: the serial tests go to one worker and run back to back, so the others
+    # stop once for all of them (--dist loadgroup), not once for each.
+    if not config.pluginmanager.hasplugin("xdist"):
         return
-    shared = item.config._tmp_path_factory.getbasetemp().parent  # the session's, all workers'
-    with open(shared / "serial.gate", "a") as gate, open(shared / "serial.lock", "a") as lock:
+    for item in items:
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _Alone.enter(item)
+    try:
+        yield
+    finally:
+        _Alone.leave(item, nextitem)
+
+
+class _Alone:
+    """Between the workers of one xdist session, a readers-writer lock that lets the writer
+    in first: a ``serial`` test takes the gate, then the lock exclusively; any other test
+    passes the gate and holds the lock shared while it runs. Once a serial test holds the
+    gate no new test starts, and it runs as soon as the tests running now end; consecutive
+    serial tests keep both. The files live in the session's temporary directory, shared by
+    all its workers. Without xdist there is nothing to do."""
+
+    held: tuple[IO[str], IO[str]] | None = None  # (gate, lock) of this worker
+    alone = False
+
+    @classmethod
+    def enter(cls, item: pytest.Item) -> None:
+        if not hasattr(item.config, "workerinput"):
+            return
         alone = item.get_closest_marker("serial") is not None
+        if cls.held is not None:
+            if cls.alone and alone:
+                return  # the previous serial test kept them for this one
+            cls._release()
+        shared = item.config._tmp_path_factory.getbasetemp().parent
+        gate, lock = open(shared / "serial.gate", "a"), open(shared / "serial.lock", "a")  # noqa: SIM115
         fcntl.flock(gate, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        finally:
-            if not alone:
-                fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
             fcntl.flock(gate, fcntl.LOCK_UN)
+        cls.held, cls.alone = (gate, lock), alone
+
+    @classmethod
+    def leave(cls, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        following = nextitem is not None and nextitem.get_closest_marker("serial") is not None
+        if cls.held is not None and not (cls.alone and following):
+            cls._release()
+
+    @classmethod
+    def _release(cls) -> None:
+        assert cls.held is not None
+        for handle in cls.held:
+            handle.close()  # closing releases its flock
+        cls.held = None
 
 
 @pytest.hookimpl(hookwrapper=True)
