@@ -25,12 +25,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--skip-slow", action="store_true", help="skip tests marked slow")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--skip-slow"):
         skip = pytest.mark.skip(reason="--skip-slow given")
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
+    if config.pluginmanager.hasplugin("xdist"):
+        # The users of a costly session fixture go to one worker, which builds it once.
+        for item in items:
+            if "golden_report" in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group("golden-report"))
 
 
 # Skips for a part of the lab that scripts/setup.sh installs. Under CI=true (.ci/run sets it)
