@@ -72,6 +72,7 @@ def test_two_group_contrast_is_the_difference_of_means() -> None:
     assert contrast.interval == difference.interval
 
 
+@pytest.mark.slow  # a coverage simulation: 200 experiments of 400 bootstraps
 def test_interaction_interval_covers_the_injected_truth() -> None:
     """(c − base) in B − (c − base) in A, true value 2.0: the expanded interval over 5 runs
     per group covers it at least at its nominal rate in 200 simulated experiments."""

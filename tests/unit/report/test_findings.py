@@ -143,6 +143,7 @@ def test_findings_json_and_the_report_open_with_them(golden_report: BuiltReport)
         assert content.startswith(b"%PDF-") and b"%%EOF" in content[-32:] and len(content) > 1000
 
 
+@pytest.mark.slow  # the shared golden report: every figure drawn, in three formats
 def test_golden_findings_are_what_the_report_finds(golden_report: BuiltReport) -> None:
     """tests/data/golden/findings.json was written before findings.json had a version (and
     before the metric registry and the typed findings): the report still finds exactly that,

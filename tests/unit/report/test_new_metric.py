@@ -37,6 +37,7 @@ def _with_retransmissions(results: Path) -> Path:
     return results
 
 
+@pytest.mark.slow  # findings and a comparison of two experiments: about 10 s of CPU
 def test_one_registry_entry_reaches_every_output(golden_results: Path, tmp_path: Path) -> None:
     results = _with_retransmissions(golden_results)
     data = load(results, metrics=REGISTRY)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, golden_copy
 
 from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
@@ -20,6 +20,7 @@ from iotsecbench.report.tables import build_tables
 EXPECTED = GOLDEN / "expected"
 
 
+@pytest.mark.slow  # draws every figure: about 10 s of CPU
 def test_every_figure_is_drawn_and_labelled(golden_results: Path) -> None:
     figures, skipped = build_figures(load(golden_results))
     # The block-sizes figures need several block sizes; the golden store has one (they are
@@ -56,10 +57,16 @@ def test_every_summary_column_has_a_heading_of_its_own() -> None:
     assert len(headings) == len(set(headings))
 
 
+@pytest.fixture(scope="module")
+def golden_tables(tmp_path_factory: pytest.TempPathFactory) -> list:
+    """The golden store's tables, built once for every export format's test."""
+    return build_tables(load(golden_copy(tmp_path_factory.mktemp("tables"))))
+
+
 @pytest.mark.parametrize("fmt", sorted(EXPORTERS))
-def test_table_exports_match_the_snapshots(golden_results: Path, fmt: str) -> None:
+def test_table_exports_match_the_snapshots(golden_tables: list, fmt: str) -> None:
     render, suffix = EXPORTERS[fmt]
-    tables = build_tables(load(golden_results))
+    tables = golden_tables
     assert [t.key for t in tables] == ["summary", "cv", "inference"]
     for table in tables:
         text = render(table)
@@ -104,6 +111,7 @@ def test_build_writes_every_format_atomically(golden_report: BuiltReport) -> Non
     assert all(ref.startswith(("#", "data:")) for ref in references), references
 
 
+@pytest.mark.slow  # a whole report, every figure drawn
 def test_report_from_an_analysis_file_alone(golden_results: Path, tmp_path: Path) -> None:
     """An `analyze --csv` result has no store: the report still builds from analysis.json."""
     analysis = tmp_path / "alone" / "analysis.json"
