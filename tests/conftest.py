@@ -140,8 +140,6 @@ GOLDEN = REPO / "tests" / "data" / "golden"
 def golden_copy(directory: Path) -> Path:
     """The golden experiment as a results directory in ``directory`` (store rebuilt from its
     run records)."""
-    import shutil
-
     from iotsecbench.store.rebuild import rebuild
 
     target = directory / "golden"
@@ -150,10 +148,17 @@ def golden_copy(directory: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def golden_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``golden_copy`` once per test process (a rebuild takes a second or two): never handed
+    to a test, only copied (``golden_results``)."""
+    return golden_copy(tmp_path_factory.mktemp("golden-store"))
+
+
 @pytest.fixture
-def golden_results(tmp_path: Path) -> Path:
+def golden_results(golden_store: Path, tmp_path: Path) -> Path:
     """The golden experiment as a results directory (store rebuilt from its run records)."""
-    return golden_copy(tmp_path)
+    return Path(shutil.copytree(golden_store, tmp_path / "golden"))
 
 
 @pytest.fixture(scope="session")
