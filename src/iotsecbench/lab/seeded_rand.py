@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.files import exclusive
 from iotsecbench.sources import cache_root
 
 SOURCE = Path(__file__).resolve().parent / "seeded_rand.c"
@@ -50,7 +51,13 @@ def module() -> Path:
     target = cache_root() / "seeded-rand" / digest / "iotsb_seeded.so"
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive(target.parent / ".lock"):  # a concurrent first use builds it once
+        if not target.exists():
+            _build(target)
+    return target
+
+
+def _build(target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         partial = Path(scratch) / target.name
         command = ["gcc", "-O2", "-Wall", "-fPIC", "-shared", str(SOURCE), "-o", str(partial),
@@ -62,7 +69,6 @@ def module() -> Path:
                 f"building the seeded random generator failed: {lines[-1] if lines else '?'}"
             )
         os.replace(partial, target)
-    return target
 
 
 def openssl_config(seed: bytes, base: str | None) -> str:

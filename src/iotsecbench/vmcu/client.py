@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iotsecbench.errors import SpecError
+from iotsecbench.files import exclusive
 from iotsecbench.security.tls import TlsProfile, parse_profile
 from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphers
 from iotsecbench.vmcu.build import (
@@ -252,16 +253,23 @@ def device_firmware(target: Target, name: str) -> DeviceFirmware:
                 library.flags(), library.configs(),
             )  # fmt: skip
             libraries.append(str(archive))
-        directory.mkdir(parents=True, exist_ok=True)
-        wraps = tuple(f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(build))
-        with tempfile.TemporaryDirectory(dir=directory) as scratch:
-            objects = compile_all(target, _sources(build), _flags(build), Path(scratch))
-            link(target, objects, libraries, image, f"the {name} device client for {target.name}",
-                 wraps)  # fmt: skip
+        with exclusive(directory / ".lock"):  # a concurrent first use builds it once
+            if not image.exists():
+                _compile_and_link(target, name, build, libraries, image)
     return DeviceFirmware(
         target.name, name, image, build_hash(target, build), *footprint(target, image),
         build.provenance,
     )  # fmt: skip
+
+
+def _compile_and_link(
+    target: Target, name: str, build: DeviceBuild, libraries: list[str], image: Path
+) -> None:
+    wraps = tuple(f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(build))
+    with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
+        objects = compile_all(target, _sources(build), _flags(build), Path(scratch))
+        link(target, objects, libraries, image, f"the {name} device client for {target.name}",
+             wraps)  # fmt: skip
 
 
 PLAIN = "plain"  # the profile name of plain MQTT: CONNECT → CONNACK without TLS

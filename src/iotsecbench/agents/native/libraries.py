@@ -29,6 +29,7 @@ from pathlib import Path
 
 from iotsecbench import sources
 from iotsecbench.errors import DataError, EnvironmentProblem
+from iotsecbench.files import exclusive
 from iotsecbench.sources import Archive
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
@@ -143,7 +144,13 @@ def build(library: SourceLibrary, echo: bool = True) -> Path:
             f"building {library.stack} needs gcc and ar (apt-get install gcc binutils)"
         )
     root = sources.source_dir(library.archive, f"the {library.stack} builds")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive(target.with_name(f".{target.name}.lock")):  # a concurrent use builds once
+        if not archive_path(library).is_file():
+            _compile_and_install(library, root, target, echo)
+    return target
+
+
+def _compile_and_install(library: SourceLibrary, root: Path, target: Path, echo: bool) -> None:
     with tempfile.TemporaryDirectory(prefix=f"{library.stack}-", dir=target.parent) as scratch:
         staged = Path(scratch) / "prefix"
         include, objects = staged / "include", Path(scratch) / "objects"
@@ -176,12 +183,11 @@ def build(library: SourceLibrary, echo: bool = True) -> Path:
         )
         if archived.returncode != 0:
             raise EnvironmentProblem(f"ar {library.archive_name} failed: {archived.stderr.strip()}")
-        try:  # atomic: a concurrent build that finished first wins, this one is dropped
+        try:  # atomic; a build that holds no lock (an older checkout) may have finished first
             os.rename(staged, target)
         except OSError:
             if not archive_path(library).is_file():
                 raise
-    return target
 
 
 def main() -> int:
