@@ -29,6 +29,7 @@ from iotsecbench.vmcu.primitives import Primitive, primitive
 from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
 from iotsecbench.vmcu.targets import COMMON_CFLAGS, Target
 
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 FIRMWARE_DIR = Path(__file__).resolve().parent / "firmware"
 LWC_DIR = Path(schemes.__file__).resolve().parent / "lwc"
 HARNESS = ("harness.c", "counted_heap.c")
@@ -166,7 +167,11 @@ def library_archive(
     compiled for ``target`` with ``flags``, cached under a hash of both and of the
     configuration headers ``configs`` (the device configurations: an edit rebuilds)."""
     root = source_dir(archive)
-    digest = build_digest(target, archive.sha256, sources, flags)
+    # The flags name directories of this checkout (-I…/vmcu/client/wolfssl): hashed without
+    # them, so every checkout of the same sources shares one build (the setup's images are
+    # keyed without paths too; a test asking for the library must not rebuild it, minutes).
+    portable = [flag.replace(str(PACKAGE_DIR), "<iotsecbench>") for flag in flags]
+    digest = build_digest(target, archive.sha256, sources, portable)
     for config in configs:
         digest.update(config.read_bytes())
     directory = cache_root() / target.name / f"{label}-{digest.hexdigest()[:16]}"
