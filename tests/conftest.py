@@ -33,10 +33,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if "slow" in item.keywords:
                 item.add_marker(skip)
     if config.pluginmanager.hasplugin("xdist"):
-        # The users of a costly session fixture go to one worker, which builds it once.
         for item in items:
-            if "golden_report" in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group("golden-report"))
+            group = _shared_fixture_group(item)
+            if group is not None and item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    """The xdist group that sends ``item`` to the worker already holding a costly fixture it
+    shares, or None. A fixture is made once per worker, so without a group each worker that
+    gets one of its users makes it again: the golden report (every figure drawn), a module's
+    own lab run (a broker and agents for tens of seconds). A parametrised module fixture (a
+    target) stays spread: its users are the long tests that parallel workers are for. Serial
+    tests have their own group (tests/lanes.py)."""
+    if item.get_closest_marker("serial") is not None:
+        return None
+    names = getattr(item, "fixturenames", ())
+    if "golden_report" in names:
+        return "golden-report"
+    module = getattr(item, "module", None)
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for name in names:
+        fixture = definitions.get(name, (None,))[-1]
+        if (
+            fixture is not None
+            and fixture.scope == "module"
+            and fixture.params is None
+            and module is not None
+            and fixture.func.__module__ == module.__name__
+        ):
+            return item.nodeid.split("::")[0]
+    return None
 
 
 # Skips for a part of the lab that scripts/setup.sh installs. Under CI=true (.ci/run sets it)
