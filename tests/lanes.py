@@ -6,8 +6,10 @@
 
 The rule: a test that starts a process (a broker, an agent, QEMU, a compiler, the CLI as a
 user runs it, a multiprocessing pool) is marked ``@pytest.mark.integration`` wherever it
-lives; a test over ~10 s is also marked ``@pytest.mark.slow`` (the lanes name any unmarked
-pure test that used over 10 s of CPU at their end).
+lives; a test over ~10 s is also marked ``@pytest.mark.slow``, and so is a pure test over
+half a second of CPU: the fast lane runs some 4000 tests in under a minute on two cores, about
+15 ms each, and twenty tests of a second or two were a third of it. The lanes name any
+unmarked pure test over that at their end.
 
 A test that measures timing (rates, RTTs, CPU shares, scheduler tracing) or inspects state
 shared by the whole machine (the root namespace's links, every network namespace) is also
@@ -73,7 +75,7 @@ _ATTEMPTS = pytest.StashKey[list[str]]()
 _CPU_S = pytest.StashKey[float]()
 # A pure test that computes this long is slow: the fast lane names it at its end. CPU time (of
 # setup and call), not wall time, so that a loaded machine does not make every test "slow".
-SLOW_CPU_S = 10.0
+SLOW_CPU_S = 0.5
 
 
 def _message(item: pytest.Item | None, what: str) -> str:
@@ -239,6 +241,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         if name == "cpu_s" and seconds > SLOW_CPU_S
     )
     if heavy:
-        terminalreporter.write_sep("=", "pure tests over ~10 s of CPU: mark them slow")
+        terminalreporter.write_sep("=", f"pure tests over {SLOW_CPU_S} s of CPU: mark them slow")
         for seconds, nodeid in reversed(heavy):
             terminalreporter.write_line(f"{seconds:6.1f} s CPU  {nodeid}")

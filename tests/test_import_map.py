@@ -7,6 +7,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "iotsecbench"
 LEAVES = {"errors", "files", "sources"}  # modules every package may import
@@ -48,6 +50,7 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_every_import_is_an_arrow_of_the_map() -> None:
     arrows = allowed_arrows()
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}

@@ -70,6 +70,7 @@ def test_ecdh_p256_wycheproof_ecpoint():
     assert checked > 300 and refused > 20
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_rsa_oaep_wycheproof_and_uniform_errors():
     agreement = AGREEMENTS["rsa-oaep"]
     messages = set()
@@ -144,6 +145,7 @@ def _probable_prime(n: int, rounds: int = 16) -> bool:
     return True
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_ffdhe2048_prime_from_rfc7919_definition():
     # RFC 7919 Appendix A.1: p = 2^2048 - 2^1984 + (floor(2^1918 * e) + 560316) * 2^64 - 1.
     # floor(2^1918 * e) from the series e = sum 1/k!, with 128 guard bits.

@@ -40,6 +40,7 @@ def expected_difference_mah() -> float:
     return DIFFERENCE_MA * SECONDS / 3600
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_blocking_on_repetition_recovers_a_difference_hidden_by_drift() -> None:
     frame = current_frame([0.0, 12.0, -7.0, 20.0, 3.0, -15.0], ["local"] * 6)
     options = {"reps": 2000, "baseline": "a"}
@@ -62,6 +63,7 @@ def test_blocking_on_repetition_recovers_a_difference_hidden_by_drift() -> None:
     assert blocked.method == "paired-repetitions (6 blocks)"
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_blocking_on_worker_pairs_the_runs_each_machine_measured() -> None:
     # Three runs on a fast machine, three on a slow one (+18 mA: modelled from its activity).
     offsets = [0.0, 0.2, -0.1, 18.0, 18.1, 17.9]

@@ -23,6 +23,7 @@ def document() -> dict:
     return json.loads(json.dumps(result.to_dict(), default=float))
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_what_the_pipeline_writes_reads_back(document: dict) -> None:
     typed = parse_analysis(document)
     assert typed.baseline == document["baseline"]

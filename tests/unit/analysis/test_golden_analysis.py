@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.conftest import GOLDEN
 
 from iotsecbench.analysis.pipeline import AnalysisOptions
@@ -44,6 +45,7 @@ def differences(stored: Any, computed: Any, path: str = "") -> list[str]:
     return [f"{path}: stored {stored!r:.60}, computed {computed!r:.60}"]
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_the_golden_analysis_is_what_analyze_computes(golden_results: Path, tmp_path: Path) -> None:
     _, path = run_analyze(
         golden_results, options=AnalysisOptions(seed=1, reps=500), out=tmp_path / "analysis.json"

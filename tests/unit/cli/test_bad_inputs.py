@@ -89,6 +89,7 @@ def test_out_of_range_options(
     assert not (tmp_path / "never-created").exists()
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_bad_files_and_directories(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     def cli(*args: str) -> InProcess:
         return main_in_process(capsys, *args)

@@ -52,6 +52,7 @@ def meter_file(path: Path, model: pd.DataFrame, offset_s: float, seed: int = 1,
     return path
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_the_sync_channel_gives_the_offset_to_one_sample(tmp_path: Path) -> None:
     model = modelled_run()
     trace = read_trace(meter_file(tmp_path / "t.csv", model, 3.2173, sync=(1.0, 28.5)))
@@ -65,6 +66,7 @@ def test_the_sync_channel_gives_the_offset_to_one_sample(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("offset", [2.37, 7.91])
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_correlation_finds_the_lag_within_50_ms(offset: float, tmp_path: Path) -> None:
     model = modelled_run()
     trace = read_trace(meter_file(tmp_path / "t.csv", model, offset))
@@ -73,6 +75,7 @@ def test_correlation_finds_the_lag_within_50_ms(offset: float, tmp_path: Path) -
     assert found.correlation > 0.9
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_an_unrelated_trace_is_refused(tmp_path: Path) -> None:
     trace = read_trace(meter_file(tmp_path / "t.csv", modelled_run(seed=5), 2.0, seed=6))
     with pytest.raises(DataError, match="does not look like this run"):

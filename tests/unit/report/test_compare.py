@@ -117,6 +117,7 @@ def test_a_shift_in_one_configuration_is_found_with_its_size() -> None:
     assert "same settings" in comparison.headline()
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_the_brokers_cost_is_compared_between_experiments() -> None:
     """A fleet of 50 against one device: the injected 0.8 % of a core more broker CPU under
     TLS 1.2 (0.2 % under plain MQTT) is found, in the broker's words."""
@@ -193,6 +194,7 @@ def test_few_runs_make_every_contrast_indicative() -> None:
     assert all("Indicative: 3 runs" in c.caveat for c in comparison.contrasts)
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_sources_named_twice_or_without_runs_are_refused(golden_results: Path) -> None:
     with pytest.raises(SpecError, match="named twice"):
         load_experiments([golden_results, golden_results / "."])

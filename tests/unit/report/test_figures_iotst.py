@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from iotsecbench.report import figures_iotst
 from iotsecbench.report.data import ReportData
@@ -66,6 +67,7 @@ def test_only_traced_configurations_are_read_and_the_model_is_the_fastest_single
     assert seconds == 1.0 and label == "esp32-wroom-32 @ 240 MHz"
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_every_iotst_view_is_drawn_and_labels_what_is_modelled() -> None:
     data = _data()
     palette = Palette(data.configurations)

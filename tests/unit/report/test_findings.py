@@ -64,6 +64,7 @@ def test_runs_needed_by_hand() -> None:
     assert runs_needed(a, a, 0.0, 0.01) is None
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_every_finding_comes_from_the_analysis_or_the_runs(golden_results: Path) -> None:
     data = load(golden_results)
     findings = find(data)

@@ -162,6 +162,7 @@ def test_round_trip_property_payloads_up_to_64_kib(name, data):
 
 
 @pytest.mark.parametrize("name", sorted(SLOW))
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_pure_python_ciphers_at_64_kib(name):
     # The property test draws pure-Python ciphers up to 8 KiB; one full-size message here.
     scheme, keys = get_scheme(name), _FIXED_KEYS[name]

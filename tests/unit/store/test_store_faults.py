@@ -88,6 +88,7 @@ def test_reader_without_results_gets_spec_error(tmp_path: Path) -> None:
         read.runs_frame(tmp_path)
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_rebuild_restores_every_run_and_keeps_the_old_file(results_dir: Path) -> None:
     write_runs(results_dir, ["r0", "r1", "r2"])
     with ResultsStore.open(results_dir) as store:

@@ -43,6 +43,7 @@ def test_open_creates_directory_database_and_schema(results_dir: Path) -> None:
         assert store.read_only
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_two_runs_read_back_exactly_including_nulls(results_dir: Path) -> None:
     write_two_runs(results_dir)
     runs = read.runs_frame(results_dir)
