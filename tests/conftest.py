@@ -182,10 +182,16 @@ def golden_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return golden_copy(tmp_path_factory.mktemp("golden-store"))
 
 
+def golden_store_copy(store: Path, directory: Path) -> Path:
+    """A copy of ``golden_store`` in ``directory``: what ``golden_copy`` gives, without the
+    rebuild."""
+    return Path(shutil.copytree(store, directory / "golden"))
+
+
 @pytest.fixture
 def golden_results(golden_store: Path, tmp_path: Path) -> Path:
     """The golden experiment as a results directory (store rebuilt from its run records)."""
-    return Path(shutil.copytree(golden_store, tmp_path / "golden"))
+    return golden_store_copy(golden_store, tmp_path)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from tests.conftest import REPO, golden_copy
+from tests.conftest import REPO, golden_store_copy
 
 from iotsecbench.cli.app import main
 from iotsecbench.report import data as report_data
@@ -28,8 +28,8 @@ SCHEMAS = REPO / "tests" / "data" / "schemas"
 
 
 @pytest.fixture(scope="module")
-def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return golden_copy(tmp_path_factory.mktemp("ci"))
+def golden(golden_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return golden_store_copy(golden_store, tmp_path_factory.mktemp("ci"))
 
 
 @pytest.fixture(scope="module")

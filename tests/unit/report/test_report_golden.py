@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.conftest import GOLDEN, golden_copy
+from tests.conftest import GOLDEN, golden_store_copy
 
 from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
@@ -58,9 +58,9 @@ def test_every_summary_column_has_a_heading_of_its_own() -> None:
 
 
 @pytest.fixture(scope="module")
-def golden_tables(tmp_path_factory: pytest.TempPathFactory) -> list:
+def golden_tables(golden_store: Path, tmp_path_factory: pytest.TempPathFactory) -> list:
     """The golden store's tables, built once for every export format's test."""
-    return build_tables(load(golden_copy(tmp_path_factory.mktemp("tables"))))
+    return build_tables(load(golden_store_copy(golden_store, tmp_path_factory.mktemp("tables"))))
 
 
 @pytest.mark.parametrize("fmt", sorted(EXPORTERS))

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pandas as pd
 import pytest
-from tests.conftest import REPO, golden_copy, query
+from tests.conftest import REPO, golden_store_copy, query
 
 from iotsecbench.cli.app import main
 from iotsecbench.report.exporters import timeline
@@ -19,9 +19,9 @@ SCHEMA = json.loads((REPO / "tests" / "data" / "schemas" / "trace-event.json").r
 
 
 @pytest.fixture(scope="module")
-def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The golden experiment's results directory, rebuilt once for this module."""
-    return golden_copy(tmp_path_factory.mktemp("timeline"))
+def golden(golden_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The golden experiment's results directory, copied once for this module."""
+    return golden_store_copy(golden_store, tmp_path_factory.mktemp("timeline"))
 
 
 @pytest.fixture(scope="module")
