@@ -49,6 +49,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
     return int(ended.value.code or 0), captured.out, captured.err
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_bencher_file_validates_against_bencher_schema(
     golden: Path, findings: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -72,6 +73,7 @@ def test_bencher_file_validates_against_bencher_schema(
         assert all(len(measure) <= 64 for measure in measures)  # Bencher's limit for a name
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_github_action_benchmark_file_is_the_actions_input(golden: Path, findings: list) -> None:
     documents = github_action_benchmark.documents(golden)
     # Every cost the findings state is lower-is-better: one file, for customSmallerIsBetter.

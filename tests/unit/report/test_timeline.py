@@ -48,6 +48,7 @@ def _pids(trace: dict) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
 def test_the_timeline_is_trace_event_json(trace: dict) -> None:
     jsonschema.validate(trace, SCHEMA)
     assert trace["displayTimeUnit"] == "ms"
