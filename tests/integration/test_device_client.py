@@ -269,6 +269,8 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
                  str(document), "--quiet")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Handshake counted on rv32imc" in result.stdout and "CERT_VERIFY" in result.stdout
+    # the stack chosen for the user is said once the benchmark runs (a refusal: one line)
+    assert result.stderr.count("note: --target counts the device client on mbedtls") == 1
     profiles = {p["profile"]: p for p in json.loads(document.read_text())["profiles"]}
     tls = profiles["tls1.3/x25519/ecdsa-p256"]
     assert tls["method"] == "counted on rv32imc" and len(tls["samples"]) == 2

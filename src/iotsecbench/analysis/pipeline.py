@@ -46,7 +46,7 @@ from iotsecbench.analysis.describe import (
 from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
 from iotsecbench.analysis.metrics import CHARGE, CURRENT, LATENCY, METRICS
-from iotsecbench.analysis.pareto import ParetoResult, pareto_analysis
+from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, ParetoResult, pareto_analysis
 from iotsecbench.analysis.results import Comparison, Record, plain
 from iotsecbench.analysis.sensitivity import RunRegimes, SensitivityResult, energy_sensitivity
 from iotsecbench.analysis.timeseries import (
@@ -64,6 +64,13 @@ LATENCY_DEVICE = "end-to-end"  # latency is measured from emitter to receiver
 UNITS = {key: METRICS.metric(key).unit for key in (CURRENT, CHARGE, LATENCY)}
 LONG_SERIES = 2000  # runs longer than this (per-message latency) get a fixed ADF lag order
 ADF_LAGS_LONG_SERIES = 20  # fixed ADF lags there: one regression instead of an AIC search
+
+
+# Bounds on what a user may ask for: replicates and block lengths beyond these do not fit in
+# memory (an array of replicates × series length), and a seed is a 64-bit number.
+MAX_REPLICATES = 100_000
+MAX_BLOCK_LENGTH = 100_000
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,25 @@ class AnalysisOptions(Record):
         rule = self.block_length
         if isinstance(rule, str) and rule not in ("auto", "kc"):
             raise SpecError(f"block length {rule!r}: use a positive integer, 'auto' or 'kc'")
-        if not isinstance(rule, str) and (isinstance(rule, bool) or int(rule) < 1):
-            raise SpecError(f"block length {rule!r}: use a positive integer, 'auto' or 'kc'")
-        if self.reps < 100:
-            raise SpecError(f"--reps {self.reps}: use at least 100 replicates (2000 default)")
+        if not isinstance(rule, str) and (
+            isinstance(rule, bool) or not 1 <= int(rule) <= MAX_BLOCK_LENGTH
+        ):
+            raise SpecError(
+                f"block length {rule!r}: use a positive integer up to {MAX_BLOCK_LENGTH:,}, "
+                "'auto' or 'kc'"
+            )
+        if not 100 <= self.reps <= MAX_REPLICATES:
+            raise SpecError(
+                f"--reps {self.reps}: use 100 to {MAX_REPLICATES:,} replicates (2000 default)"
+            )
+        if not 0 <= self.seed <= MAX_SEED:
+            raise SpecError(f"--seed {self.seed}: use a whole number from 0 to {MAX_SEED}")
+        unknown = [name for name in self.constraints if name not in SECURITY_PROPERTY_NAMES]
+        if unknown:
+            raise SpecError(
+                f"--require {unknown[0]!r}: not a security property; use "
+                + ", ".join(SECURITY_PROPERTY_NAMES)
+            )
         if not 0.5 <= self.level < 1.0:
             raise SpecError(f"confidence level {self.level} must lie in [0.5, 1)")
         if self.segments < 1 or self.max_lag < 1:

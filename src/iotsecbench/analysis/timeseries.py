@@ -105,9 +105,24 @@ def correlogram(
     nlags = int(min(nlags, n // 2 - 1))
     if nlags < 1:
         raise ValueError(f"a correlogram needs at least 4 values, got {n}")
+    band = white_noise_band(n, alpha)
+    if _constant(series):
+        # Nothing varies, so nothing is correlated: the ACF is 0/0 (undefined, stored as
+        # NaN) and the Yule-Walker system singular; no lag carries memory, k_c = 1.
+        undefined = (float("nan"),) * nlags
+        interval = ((float("nan"), float("nan")),) * nlags
+        return Correlogram(
+            lags=tuple(range(nlags + 1)),
+            acf=(1.0, *undefined),
+            acf_confint=((1.0, 1.0), *interval),
+            pacf=(1.0, *undefined),
+            pacf_confint=((1.0, 1.0), *interval),
+            white_noise_band=band,
+            k_c=1,
+            k_c_censored=False,
+        )
     acf_result = acf(series, nlags=nlags, alpha=alpha, fft=True, result_object=True)
     pacf_result = pacf(series, nlags=nlags, alpha=alpha, result_object=True)
-    band = white_noise_band(n, alpha)
     k_c, censored = correlation_length(acf_result.acf, band)
     return Correlogram(
         lags=tuple(range(nlags + 1)),
@@ -130,7 +145,7 @@ def ljung_box(
     """
     series = np.asarray(x, dtype=float)
     usable = [int(lag) for lag in lags if 0 < lag < series.size]
-    if not usable:
+    if not usable or _constant(series):  # a constant series: no autocorrelation to test
         return []
     frame = acorr_ljungbox(series, lags=usable, return_df=True)
     return [
@@ -223,6 +238,24 @@ def kpss_test(x: np.ndarray | Sequence[float], regression: str = "c") -> TestRes
     )
 
 
+def _constant(series: np.ndarray) -> bool:
+    """No variation at all (a current that never changes): the tests and the ACF divide by
+    the variance, so they are undefined on it."""
+    return series.size > 0 and bool(np.ptp(series) == 0)
+
+
+def _untested(name: str, null_hypothesis: str, alternative: str) -> TestResult:
+    return TestResult(
+        name=name,
+        statistic=float("nan"),
+        pvalue=float("nan"),
+        null_hypothesis=null_hypothesis,
+        alternative=alternative,
+        conclusion="not tested: the series is constant",
+        params={"constant": True},
+    )
+
+
 @dataclass(frozen=True)
 class Stationarity(Record):
     """ADF and KPSS read together (their null hypotheses are opposite)."""
@@ -248,6 +281,14 @@ def stationarity(
     ``inconclusive`` otherwise (e.g. both reject: typically a level shift or a trend around a
     stationary process, or fractional integration).
     """
+    if _constant(np.asarray(x, dtype=float)):
+        # A constant series (a current that never changes) is stationary by definition;
+        # both tests are undefined on it (statsmodels raises "x is constant").
+        return Stationarity(
+            adf=_untested("ADF", "unit root (non-stationary)", "stationary"),
+            kpss=_untested("KPSS", "level stationary", "unit root / non-stationary"),
+            verdict="stationary",
+        )
     adf = adf_test(x, maxlag=adf_maxlag, autolag=adf_autolag)
     kp = kpss_test(x)
     if adf.rejects(alpha) and not kp.rejects(alpha):

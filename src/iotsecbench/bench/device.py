@@ -32,12 +32,15 @@ from typing import Any
 
 from iotsecbench.analysis.counted import FAMILIES, replay
 from iotsecbench.bench.handshake import (
+    DEFAULT_REPETITIONS,
     MIN_REPETITIONS,
     NEGOTIATED_SUMMARY,
     HandshakeFailed,
     HandshakeMismatch,
     Statistic,
+    _network_lab,
     environment,
+    network_profile,
 )
 from iotsecbench.bench.iotst import ci_widths
 from iotsecbench.errors import SpecError
@@ -442,7 +445,6 @@ def run_counted_benchmark(
     on_progress: ProgressCallback | None = None,
 ) -> CountedBenchmark:
     """Count every profile's handshake on the device (module docstring)."""
-    from iotsecbench.bench.handshake import DEFAULT_REPETITIONS, _network_lab
     from iotsecbench.energy.profile import load_profile
 
     if repetitions is not None and target_ci is not None:
@@ -450,8 +452,9 @@ def run_counted_benchmark(
     planned = repetitions or (max_repetitions if target_ci is not None else DEFAULT_REPETITIONS)
     if planned < 1:
         raise SpecError("at least one repetition is needed")
+    network_profile(network)  # an unknown name (2) or no namespaces (3): before any build
+    device_profile = load_profile(device or target(target_name).profile)
     chosen, images = check_counted(profiles, target_name, stack)
-    device_profile = load_profile(device or chosen.profile)
     work_dir = Path(work_dir)
     version = mosquitto_version()
     rng = random.Random(seed)

@@ -477,6 +477,7 @@ def run_handshake_benchmark(
     if planned < 2 or max_repetitions < 2:
         raise SpecError("at least 2 repetitions are needed for a confidence interval")
     check_stack(stack, profiles)
+    network_profile(network)  # an unknown name (2) or no namespaces (3): before any broker
     work_dir = Path(work_dir)
     rng = random.Random(seed)
     version = mosquitto_version()
@@ -579,8 +580,9 @@ def _device_profile(trace: TraceSettings | None) -> Any:
     return load_profile(trace.device)
 
 
-def _network_lab(network: str, work_dir: Path, stack: contextlib.ExitStack) -> Any:
-    """The emulated network the benchmark runs on, or None on loopback."""
+def network_profile(network: str) -> Any:
+    """The ``--network`` profile, or None on loopback; SpecError for an unknown name,
+    NoPermissionError (exit 3) where namespaces cannot be made."""
     from iotsecbench.spec.hosts import LOOPBACK
     from iotsecbench.spec.network import resolve_profile
 
@@ -590,9 +592,19 @@ def _network_lab(network: str, work_dir: Path, stack: contextlib.ExitStack) -> A
         raise SpecError(f"--network: {error}") from None
     if profile.kind == LOOPBACK:
         return None
-    from iotsecbench.lab.network import NetworkLab, require_support
+    from iotsecbench.lab.network import require_support
 
     require_support([network])
+    return profile
+
+
+def _network_lab(network: str, work_dir: Path, stack: contextlib.ExitStack) -> Any:
+    """The emulated network the benchmark runs on, or None on loopback."""
+    from iotsecbench.lab.network import NetworkLab
+
+    profile = network_profile(network)
+    if profile is None:
+        return None
     return stack.enter_context(NetworkLab(profile, "bench", work_dir / "network"))
 
 

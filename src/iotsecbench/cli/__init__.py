@@ -22,6 +22,14 @@ def output_console() -> Console:
     return console if console.is_terminal else Console(width=PIPED_WIDTH)
 
 
-def words(text: str | None) -> list[str] | None:
-    """A comma-separated option as a list (None when not given)."""
-    return [word.strip() for word in text.split(",") if word.strip()] if text else None
+def words(text: str | None, option: str) -> list[str] | None:
+    """A comma-separated option as a list (None when not given); an empty item (``256,,512``)
+    is refused, never skipped (exit 2)."""
+    from iotsecbench.errors import SpecError
+
+    if text is None:
+        return None
+    items = [word.strip() for word in text.split(",")]
+    if not all(items):
+        raise SpecError(f"{option} {text!r}: an empty item; separate values by single commas")
+    return items

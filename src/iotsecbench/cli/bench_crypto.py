@@ -11,14 +11,19 @@ import typer
 from iotsecbench.cli import output_console
 from iotsecbench.errors import SpecError
 
+# Beyond these a case does not fit in memory (a payload and its sealed copy per batch) or
+# takes hours: the bench is for messages, not bulk files.
+MAX_SIZE_BYTES = 1 << 26  # 64 MiB
+MAX_REPETITIONS = 10_000
+
 
 def _sizes(text: str) -> list[int]:
     try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
+        sizes = [int(part) for part in text.split(",")]
     except ValueError:
         raise SpecError(f"--sizes takes whole numbers separated by commas, got {text!r}") from None
-    if not sizes or any(size < 0 for size in sizes):
-        raise SpecError("--sizes needs at least one size, none negative")
+    if any(not 0 <= size <= MAX_SIZE_BYTES for size in sizes):
+        raise SpecError(f"--sizes {text!r}: each from 0 to {MAX_SIZE_BYTES:,} bytes")
     return sizes
 
 
@@ -85,10 +90,16 @@ def crypto(
     from rich.console import Console
 
     from iotsecbench.bench.crypto import plot_cost_per_byte, run_crypto_benchmark
-    from iotsecbench.files import write_atomic
+    from iotsecbench.files import check_output_file, write_atomic
 
-    if repetitions < 3:
-        raise SpecError("--repetitions must be at least 3 (quartiles need samples)")
+    if not 3 <= repetitions <= MAX_REPETITIONS:
+        raise SpecError(
+            f"--repetitions {repetitions}: use 3 (quartiles need samples) to {MAX_REPETITIONS:,}"
+        )
+    payload_sizes = _sizes(sizes)
+    for option, path in (("--json", json_file), ("--csv", csv_file), ("--plot", plot)):
+        if path is not None:
+            check_output_file(path, option)  # before minutes of measuring
     if cpu is not None:
         allowed = sorted(os.sched_getaffinity(0))
         if cpu not in allowed:
@@ -111,7 +122,7 @@ def crypto(
     with console.status("measuring (warm-up, then timed batches per scheme and size)…") as status:
         bench = run_crypto_benchmark(
             names,
-            _sizes(sizes),
+            payload_sizes,
             repetitions=repetitions,
             target=chosen,
             public_key=families,

@@ -45,9 +45,10 @@ def device_costs(
     from iotsecbench.bench.device_costs import counted_profile
     from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.energy.profile import load_profile, profile_text
-    from iotsecbench.files import write_atomic
+    from iotsecbench.files import check_output_file, write_atomic
     from iotsecbench.vmcu import target as find_target
 
+    check_output_file(out, "--out")
     chosen = find_target(target)
     base = load_profile(profile)
     console = output_console()

@@ -150,7 +150,7 @@ def handshake(
     from iotsecbench.spec.load import load_handshake_spec
 
     options = {
-        "profiles": words(profiles),
+        "profiles": words(profiles, "--profiles"),
         "repetitions": reps,
         "target_ci": target_ci,
         "max_repetitions": max_reps,
@@ -158,7 +158,7 @@ def handshake(
         "seed": seed,
         "trace": trace,
         "cores": _core_counts(cores),
-        "clock": words(clock),
+        "clock": words(clock, "--clock"),
         "device": device,
         "keep_retransmissions": keep_retransmissions,
         "network": network,
@@ -178,17 +178,20 @@ def handshake(
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
     from iotsecbench.bench.handshake_plan import plan, run_and_store
     from iotsecbench.bench.handshake_tables import summary_table, trace_table
-    from iotsecbench.files import write_atomic
+    from iotsecbench.files import check_output_directory, check_output_file, write_atomic
 
     chosen = plan(spec)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    out = check_output_directory(out or Path("results") / f"handshake-{stamp}", "--out")
+    if (out / "results.duckdb").exists():
+        raise SpecError(f"{out} already holds results; use a new --out")
+    if json_file is not None:
+        check_output_file(json_file, "--json")
+    # said, and the interpreter re-executed for OpenSSL 3.5, once nothing is left to refuse
     console = Console(stderr=True)
     if chosen.stack_note is not None:
         console.print(f"note: {chosen.stack_note}", highlight=False)
     _reexec_on_openssl_pq(chosen.stack)
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-    out = out or Path("results") / f"handshake-{stamp}"
-    if (out / "results.duckdb").exists():
-        raise SpecError(f"{out} already holds results; use a new --out")
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
         disable=quiet,
@@ -218,7 +221,7 @@ def handshake(
 
 def _core_counts(text: str | None) -> list[int] | None:
     try:
-        return None if text is None else [int(count) for count in words(text) or []]
+        return None if text is None else [int(count) for count in words(text, "--cores") or []]
     except ValueError:
         raise SpecError(f"--cores takes core counts such as 1,2 (got {text!r})") from None
 

@@ -5,7 +5,6 @@ docs/device-client.md); its settings are the benchmark's (``spec.bench``), valid
 from __future__ import annotations
 
 import datetime
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +15,21 @@ from iotsecbench.errors import SpecError
 from iotsecbench.spec.bench import HandshakeBenchmarkSpec
 
 
-def _stack(stack: str, profiles: list[Any], target: str) -> str:
+def _stack(stack: str, profiles: list[Any], target: str) -> tuple[str, str | None]:
     """The device stack: given, or mbedTLS (wolfSSL when a profile is post-quantum: only its
-    device build has ML-KEM and ML-DSA), said on stderr once the choice is known to work."""
+    device build has ML-KEM and ML-DSA), and the note that says which was chosen (printed
+    once the benchmark runs: a refusal stays one line)."""
     from iotsecbench.vmcu import target as find_target
     from iotsecbench.vmcu.client import DEVICE_STACKS, require_device
 
     find_target(target)  # an unknown target: exit 2 first
     if stack in DEVICE_STACKS:
-        return stack
+        return stack, None
     if stack != "openssl":
         raise SpecError(f"--target runs the device's client on mbedtls or wolfssl, not {stack}")
     chosen = "wolfssl" if any(p is not None and p.needs_pq_library for p in profiles) else "mbedtls"
     require_device(chosen, profiles)
-    print(f"note: --target counts the device client on {chosen} (--stack mbedtls|wolfssl)",
-          file=sys.stderr)  # fmt: skip
-    return chosen
+    return chosen, f"note: --target counts the device client on {chosen} (--stack mbedtls|wolfssl)"
 
 
 def counted(
@@ -47,16 +45,18 @@ def counted(
     target = spec.target
     assert target is not None, "the traced method is cli.bench_handshake's"
     profiles = device_profiles(spec.profiles)
-    stack = _stack(spec.stack, profiles, target)
+    stack, stack_note = _stack(spec.stack, profiles, target)
     # refused by now what needs no machine; the benchmark's imports are the heavy part
     from iotsecbench.bench.device import run_counted_benchmark
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
-    from iotsecbench.files import write_atomic
+    from iotsecbench.files import check_output_directory, check_output_file, write_atomic
 
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-    out = out or Path("results") / f"handshake-{target}-{stamp}"
+    out = check_output_directory(out or Path("results") / f"handshake-{target}-{stamp}", "--out")
     if (out / "results.duckdb").exists():
         raise SpecError(f"{out} already holds results; use a new --out")
+    if json_file is not None:
+        check_output_file(json_file, "--json")
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
@@ -65,6 +65,8 @@ def counted(
     tasks: dict[str, Any] = {}
 
     def on_progress(result: Any, done: int, planned: int) -> None:
+        if not tasks and stack_note is not None:  # everything refusable was refused by now
+            console.print(stack_note, highlight=False, soft_wrap=True)
         if result.name not in tasks:
             tasks[result.name] = progress.add_task(f"{result.name} on {target}", total=planned)
         progress.update(tasks[result.name], completed=done, total=planned)

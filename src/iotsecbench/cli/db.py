@@ -21,15 +21,39 @@ ResultsDir = Annotated[Path, typer.Argument(help="A results directory made by `r
 @db_app.command()
 def rebuild(results_dir: ResultsDir) -> None:
     """Set results.duckdb aside (never deleted) and rebuild it from experiment.json and
-    runs/*/record.json. Refused while another process has the database open."""
+    runs/*/record.json; says which runs the old database held without a record (they are
+    not in the new one, only in the set-aside file). Refused while another process has the
+    database open."""
+    from iotsecbench.store.rebuild import check as check_store
     from iotsecbench.store.rebuild import rebuild as rebuild_store
 
     had_database = (results_dir / "results.duckdb").exists()
+    dropped: tuple[str, ...] | None = ()
+    if had_database:
+        try:
+            dropped = check_store(results_dir).without_record
+        except DataError:
+            dropped = None  # damaged: what it held cannot be listed
     restored = rebuild_store(results_dir)
     # Stamps sort in time order, so the last one is the file this rebuild set aside.
     aside = sorted(results_dir.glob("results.duckdb.aside-*"))
-    kept = f"; the previous database is kept as {aside[-1].name}" if had_database else ""
-    typer.echo(f"rebuilt {results_dir}/results.duckdb: {restored} run(s) restored{kept}")
+    typer.echo(f"rebuilt {results_dir}/results.duckdb: {restored} run(s) restored")
+    if dropped:
+        shown = ", ".join(dropped[:5]) + (", …" if len(dropped) > 5 else "")
+        typer.echo(
+            f"dropped {len(dropped)} run(s) the old database held without a record.json "
+            f"({shown}): they are only in the set-aside file"
+        )
+    elif dropped is None:
+        typer.echo(
+            "the old database could not be read, so the runs it held without a record.json "
+            "cannot be listed: any such run is only in the set-aside file"
+        )
+    if had_database:
+        typer.echo(
+            f"the previous database is kept as {aside[-1].name} (never deleted: remove it "
+            "yourself once the rebuilt one serves)"
+        )
 
 
 @db_app.command()

@@ -81,8 +81,9 @@ def doctor(
 def _check_scheduler(scheduler: str) -> None:
     """One line per worker; exit 3 when one cannot run iotsecbench's blocks."""
     from iotsecbench.errors import EnvironmentProblem
-    from iotsecbench.runner.cluster import check_workers, dask_problem
+    from iotsecbench.runner.cluster import check_workers, dask_problem, scheduler_address
 
+    scheduler_address(scheduler)  # a malformed address: exit 2 before anything is tried
     problem = dask_problem()
     if problem is not None:
         raise EnvironmentProblem(problem)

@@ -52,7 +52,7 @@ def export(
     the device's instructions counted on a virtual MCU) with its interval over the seeds.
     """
     from iotsecbench.errors import SpecError
-    from iotsecbench.files import write_atomic
+    from iotsecbench.files import check_output_directory, write_atomic
     from iotsecbench.report.exporters import DOCUMENT_EXPORTERS
     from iotsecbench.store import read
     from iotsecbench.store.export import export_parquet
@@ -66,16 +66,17 @@ def export(
         export_format = "timeline"
     if run is not None and export_format != "timeline":
         raise SpecError("--run chooses the run of a timeline: add --timeline")
-    if out is not None and out.exists() and not out.is_dir():
-        raise SpecError(f"--out {out} is a file, not a directory; give a directory")
     if not (results_dir / "results.duckdb").exists():
         raise SpecError(f"{results_dir} holds no results.duckdb (is it a results directory?)")
+    # where it writes, checked before anything is read: a file in the way (2), a read-only
+    # directory (3)
+    directory = out or (results_dir / PARQUET if export_format == PARQUET else results_dir)
+    check_output_directory(directory, "--out")
     if export_format == PARQUET:
         read.require_runs(results_dir)  # exit 4 before any file is written
-        for path in export_parquet(results_dir, out or results_dir / PARQUET):
+        for path in export_parquet(results_dir, directory):
             typer.echo(str(path))
         return
-    directory = out or results_dir
     documents = DOCUMENT_EXPORTERS[export_format](results_dir, run)
     directory.mkdir(parents=True, exist_ok=True)
     for name, document in documents.items():

@@ -216,10 +216,12 @@ def calibrate(
     Writes a profile whose fitted numbers have status `calibrated` and a source naming the
     traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
     from iotsecbench import __version__
+    from iotsecbench.files import check_output_file
     from iotsecbench.workflows.calibration import calibrate_profile
 
+    check_output_file(out, "--out")  # before the runs are read and fitted
     done = calibrate_profile(
-        runs, out, agent=agent, profile=profile, fit=words(fit), check=check, name=name,
+        runs, out, agent=agent, profile=profile, fit=words(fit, "--fit"), check=check, name=name,
         version=__version__,
     )  # fmt: skip
     result, start = done.result, done.start

@@ -85,27 +85,25 @@ def report(
     )
     from iotsecbench.report.compare import parse_allowed
     from iotsecbench.store.duckdb_store import database_path
-    from iotsecbench.store.read import require_completed_runs
+    from iotsecbench.store.read import CURRENT_SOURCES, require_completed_runs
 
+    # The options first (no file read), then the sources, then the work.
+    formats, figure_formats = parse_formats(format), parse_figure_formats(figures)
+    if current not in CURRENT_SOURCES:
+        raise SpecError(f"--current {current!r}: use modelled or measured")
+    if len(sources) > 1:
+        if current != "modelled":
+            raise SpecError("--current measured applies to one results directory, not a comparison")
+        allowed = parse_allowed(allow_different)
+    elif allow_different:
+        raise SpecError("--allow-different applies when comparing two or more experiments")
     for source in sources:
         if source.is_dir() and database_path(source).exists():
             require_completed_runs(source)  # the same refusal as `analyze`
     if len(sources) > 1:
-        if current != "modelled":
-            raise SpecError("--current measured applies to one results directory, not a comparison")
-        built = build_comparison(
-            sources,
-            out,
-            parse_formats(format),
-            parse_figure_formats(figures),
-            parse_allowed(allow_different),
-        )
+        built = build_comparison(sources, out, formats, figure_formats, allowed)
     else:
-        if allow_different:
-            raise SpecError("--allow-different applies when comparing two or more experiments")
-        built = build_report(
-            sources[0], out, parse_formats(format), parse_figure_formats(figures), current
-        )
+        built = build_report(sources[0], out, formats, figure_formats, current)
     if as_json:
         typer.echo(to_json(built.document()))
         return

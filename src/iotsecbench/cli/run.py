@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,7 +20,7 @@ def _int_list(text: str | None, option: str) -> list[int] | None:
     if text is None:
         return None
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        return [int(part) for part in words(text, option) or []]
     except ValueError:
         raise SpecError(f"{option} takes whole numbers separated by commas, got {text!r}") from None
 
@@ -31,7 +29,7 @@ def _float_list(text: str | None, option: str) -> list[float] | None:
     if text is None:
         return None
     try:
-        return [float(part) for part in text.split(",") if part.strip()]
+        return [float(part) for part in words(text, option) or []]
     except ValueError:
         raise SpecError(f"{option} takes numbers separated by commas, got {text!r}") from None
 
@@ -59,7 +57,8 @@ def _spec_to_run(
     out: Path | None,
     resume: bool,
 ) -> ExperimentSpec:
-    """The spec from the file, preset and options; with --resume, the one stored in --out."""
+    """The spec from the file, preset and options; with --resume, the one stored in --out
+    (never a default: spec.load.resume_spec refuses what it cannot find)."""
     from iotsecbench.runner.experiment import canonical_configurations as canonical
     from iotsecbench.spec.load import load_spec, resume_spec
 
@@ -67,14 +66,7 @@ def _spec_to_run(
         return canonical(load_spec(spec_file, preset, overrides))
     if out is None:
         raise SpecError("--resume continues the experiment in --out DIR: give --out")
-    if out.exists() and not out.is_dir():
-        raise SpecError(f"--out {out} is a file, not a directory; give a directory")
-    resumed = resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD, canonical)
-    return resumed if resumed is not None else canonical(load_spec(spec_file, preset, overrides))
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: the run is torn down and stored
+    return resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD, canonical)
 
 
 def _check_network(profiles: list[str], broker: str | None) -> None:
@@ -272,22 +264,26 @@ def run(
     from iotsecbench.runner.progress import RichProgress
 
     overrides = {
-        "configurations": configs.split(",") if configs is not None else None,
+        "configurations": words(configs, "--configs"),
         "duration_s": duration,
         "repetitions": reps,
         "payload_bytes": _int_list(payload, "--payload"),
         "rate_hz": None if rate == "max" else _float_list(rate, "--rate"),
         "qos": _int_list(qos, "--qos"),
-        "network": words(network),
-        "transport": words(transport),
-        "method": words(method),
-        "stack": words(stack),
+        "network": words(network, "--network"),
+        "transport": words(transport, "--transport"),
+        "method": words(method, "--method"),
+        "stack": words(stack, "--stack"),
         "saturating": True if rate == "max" else saturating,
         "device": device,
         "seed": seed,
         "devices": devices,
         "connect_ramp_hz": ramp,
     }
+    if resume and force_new_run:
+        raise SpecError(
+            "--resume continues the experiment in --out, --force-new-run starts over: give one"
+        )
     spec = _spec_to_run(spec_file, preset, overrides, out, resume)
     console = Console(stderr=True)
     for canonical_name, written in spec.configuration_labels.items():
@@ -297,12 +293,11 @@ def run(
         console.print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
-    with contextlib.suppress(ValueError):  # only the main thread may set handlers
-        signal.signal(signal.SIGTERM, _interrupt)
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
     executor = _executor(executor_name, scheduler, dask_workers, keylog, capture, simulate, console)
+    _import_post_processing(report)
     try:
         outcome = run_experiment(
             spec,
@@ -317,9 +312,15 @@ def run(
             key_log=keylog is not None and not simulate,
             capture=capture,
         )
-        stdout = output_console()
+    except KeyboardInterrupt:  # noted while starting or storing, raised when that was done
+        raise Interrupted(
+            f"interrupted; what was stored stays: `iotsecbench run --resume --out {out}` "
+            "continues (and draws the report)"
+        ) from None
+    stdout = output_console()
+    try:
         _summarise_and_report(out, outcome, report, stdout, console)
-    except KeyboardInterrupt:  # after the runs: held back while the last one was stored
+    except KeyboardInterrupt:  # after the runs: every one is stored
         raise Interrupted(
             f"interrupted after every run was stored; `iotsecbench report {out}` draws the "
             f"report (`run --resume --out {out}` also finishes the statistics)"
@@ -379,20 +380,32 @@ def _executor(
     return sweep
 
 
+def _import_post_processing(report: bool) -> None:
+    """Import what the summary, the statistics and the report need, before the runs.
+
+    A signal inside an extension module's initialisation (matplotlib's ft2font, found by
+    benchmarks/signal_tally.py) leaves a half-made module and aborts the interpreter at exit,
+    so the imports hold signals back until they are done — seconds on a busy machine. Done
+    before the runs, they cannot delay a Ctrl-C after them (which stops within a second)."""
+    from iotsecbench.runner.interrupts import SignalGuard
+
+    with SignalGuard():
+        import iotsecbench.report.summary
+        import iotsecbench.report.terminal
+        import iotsecbench.workflows.postprocess
+
+        if report:
+            import iotsecbench.report.build  # noqa: F401  (matplotlib, with its backend)
+
+
 def _summarise_and_report(
     out: Path, outcome: Any, report: bool, stdout: Console, console: Console
 ) -> None:
-    """After the runs: the summary tables, then the statistics and the report."""
-    from iotsecbench.runner.interrupts import SignalGuard
-
-    # A signal inside an extension module's initialisation (matplotlib's ft2font, found by
-    # benchmarks/signal_tally.py) leaves a half-made module and aborts the interpreter at
-    # exit: the imports wait for the signal, which is raised when they are done.
-    with SignalGuard():
-        from iotsecbench.report import build  # noqa: F401  (matplotlib, with its backend)
-        from iotsecbench.report.summary import summarise
-        from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
-        from iotsecbench.workflows.postprocess import analyze_and_report
+    """After the runs: the summary tables, then the statistics and the report (their modules
+    were imported before the runs: ``_import_post_processing``)."""
+    from iotsecbench.report.summary import summarise
+    from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
+    from iotsecbench.workflows.postprocess import analyze_and_report
 
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")

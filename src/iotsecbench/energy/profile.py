@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from iotsecbench.energy.vocabulary import PRIMITIVE_KINDS, PrimitiveKind
 from iotsecbench.errors import SpecError
+from iotsecbench.files import read_config_text
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -238,6 +239,8 @@ def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> DeviceProfile:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SpecError(f"device profile {origin}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise SpecError(f"device profile {origin}: nested too deeply") from None
     return _parse(document, origin)
 
 
@@ -259,10 +262,9 @@ def _read(name_or_path: str | Path) -> tuple[str, str]:
         resource = resources.files(_PACKAGE).joinpath(f"{raw}.toml")
         return resource.read_text(encoding="utf-8"), f"{raw} ({resource})"
     path = Path(name_or_path)
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except OSError as error:
-        raise SpecError(f"device profile {path}: cannot read: {error.strerror}") from None
+    # A regular file of bounded size: `device = "/dev/zero"` would otherwise be read until
+    # the kernel kills the machine's biggest process.
+    return read_config_text(path, "device profile"), str(path)
 
 
 def _parse(document: dict[str, Any], origin: str) -> DeviceProfile:

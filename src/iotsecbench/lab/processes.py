@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+from iotsecbench.files import storage_problem
+
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -177,7 +179,12 @@ class Supervised:
             start_new_session=True,
             preexec_fn=_die_with_parent(os.getpid()),
         )
-        self._pid_file = self._record_pid()
+        try:
+            self._pid_file = self._record_pid()
+        except OSError as error:
+            self.stop()  # a child nobody could find after a crash is not left running
+            problem = storage_problem(error, f"recording the PID of {self.argv[0]}")
+            raise (problem or error) from None
         return self
 
     def _record_pid(self) -> Path | None:
@@ -189,9 +196,13 @@ class Supervised:
             return None  # already gone
         path = directory / f"{self.process.pid}.json"
         # No fsync: the page cache survives the runner's death, which is what this is for.
-        path.write_text(
-            json.dumps({"pid": self.process.pid, "argv": self.argv, "started": started})
-        )
+        try:
+            path.write_text(
+                json.dumps({"pid": self.process.pid, "argv": self.argv, "started": started})
+            )
+        except OSError:
+            path.unlink(missing_ok=True)  # a full disk leaves no empty PID file behind
+            raise
         return path
 
     def __exit__(self, *exc_info: object) -> None:

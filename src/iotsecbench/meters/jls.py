@@ -5,6 +5,7 @@ samples at a time, so a 10-minute 1 MHz recording (600 M samples) never sits in 
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,16 @@ from iotsecbench.errors import DataError
 from iotsecbench.meters.trace import Block
 
 MAGIC = b"jlsfmt\r\n \n \x1a  "
-UNITS = {"A": 1.0, "mA": 1e-3, "uA": 1e-6, "µA": 1e-6, "nA": 1e-9, "V": 1.0, "mV": 1e-3}
+# Each signal's units, to A or V: a current recorded in volts is not guessed into amperes.
+UNITS = {
+    "current": {"A": 1.0, "mA": 1e-3, "uA": 1e-6, "µA": 1e-6, "nA": 1e-9},
+    "voltage": {"V": 1.0, "mV": 1e-3},
+}
+# pyjls logs its C library's complaints through this logger (~20 lines for a truncated
+# file, printed by Python's last-resort handler); the reader's DataError says it in one.
+_LIBRARY_LOG = logging.getLogger("pyjls.c")
+_LIBRARY_LOG.addHandler(logging.NullHandler())
+_LIBRARY_LOG.propagate = False
 GPI = re.compile(r"^gpi\[(\d)\]$")
 
 
@@ -25,12 +35,13 @@ def is_jls(path: Path) -> bool:
 
 
 def _scale(path: Path, signal) -> float:
-    if signal.units not in UNITS:
+    units = UNITS[signal.name]
+    if signal.units not in units:
         raise DataError(
             f"{path}: signal {signal.name!r} has unit {signal.units!r}, not one of "
-            f"{', '.join(UNITS)}: not guessed"
+            f"{', '.join(units)}: not guessed"
         )
-    return UNITS[signal.units]
+    return units[signal.units]
 
 
 def read_blocks(path: Path, block_rows: int) -> Iterator[Block]:

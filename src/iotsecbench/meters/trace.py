@@ -21,6 +21,7 @@ import pandas as pd
 from iotsecbench.errors import DataError
 
 WINDOWS_HZ = (10, 1)  # the stability study's 10 Hz DAQ and the analysis' 1 Hz series
+MIN_SAMPLES = 2  # one sample has no interval: no rate, no duration, no charge
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ def _joined(path: Path, blocks: Iterable[Block]) -> Iterator[tuple[Block, np.nda
     for block in blocks:
         if not len(block.time_s):
             continue
+        _check_physical(path, block)
         t, i = block.time_s, block.current_a
         if last is not None:
             t, i = np.concatenate(([last[0]], t)), np.concatenate(([last[1]], i))
@@ -125,6 +127,28 @@ def _joined(path: Path, blocks: Iterable[Block]) -> Iterator[tuple[Block, np.nda
             )
         yield block, t, i
         last = (float(t[-1]), float(i[-1]))
+
+
+# What a meter on an IoT device can record: beyond these a value is a wrong unit or garbage
+# (1e308 µA would make the charge overflow), never reduced into a figure.
+MAX_CURRENT_A = 1_000.0
+MAX_VOLTAGE_V = 1_000.0
+
+
+def _check_physical(path: Path, block: Block) -> None:
+    for name, values, limit, unit in (
+        ("current", block.current_a, MAX_CURRENT_A, "A"),
+        ("voltage", block.voltage_v, MAX_VOLTAGE_V, "V"),
+    ):
+        if values is None:
+            continue
+        bad = np.flatnonzero(~(np.abs(values) <= limit))  # NaN too
+        if bad.size:
+            value = values[bad[0]]
+            raise DataError(
+                f"{path}:{block.first_line + int(bad[0])}: {name} {value:.6g} {unit} is not "
+                f"physical (beyond ±{limit:g} {unit}): a wrong unit in the header?"
+            )
 
 
 def _trapezoid(t: np.ndarray, i: np.ndarray) -> float:
@@ -163,6 +187,11 @@ def reduce_blocks(name: str, path: Path, blocks: Iterable[Block]) -> MeterTrace:
         last_time = float(t[-1])
     if not samples or first is None or last_time is None:
         raise DataError(f"{path}: no samples (an empty export, or only a header)")
+    if samples < MIN_SAMPLES:
+        raise DataError(
+            f"{path}: {samples} sample(s); a rate, a duration and a charge need at least "
+            f"{MIN_SAMPLES}"
+        )
     gaps = np.concatenate(intervals) if intervals else np.array([])
     rate = 1.0 / float(np.median(gaps)) if gaps.size else math.nan
     return MeterTrace(

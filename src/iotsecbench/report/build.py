@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iotsecbench.errors import SpecError
-from iotsecbench.files import write_atomic
+from iotsecbench.files import check_output_directory, write_atomic
 from iotsecbench.report import (
     figures_headline,
     figures_iotst,
@@ -94,10 +94,12 @@ def build_report(
     ``figure_formats`` (svg, pdf) writes each figure also as a vector file for a paper;
     ``current="measured"``: of the power-meter traces attached to the runs, into
     ``report-measured`` by default so the modelled report stays beside it."""
-    data = load(source, current)
+    if not source.exists():
+        raise SpecError(f"{source} does not exist")
     default = "report" if current == "modelled" else "report-measured"
     directory = out or (source if source.is_dir() else source.parent) / default
-    directory.mkdir(parents=True, exist_ok=True)
+    check_output_directory(directory, "--out")  # before the data are read and drawn
+    data = load(source, current)
     figures, skipped = build_figures(
         data,
         (*BUILDERS, *figures_setup.BUILDERS, *figures_iotst.BUILDERS, *measured.BUILDERS),
@@ -110,6 +112,7 @@ def build_report(
         summary_figure = figures_headline.headline(findings, Palette(data.configurations))
     finally:
         EXPORTS.reset(token)
+    directory.mkdir(parents=True, exist_ok=True)
     files: list[Path] = [
         write_atomic(directory / "findings.json", to_json(findings.to_dict()).encode("utf-8"))
     ]
@@ -131,10 +134,11 @@ def build_comparison(
 ) -> BuiltReport:
     """Experiments side by side (report/compare.py) into ``out`` (default
     ``FIRST/compared-with-…``): ``comparison.html``, ``comparison.json``, tables, figures."""
-    comparison = compare(load_experiments(sources), allowed)
     directory = out or default_directory(sources)
-    directory.mkdir(parents=True, exist_ok=True)
+    check_output_directory(directory, "--out")  # before the data are read and drawn
+    comparison = compare(load_experiments(sources), allowed)
     figures = comparison_figures(comparison, figure_formats)
+    directory.mkdir(parents=True, exist_ok=True)
     tables = comparison_tables(comparison)
     files = [
         write_atomic(directory / "comparison.json", to_json(comparison.to_dict()).encode("utf-8"))

@@ -198,9 +198,8 @@ def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> 
         data.per_run, data.summary = summary_frames(results_dir, metrics)
         data.security = read.security_properties(results_dir)
         data.spec = stored_spec_data(results_dir) or {}
-        experiment_file = results_dir / "experiment.json"
-        if experiment_file.exists():
-            document = json.loads(experiment_file.read_text())
+        document = read.stored_document(results_dir / "experiment.json")
+        if document is not None:
             data.experiment = document.get("experiment", document)
     elif current == "measured":
         raise SpecError(

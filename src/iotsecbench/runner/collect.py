@@ -15,6 +15,7 @@ from iotsecbench.agents import vocabulary
 from iotsecbench.analysis.describe import cumulative_mah, percentile
 from iotsecbench.energy import model
 from iotsecbench.energy.profile import DeviceProfile
+from iotsecbench.files import without_credentials
 from iotsecbench.runner.outcome import ExperimentContext, RunOutcome
 from iotsecbench.runner.rows import run_row, tls_facts
 from iotsecbench.spec.matrix import PlannedRun
@@ -451,7 +452,8 @@ def build_outcome(
         cost_method="timed",
         details={
             "unmodelled_primitives": facts.pop("unmodelled_primitives"),
-            "broker_url": context.broker_url,
+            # the external broker, never with the password its URL may carry
+            "broker_url": (without_credentials(context.broker_url) if context.broker_url else None),
             **(details or {}),
         },
         payload_bytes=run.cell.payload_bytes,

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iotsecbench.files import PRIVATE_FILE_MODE, write_atomic
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.tcpinfo import TcpInfo, read_tcp_info
@@ -166,9 +167,9 @@ def run_device(
     its files (configuration, records, QEMU's log) in ``work_dir``. ``connect`` opens the
     bridge's connection to the broker (default: ``socket.create_connection`` here)."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    config_path = work_dir / CONFIG_FILE
-    config_path.write_bytes(config.encode())
-    config_path.chmod(0o600)
+    # the broker account's password and a mutual profile's key: never readable by others,
+    # not even between a write and a chmod
+    write_atomic(work_dir / CONFIG_FILE, config.encode(), mode=PRIVATE_FILE_MODE)
     connect = connect or (lambda address, timeout: socket.create_connection(address, timeout))
     target = TARGETS[firmware.target]
     run = DeviceRun(DeviceOutcome())

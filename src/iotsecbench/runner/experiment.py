@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import os
 import shutil
+import signal
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +21,7 @@ from urllib.parse import urlparse
 from iotsecbench.agents import native
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import EnvironmentProblem, Interrupted, SpecError
-from iotsecbench.files import write_atomic
+from iotsecbench.files import without_credentials, write_atomic
 from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
 from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.lab.network import remove_recorded_namespaces
@@ -39,10 +42,11 @@ from iotsecbench.security.tls.stacks import (
     POST_QUANTUM_STACKS,
     stack_problem,
 )
+from iotsecbench.spec.load import SPEC_FILENAME
 from iotsecbench.spec.matrix import PlannedRun, expand, plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.store.directory import DirectoryLock, prepare_results_dir
-from iotsecbench.store.duckdb_store import ResultsStore
+from iotsecbench.store.duckdb_store import ResultsStore, database_path
 from iotsecbench.store.rebuild import restore_completed
 
 PID_DIRNAME = ".processes"  # PID files of the running broker, agents and helpers
@@ -153,7 +157,12 @@ def canonical_configurations(spec: ExperimentSpec) -> ExperimentSpec:
 
 
 def validate(
-    spec: ExperimentSpec, broker_url: str | None, *, key_log: bool = False, capture: bool = False
+    spec: ExperimentSpec,
+    broker_url: str | None,
+    *,
+    key_log: bool = False,
+    capture: bool = False,
+    broker_ca_file: Path | None = None,
 ) -> None:
     """Every check that needs no process: raises ``SpecError`` naming the fix (``key_log``:
     the runs log their secrets, ``--keylog``; ``capture``: ``--capture``, which logs them too,
@@ -200,23 +209,81 @@ def validate(
                 f"devices {spec.devices}: this machine allows {limit.devices} at most, "
                 f"limited by {limit.reason}"
             )
-    if broker_url is not None:
-        url = urlparse(broker_url)
-        if url.scheme not in ("mqtt", "mqtts") or not url.hostname:
-            raise SpecError(f"--broker {broker_url!r}: use mqtt://host:port or mqtts://host:port")
-        wanted = "plain" if url.scheme == "mqtt" else "tls"
-        wrong = [t for t in transports if (t == "plain") != (wanted == "plain")]
-        if wrong:
+    check_broker(broker_url, broker_ca_file, transports)
+
+
+def check_broker(
+    broker_url: str | None, broker_ca_file: Path | None, transports: set[str] | None = None
+) -> None:
+    """``--broker`` and ``--broker-ca``, refused in one line before anything starts; the URL
+    is named without its password."""
+    if broker_url is None:
+        if broker_ca_file is not None:
+            raise SpecError("--broker-ca is the CA of an external mqtts:// broker: give --broker")
+        return
+    shown = without_credentials(broker_url)
+    url = urlparse(broker_url)
+    try:
+        port = url.port
+    except ValueError:
+        port = -1
+    if url.scheme not in ("mqtt", "mqtts") or not url.hostname or port == -1:
+        raise SpecError(
+            f"--broker {shown!r}: use mqtt://[user:password@]host:port or mqtts://… "
+            "(a port from 1 to 65535)"
+        )
+    if port == 0:
+        raise SpecError(f"--broker {shown!r}: port 0 is no broker's port (1 to 65535)")
+    if url.scheme == "mqtts" and broker_ca_file is None:
+        raise SpecError(
+            f"--broker {shown!r}: an mqtts:// broker needs --broker-ca, the CA that signed its "
+            "certificate"
+        )
+    if broker_ca_file is not None:
+        if url.scheme != "mqtts":
+            raise SpecError("--broker-ca applies to an mqtts:// broker (TLS)")
+        if not broker_ca_file.is_file():
+            what = "is not a regular file" if broker_ca_file.exists() else "does not exist"
+            raise SpecError(f"--broker-ca {broker_ca_file} {what}; give the CA certificate (PEM)")
+        try:
+            ssl.create_default_context(cafile=str(broker_ca_file))
+        except (ssl.SSLError, ValueError, UnicodeDecodeError):
             raise SpecError(
-                f"--broker {url.scheme}:// cannot carry the {', '.join(sorted(wrong))} transport; "
-                "choose configurations that match the broker URL"
-            )
+                f"--broker-ca {broker_ca_file} holds no PEM certificate; give the broker's CA"
+            ) from None
+        except OSError as error:
+            raise SpecError(
+                f"--broker-ca {broker_ca_file}: cannot read it ({error.strerror})"
+            ) from None
+    wanted = "plain" if url.scheme == "mqtt" else "tls"
+    wrong = [t for t in transports or () if (t == "plain") != (wanted == "plain")]
+    if wrong:
+        raise SpecError(
+            f"--broker {url.scheme}:// cannot carry the {', '.join(sorted(wrong))} transport; "
+            "choose configurations that match the broker URL"
+        )
+
+
+# An experiment's files in its results directory: what --force-new-run moves aside (the
+# database with its WAL and any copies set aside, the records, the statistics, the reports
+# and exports made from them), never the directory's lock or another experiment's folder.
+EXPERIMENT_ENTRIES = (
+    "results.duckdb*",
+    "experiment.json",
+    SPEC_FILENAME,
+    "runs",
+    "pki",
+    "analysis*.json",
+    "report",
+    "report-*",
+    "compared-with-*",
+    "parquet",
+)
 
 
 def _set_aside_previous(results_dir: Path) -> Path | None:
     """``--force-new-run``: move an earlier experiment's files into ``previous-<time>/``."""
-    names = ["results.duckdb", "results.duckdb.wal", "experiment.json", "runs", "analysis.json"]
-    present = [results_dir / n for n in names if (results_dir / n).exists()]
+    present = sorted({path for pattern in EXPERIMENT_ENTRIES for path in results_dir.glob(pattern)})
     if not present:
         return None
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -247,22 +314,31 @@ def run_experiment(
     one run at a time here, or (a ``BlockRunner``) streams runs measured elsewhere back for
     storing."""
     observer = observer or RunObserver()
-    validate(spec, broker_url, key_log=key_log, capture=capture)
+    validate(spec, broker_url, key_log=key_log, capture=capture, broker_ca_file=broker_ca_file)
     planned = plan_runs(spec)
     if broker_version is None:
         broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())
     results_dir = prepare_results_dir(results_dir)
+    _moment("directory-made")
     experiment_id = f"{spec.name}-{spec.config_hash()}"
     # Signals wait while files move and while the store writes (SignalGuard): a run whose
     # record.json exists is then always in the database too, and a new database always has
     # its tables. The lock makes this process the directory's only writer.
     pid_directory = results_dir / PID_DIRNAME
     with SignalGuard() as guard, DirectoryLock(results_dir):
+        _moment("locked")
         # Holding the lock, no live runner owns these: a killed runner's children.
         leftovers = stop_leftovers(pid_directory) + remove_recorded_namespaces(pid_directory)
         if force_new:
             _set_aside_previous(results_dir)
+        spec_text = spec.model_dump_json(indent=2).encode()
+        if not database_path(results_dir).exists():
+            # A new experiment: its spec is stored before its database exists, so no moment
+            # of a kill leaves a database that `--resume` cannot continue without a guess.
+            write_atomic(results_dir / SPEC_FILENAME, spec_text)
+            _moment("spec-stored")
         with ResultsStore.open(results_dir) as store, recording_pids(pid_directory):
+            _moment("database-made")
             # The store may continue an earlier experiment of the same configuration hash
             # under its stored id: use the id it returns.
             experiment_id = store.ensure_experiment(
@@ -276,6 +352,7 @@ def run_experiment(
                 ),
                 resume=resume,
             )
+            _moment("experiment-stored")
             context = ExperimentContext(
                 spec=spec,
                 results_dir=results_dir,
@@ -286,7 +363,7 @@ def run_experiment(
                 broker_ca_file=broker_ca_file,
             )
             result = ExperimentOutcome(results_dir, experiment_id, leftovers_stopped=leftovers)
-            write_atomic(results_dir / "spec.json", spec.model_dump_json(indent=2).encode())
+            write_atomic(results_dir / SPEC_FILENAME, spec_text)  # resumed: more repetitions
             if resume:
                 # A run killed between its record and its transaction comes back from its
                 # record instead of being measured again.
@@ -294,6 +371,7 @@ def run_experiment(
             done = store.completed_run_ids(experiment_id) if resume else set()
             todo = [run for run in planned if run.run_id not in done]
             result.skipped = len(planned) - len(todo)
+            _moment("runs-planned")
             _safely(lambda: observer.experiment_started(todo, result.skipped, spec))
             try:
                 if hasattr(executor, "stream"):
@@ -304,6 +382,25 @@ def run_experiment(
             finally:
                 _safely(observer.experiment_finished)
     return result
+
+
+# Test hook (tests/integration/test_startup_kills.py): a runner SIGKILLs itself at one of
+# these moments of its start-up, as an OOM killer or a power cut could stop it, so that
+# `--resume` is tried on every state a start-up can leave.
+KILL_AT_VARIABLE = "IOTSB_TEST_KILL_AT"
+STARTUP_MOMENTS = (
+    "directory-made",
+    "locked",
+    "spec-stored",
+    "database-made",
+    "experiment-stored",
+    "runs-planned",
+)
+
+
+def _moment(name: str) -> None:
+    if os.environ.get(KILL_AT_VARIABLE) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _resume_hint(result: ExperimentOutcome) -> str:

@@ -28,7 +28,7 @@ from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.native import translate
 from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
-from iotsecbench.files import private_directory, write_secret
+from iotsecbench.files import check_output_file, private_directory, write_secret
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, free_port
 from iotsecbench.lab.limits import raise_fd_limit
 from iotsecbench.lab.network import NetworkLab
@@ -125,15 +125,26 @@ SIGNING_FILE = "{role}.signing.json"  # a signed key exchange's pinned keys, as 
 TCP_RECEIVER_PORT = 5001  # the tcp receiver's port in its own namespace (nothing else there)
 
 
-def _prepare_keylog(path: Path) -> Path:
-    """The --keylog file, created 0600 if new; refused if others can read it (it holds keys)."""
-    path = Path(path).resolve()
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_secret(path, b"")
-    elif path.stat().st_mode & 0o077:
+def _check_keylog(path: Path) -> Path:
+    """The --keylog file, checked before anything starts: a regular file only its owner may
+    read, or a new one in an existing directory (made 0600 when the first run starts; the
+    directory is never made: a typo in it would go unnoticed). It holds session keys."""
+    path = check_output_file(Path(path), "--keylog").resolve()
+    if path.exists() and path.stat().st_mode & 0o077:
         raise SpecError(f"--keylog {path} is readable by other users (chmod 600 {path})")
     return path
+
+
+def _forget_password(directory: Path) -> None:
+    """An external broker's password, given in --broker, leaves the agents' configs when
+    they have exited: a run's files never keep a user's credential (the embedded broker's
+    accounts are made per run and die with it)."""
+    for role in ("emitter", "receiver"):
+        path = directory / f"{role}.config.json"
+        if path.exists():
+            config = AgentConfig.from_file(path)
+            path.unlink()
+            write_secret(path, dataclasses.replace(config, password="").to_json().encode())
 
 
 AGENT_SILENCE_S = 10.0  # docs/reliability.md #10: this long without a record = hung
@@ -204,7 +215,7 @@ class LocalExecutor:
     def __init__(self, keylog: Path | None = None, capture: bool = False) -> None:
         self._certificates: dict[str, CertificateSet] = {}
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
-        self._keylog = _prepare_keylog(keylog) if keylog is not None else None
+        self._keylog = _check_keylog(keylog) if keylog is not None else None
         # --capture: each run's traffic and secrets in its pcapng (runner/capture.py)
         self._captures = RunCaptures(self._keylog) if capture else None
         self._faults = FaultPlan.from_environment()
@@ -225,6 +236,8 @@ class LocalExecutor:
         self, run: PlannedRun, context: ExperimentContext, on_progress: ProgressCallback
     ) -> RunOutcome:
         run_dir = private_directory(context.run_dir(run))
+        if self._keylog is not None and not self._keylog.exists():
+            write_secret(self._keylog, b"")  # 0600 before any agent appends to it
         for stale in ("emitter.jsonl", "receiver.jsonl"):
             (run_dir / stale).unlink(missing_ok=True)
         shutil.rmtree(run_dir / DEVICES_DIRNAME, ignore_errors=True)
@@ -249,6 +262,8 @@ class LocalExecutor:
                 signing = (SIGNING_FILE.format(role=role) for role in ("emitter", "receiver"))
                 for secret in (PSK_FILE, *signing):
                     (directory / secret).unlink(missing_ok=True)
+                if context.broker_url is not None:
+                    _forget_password(directory)
         return self._outcome(run, context, run_dir, "ok", None, started)
 
     def _outcome(

@@ -64,7 +64,7 @@ class HandshakeBenchmarkSpec(StrictModel):
     target_ci: float | None = None
     max_repetitions: int = Field(DEFAULT_MAX_REPETITIONS, ge=2, le=100_000)
     warmup: int = Field(1, ge=0, le=1000)  # unmeasured connections per profile first
-    seed: int = 1  # the interleaving order
+    seed: int = Field(1, ge=0, le=2**63 - 1)  # the interleaving order (a BIGINT)
     trace: bool = False  # scheduler traces, the iotst method (root, tracefs)
     # Core counts the client may use (what this machine allows: bench.handshake_plan).
     cores: list[int] = Field(default_factory=list)

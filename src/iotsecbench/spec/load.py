@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from iotsecbench.errors import DataError, EnvironmentProblem, NoPermissionError, SpecError
+from iotsecbench.errors import DataError, NoPermissionError, SpecError
+from iotsecbench.files import read_config_text
 from iotsecbench.spec.bench import BENCH_HANDSHAKE, HOST_ONLY, HandshakeBenchmarkSpec
 from iotsecbench.spec.models import ExperimentSpec
 
@@ -40,25 +41,21 @@ def build_spec(data: dict[str, Any], origin: str = "experiment spec") -> Experim
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """Read a spec file; a missing file is the environment's fault, bad TOML the user's."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"spec file {path} does not exist") from None
-    except IsADirectoryError:
-        raise SpecError(f"spec file {path} is a directory (give a .toml file)") from None
-    except UnicodeDecodeError as error:
-        raise SpecError(
-            f"spec file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
-        ) from None
-    except PermissionError as error:
-        raise NoPermissionError(f"cannot read spec file {path}: {error.strerror}") from None
-    except OSError as error:
-        raise EnvironmentProblem(f"cannot read spec file {path}: {error.strerror}") from None
+    """Read a spec file: a regular file of bounded size (files.read_config_text), TOML of
+    bounded nesting; every problem one line naming the file."""
+    text = read_config_text(path, "spec file")
+    return parse_toml(text, str(path))
+
+
+def parse_toml(text: str, origin: str) -> dict[str, Any]:
+    """TOML text as a mapping; SpecError naming ``origin`` when it is not TOML or nests
+    deeper than Python's parser can follow (``[[[[…``)."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: not valid TOML: {error}") from None
+        raise SpecError(f"{origin}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise SpecError(f"{origin}: nested too deeply to be a spec") from None
 
 
 def preset_names() -> list[str]:
@@ -146,6 +143,8 @@ def load_handshake_spec(
         raise SpecError(f"{origin}: {field}: {message}") from None
 
 
+SPEC_FILENAME = "spec.json"  # in a results directory: the experiment as run (--resume)
+
 # Fields that may change when an experiment is resumed: more repetitions extend it, and the
 # name and description are labels (the same exemptions as ExperimentSpec.config_hash).
 RESUMABLE_CHANGES = frozenset({"repetitions", "name", "description", "configuration_labels"})
@@ -153,23 +152,32 @@ RESUMABLE_CHANGES = frozenset({"repetitions", "name", "description", "configurat
 
 def stored_spec_data(results_dir: Path) -> dict[str, Any] | None:
     """The experiment a results directory was made with (``spec.json``, else the spec in
-    ``experiment.json``), or None when the directory holds neither."""
-    spec_file = results_dir / "spec.json"
+    ``experiment.json``), or None when the directory holds neither; the file that cannot be
+    read is named (exit 4; exit 3 when it may not be read)."""
+    spec_file = results_dir / SPEC_FILENAME
     experiment_file = results_dir / "experiment.json"
+    source = spec_file if spec_file.is_file() else experiment_file
+    if not source.is_file():
+        return None
     try:
-        if spec_file.is_file():
-            return json.loads(spec_file.read_text(encoding="utf-8"))
-        if experiment_file.is_file():
-            document = json.loads(experiment_file.read_text(encoding="utf-8"))
-            return json.loads(document["experiment"]["spec_json"])
+        stored = json.loads(source.read_text(encoding="utf-8"))
+        if source is experiment_file:
+            stored = json.loads(stored["experiment"]["spec_json"])
+        if not isinstance(stored, dict):
+            raise TypeError("not a JSON object")
+        return stored
     except PermissionError as error:
-        raise NoPermissionError(f"cannot read the stored experiment: {error}") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise NoPermissionError(f"cannot read the stored experiment {source}: {error}") from None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise DataError(
-            f"the stored experiment in {results_dir} is unreadable ({error}); give the spec "
-            "again or use a new --out"
+            f"the stored experiment {source} is unreadable ({error}); restore it, give the "
+            "spec again or use a new --out"
         ) from None
-    return None
+
+
+# What a results directory holds once an experiment has started in it (a directory with
+# none of these is empty: nothing to resume).
+EXPERIMENT_FILES = (SPEC_FILENAME, "experiment.json", "results.duckdb", "runs")
 
 
 def resume_spec(
@@ -179,18 +187,34 @@ def resume_spec(
     overrides: dict[str, Any] | None = None,
     option_names: dict[str, str] | None = None,
     canonical: Callable[[ExperimentSpec], ExperimentSpec] | None = None,
-) -> ExperimentSpec | None:
+) -> ExperimentSpec:
     """``run --resume --out DIR``: the experiment stored in DIR, so options need not be typed
     again. Whatever is given again (a spec file, a preset, options) must agree with it, except
     the fields in ``RESUMABLE_CHANGES``; a disagreement is one SpecError naming the option or
-    field. None when DIR holds no stored experiment (the resume then starts it afresh).
-    ``canonical`` names what is given again canonically (the runner's
+    field. Never a guess: a missing or empty DIR is refused, and so is one without a stored
+    spec unless the spec file or preset is given again (options alone would fall back on the
+    default experiment). ``canonical`` names what is given again canonically (the runner's
     ``canonical_configurations``) before the comparison, unless the stored experiment was
     made before names were canonical: its names then stay as stored, or its runs would
     change their ids."""
+    if not results_dir.is_dir():
+        what = "is a file, not a directory" if results_dir.exists() else "does not exist"
+        raise SpecError(f"--out {results_dir} {what}: nothing to resume (drop --resume to start)")
+    if not any((results_dir / name).exists() for name in EXPERIMENT_FILES):
+        raise SpecError(
+            f"--out {results_dir} holds no experiment: nothing to resume; start one there "
+            "with the spec file or --preset and its options, without --resume"
+        )
     stored_data = stored_spec_data(results_dir)
     if stored_data is None:
-        return None
+        if path is None and preset is None:
+            raise SpecError(
+                f"{results_dir} holds no stored experiment spec (its runner stopped before "
+                "storing it): give the spec file or --preset, and the options it was started "
+                f"with, to resume it: iotsecbench run SPEC [options] --resume --out {results_dir}"
+            )
+        given_again = load_spec(path, preset, overrides)
+        return canonical(given_again) if canonical is not None else given_again
     stored = build_spec(stored_data, f"stored experiment {results_dir}/spec.json")
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     if path is not None or preset is not None:

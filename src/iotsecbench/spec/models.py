@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -68,6 +69,11 @@ class TlsSettings(StrictModel):
     security_level: int = Field(2, ge=0, le=5)  # OpenSSL security level, both ends
 
 
+# An experiment's name labels it and names its default results directory
+# (results/<name>-<time>) and its id in every record: a word, never a path.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,79}$"
+DESCRIPTION_MAX_CHARACTERS = 10_000
+
 PYTHON_MAX_RATE_HZ = 10_000
 NATIVE_MAX_RATE_HZ = 1_000_000
 # A fleet's ceiling in any spec; what one machine allows is lower (lab/limits.fleet_limit).
@@ -91,7 +97,7 @@ class ExperimentSpec(StrictModel):
     """A whole experiment: the factors, their levels, and how often each cell runs."""
 
     name: str = "default"
-    description: str = ""
+    description: str = Field("", max_length=DESCRIPTION_MAX_CHARACTERS)
     configurations: list[str] = Field(
         default_factory=lambda: ["plain", "tls1.2", "ecdh-p256-aes128-cbc", "ecdh-p256-aes128-gcm"],
         min_length=1,
@@ -106,7 +112,9 @@ class ExperimentSpec(StrictModel):
     duration_s: float = Field(20.0, gt=0, le=24 * 3600)  # publishing time per run
     repetitions: int = Field(2, ge=1, le=10_000)
     device: str = "esp32-wroom-32"  # device profile for the energy model
-    seed: int = 0  # run order and payload filler; recorded with the results
+    # run order and payload filler; recorded with the results (a BIGINT, to which each
+    # device of a fleet adds its index)
+    seed: int = Field(0, ge=0, le=2**63 - 1 - FLEET_MAX_DEVICES)
     include: list[CellFilter] = Field(default_factory=list)  # extra cells (fully specified)
     exclude: list[CellFilter] = Field(default_factory=list)  # cells to drop
     broker: BrokerSettings = Field(default_factory=BrokerSettings)
@@ -137,6 +145,22 @@ class ExperimentSpec(StrictModel):
     # second (None: all at once). What this machine allows is checked before a run starts.
     devices: int = Field(1, ge=1, le=FLEET_MAX_DEVICES)
     connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_word(cls, name: str) -> str:
+        if not re.match(NAME_PATTERN, name):
+            raise ValueError(
+                f"{name[:40]!r}{'…' if len(name) > 40 else ''} is not a name: up to 80 "
+                "letters, digits, spaces and . _ + - (it names the results directory)"
+            )
+        return name
+
+    @model_validator(mode="after")
+    def _ramp_needs_a_fleet(self) -> ExperimentSpec:
+        if self.connect_ramp_hz is not None and self.devices == 1:
+            raise ValueError("connect_ramp_hz (--ramp) paces a fleet's devices: give devices > 1")
+        return self
 
     @field_validator("configurations")
     @classmethod

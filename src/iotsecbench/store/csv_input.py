@@ -21,24 +21,42 @@ LATENCY_HEADER = ("configuration", "run", "seq", "latency_ms")
 DEVICES = ("emitter", "receiver")
 
 
+def _lines(path: Path, handle):  # type: ignore[no-untyped-def]
+    """The file's lines as text, decoded one at a time, so a byte that is not UTF-8 is
+    reported on its own line (a text-mode file decodes 8 KiB at once: the error would name
+    the line being parsed when the chunk was read, often line 1)."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DataError(
+                f"{path}:{number}: not UTF-8 text (byte {error.start + 1} of the line)"
+            ) from None
+
+
 def _open_rows(path: Path, header: tuple[str, ...]):
     if not path.is_file():
-        raise SpecError(f"{path}: no such file")
+        what = "is a directory" if path.is_dir() else "no such file"
+        raise SpecError(f"{path}: {what}")
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        handle = path.open("rb")
     except OSError as error:
         raise SpecError(f"{path}: cannot read ({error.strerror})") from error
-    reader = csv.reader(handle)
+    reader = csv.reader(_lines(path, handle))
     try:
         first = next(reader)
     except StopIteration:
         handle.close()
         raise DataError(f"{path}:1: empty file, expected header {','.join(header)}") from None
-    except (csv.Error, UnicodeDecodeError) as error:
+    except csv.Error as error:
         handle.close()
         raise DataError(f"{path}:1: unreadable header ({error})") from error
+    except DataError:
+        handle.close()
+        raise
     found = tuple(cell.strip().lstrip("\ufeff") for cell in first)
     if found != header:
+        handle.close()
         missing = [c for c in header if c not in found]
         extra = [c for c in found if c not in header]
         detail = []
@@ -54,6 +72,11 @@ def _open_rows(path: Path, header: tuple[str, ...]):
     return handle, reader
 
 
+# Physical bounds of what the CSV files hold: beyond them a value is not a device's current
+# or a message's latency, and sums over a run would overflow to infinity (1e308 mA).
+LIMITS = {"current_ma": 1e6, "latency_ms": 1e9, "time_s": 1e9, "seq": 2.0**63}
+
+
 def _number(path: Path, line: int, column: str, text: str) -> float:
     try:
         value = float(text)
@@ -61,6 +84,10 @@ def _number(path: Path, line: int, column: str, text: str) -> float:
         raise DataError(f"{path}:{line}: {column} {text!r} is not a number") from None
     if not math.isfinite(value):
         raise DataError(f"{path}:{line}: {column} {text!r} is not finite")
+    if abs(value) > LIMITS[column]:
+        raise DataError(
+            f"{path}:{line}: {column} {text} is not physical (beyond ±{LIMITS[column]:g})"
+        )
     return value
 
 
@@ -85,7 +112,7 @@ def _rows(path: Path, header: tuple[str, ...]):
                         f"({','.join(header)}); truncated or malformed line"
                     )
                 yield line, fields
-        except (csv.Error, UnicodeDecodeError) as error:
+        except csv.Error as error:
             raise DataError(f"{path}:{reader.line_num}: unreadable line ({error})") from error
 
 

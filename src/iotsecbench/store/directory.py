@@ -11,7 +11,6 @@ holder's PID and command line for the refusal message (and for ``doctor --cleanu
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import sys
@@ -19,7 +18,13 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from iotsecbench.errors import EnvironmentProblem, NoPermissionError, SpecError, StoreBusyError
+from iotsecbench.errors import EnvironmentProblem, StoreBusyError
+from iotsecbench.files import (
+    PRIVATE_FILE_MODE,
+    check_output_directory,
+    storage_problem,
+    without_credentials,
+)
 
 LOCK_FILENAME = ".writer.lock"
 
@@ -28,29 +33,21 @@ def prepare_results_dir(results_dir: Path) -> Path:
     """Create ``results_dir`` if needed and prove it writable, before anything is started.
 
     Each problem is one line: a regular file in the way is a usage error (exit 2); a
-    read-only mount or missing permission is the environment's (exit 3), never "corrupt".
+    read-only mount, missing permission or full disk is the environment's (exit 3), never
+    "corrupt".
     """
-    results_dir = Path(results_dir)
-    if results_dir.exists() and not results_dir.is_dir():
-        raise SpecError(f"--out {results_dir} is a file, not a directory; give a directory")
+    results_dir = check_output_directory(results_dir, "--out")
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=results_dir, prefix=".writable-"):
             pass
     except OSError as error:
-        raise _problem(error, f"--out {results_dir}") from None
+        raise _problem(error, f"preparing --out {results_dir}") from None
     return results_dir
 
 
-def _problem(error: OSError, what: str) -> EnvironmentProblem | SpecError:
-    reason = error.strerror or str(error)
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return NoPermissionError(f"{what} is not writable ({reason}); choose a writable directory")
-    if error.errno in (errno.ENOTDIR, errno.EEXIST):
-        return SpecError(f"{what}: a parent is not a directory ({reason}); give a directory")
-    if error.errno == errno.ENOSPC:
-        return EnvironmentProblem(f"{what}: no space left on device")
-    return EnvironmentProblem(f"{what} cannot be used ({reason})")
+def _problem(error: OSError, what: str) -> EnvironmentProblem:
+    return storage_problem(error, what) or EnvironmentProblem(f"{what}: {error.strerror or error}")
 
 
 def holder_of(results_dir: Path) -> tuple[int, str] | None:
@@ -72,9 +69,12 @@ class DirectoryLock:
 
     def __enter__(self) -> DirectoryLock:
         try:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            descriptor = os.open(
+                self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE
+            )
+            os.fchmod(descriptor, PRIVATE_FILE_MODE)  # one an older version made 0644
         except OSError as error:
-            raise _problem(error, str(self.path.parent)) from None
+            raise _problem(error, f"locking {self.path.parent}") from None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -85,8 +85,14 @@ class DirectoryLock:
                 f"{self.path.parent} is being written by {who}; wait for it to finish or use "
                 "another --out"
             ) from None
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n{' '.join(sys.argv)}\n".encode())
+        # Who holds it, for the refusal message: never a password given in a broker URL.
+        command = without_credentials(" ".join(sys.argv))
+        try:
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n{command}\n".encode())
+        except OSError as error:
+            os.close(descriptor)
+            raise _problem(error, f"locking {self.path.parent}") from None
         self._descriptor = descriptor
         return self
 

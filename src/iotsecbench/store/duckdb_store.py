@@ -10,7 +10,6 @@ can always restore the database from the record files (``docs/reliability.md``).
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import re
 import shutil
@@ -28,12 +27,10 @@ import pyarrow.compute as pc
 
 from iotsecbench.errors import (
     DataError,
-    EnvironmentProblem,
-    NoPermissionError,
     SpecError,
     StoreBusyError,
 )
-from iotsecbench.files import write_atomic
+from iotsecbench.files import PRIVATE_FILE_MODE, storage_problem, write_atomic
 from iotsecbench.store import migrations, schema
 
 DB_FILENAME = "results.duckdb"
@@ -77,22 +74,37 @@ def dumps(value: Any) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` holds either the old or the complete new content."""
-    write_atomic(path, text)
+    """Write a record (``record.json``, ``experiment.json``) so that ``path`` holds either the
+    old or the complete new content; 0600, like the rest of a run."""
+    write_atomic(path, text, mode=PRIVATE_FILE_MODE)
 
 
 def _environment_error(error: OSError | duckdb.Error, action: str) -> Exception:
     """Map disk-full and permission problems to exit-3 errors; return others unchanged."""
-    text = str(error)
-    if "No space left on device" in text or getattr(error, "errno", None) == 28:
-        return EnvironmentProblem(f"no space left on device while {action}")
-    if (
-        "Permission denied" in text
-        or "Read-only file system" in text
-        or isinstance(error, PermissionError)
-        or getattr(error, "errno", None) == errno.EROFS
-    ):
-        return NoPermissionError(f"permission denied while {action}: {_first_line(text)}")
+    return storage_problem(error, action) or error
+
+
+# DuckDB's errors for a file it cannot read as a database (truncated, overwritten): they
+# may surface at any query, long after the file was opened.
+_DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException)
+
+
+def _was_interrupted(error: BaseException) -> bool:
+    """DuckDB turns a Ctrl-C during a query into an error of its own ("Query interrupted"):
+    it is an interruption (exit 130), never damage or a bug."""
+    return isinstance(error, (duckdb.InterruptException, RuntimeError)) and (
+        "interrupted" in str(error).lower()
+    )
+
+
+def _store_error(path: Path, error: duckdb.Error, action: str) -> Exception:
+    """A DuckDB error on ``path``: the environment's (exit 3), damage (exit 4, naming
+    ``db rebuild``), or unchanged (a bug)."""
+    mapped = _environment_error(error, action)
+    if mapped is not error:
+        return mapped
+    if isinstance(error, _DAMAGE):
+        return _corrupt(path, str(error))
     return error
 
 
@@ -207,6 +219,15 @@ class ResultsStore:
     @classmethod
     def open_file(cls, path: Path, read_only: bool = False) -> ResultsStore:
         """Open a results database at an explicit path (``open`` and rebuild use it)."""
+        try:
+            return cls._open_file(path, read_only)
+        except (duckdb.Error, RuntimeError) as error:
+            if _was_interrupted(error):
+                raise KeyboardInterrupt from None
+            raise
+
+    @classmethod
+    def _open_file(cls, path: Path, read_only: bool) -> ResultsStore:
         results_dir = path.parent
         if read_only:
             if not path.is_file():
@@ -248,6 +269,14 @@ class ResultsStore:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+        if isinstance(exc, (duckdb.Error, RuntimeError)) and _was_interrupted(exc):
+            raise KeyboardInterrupt from None  # a Ctrl-C, whatever DuckDB made of it
+        if isinstance(exc, duckdb.Error):
+            # A damaged page is found when a query reads it, not when the file is opened:
+            # whoever queried, the same one line (exit 4 with the `db rebuild` hint).
+            mapped = _store_error(self.path, exc, f"reading {self.path}")
+            if mapped is not exc:
+                raise mapped from exc
 
     def close(self) -> None:
         """Close the connection (DuckDB checkpoints a read-write database on close)."""
@@ -535,7 +564,9 @@ def _prepare_schema(connection: duckdb.DuckDBPyConnection, path: Path, read_only
             raise DataError(f"{path} is not an iotsecbench results database (no meta table)")
         row = _schema_version_row(connection)
     except duckdb.Error as error:
-        raise _corrupt(path, str(error)) from error
+        # Creating the tables on a full disk is not damage: exit 3, not the rebuild hint.
+        mapped = _environment_error(error, f"preparing {path}")
+        raise (mapped if mapped is not error else _corrupt(path, str(error))) from error
     if row is None or not str(row[0]).lstrip("-").isdigit():
         raise DataError(f"results DB {path} has no valid schema_version in its meta table")
     version = int(row[0])

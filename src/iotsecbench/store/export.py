@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from iotsecbench.errors import EnvironmentProblem
+from iotsecbench.files import check_output_directory
 from iotsecbench.store import schema
 from iotsecbench.store.duckdb_store import ResultsStore
 
@@ -25,7 +26,7 @@ BATCH_ROWS = 256_000
 
 def export_parquet(results_dir: Path | str, out_dir: Path | str) -> list[Path]:
     """Write ``<table>.parquet`` for every results table into ``out_dir``; return the paths."""
-    out_dir = Path(out_dir)
+    out_dir = check_output_directory(Path(out_dir), "--out")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:

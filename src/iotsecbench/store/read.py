@@ -15,8 +15,21 @@ from typing import Any
 import pandas as pd
 
 from iotsecbench.errors import DataError, SpecError
+from iotsecbench.files import read_json
 from iotsecbench.store import schema
 from iotsecbench.store.duckdb_store import ResultsStore
+
+
+def stored_document(path: Path) -> dict[str, Any] | None:
+    """A JSON document the runner stored beside the database (``experiment.json``): None
+    when absent, DataError (exit 4) naming the file when it is not a JSON object."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise DataError(f"{path} is not a JSON object; restore it, or move it aside")
+    return document
 
 
 def _query(results_dir: Path | str, sql: str, parameters: list[Any] | None = None) -> pd.DataFrame:

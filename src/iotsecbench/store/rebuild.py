@@ -22,6 +22,7 @@ from iotsecbench.errors import DataError, EnvironmentProblem, SpecError, StoreBu
 from iotsecbench.store import migrations, schema
 from iotsecbench.store.directory import DirectoryLock
 from iotsecbench.store.duckdb_store import (
+    DB_FILENAME,
     EXPERIMENT_FILENAME,
     EXPERIMENT_FORMAT,
     RECORD_FILENAME,
@@ -45,6 +46,13 @@ def rebuild(results_dir: Path | str) -> int:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise SpecError(f"{results_dir} is not a directory")
+    if not any(
+        (results_dir / name).exists() for name in (EXPERIMENT_FILENAME, RUNS_DIRNAME, DB_FILENAME)
+    ):
+        raise SpecError(
+            f"{results_dir} is not a results directory (no {EXPERIMENT_FILENAME}, "
+            f"{RUNS_DIRNAME}/ or {DB_FILENAME}): pass the --out directory of an iotsecbench run"
+        )
     experiment = _read_experiment(results_dir)
     record_paths = sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}"))
     # Check every record before changing anything, but keep none in memory: a long experiment's
@@ -106,6 +114,10 @@ def check(results_dir: Path | str) -> StoreCheck:
         raise SpecError(f"{results_dir} is not a directory")
     with ResultsStore.open(results_dir, read_only=True) as store:
         stored = dict(store.connection.execute("SELECT run_id, status FROM runs").fetchall())
+        # Read every page once: a damaged page is found only when a query reads it.
+        for name in schema.TABLES:
+            for _ in store.connection.sql(f"SELECT * FROM {name}").to_arrow_reader(1 << 16):
+                pass
     recorded = {}
     for record_path in sorted(results_dir.glob(f"{RUNS_DIRNAME}/*/{RECORD_FILENAME}")):
         run = read_record(record_path)["run"]

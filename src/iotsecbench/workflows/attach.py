@@ -22,6 +22,7 @@ import pandas as pd
 from iotsecbench import meters
 from iotsecbench.errors import DataError, SpecError
 from iotsecbench.meters.align import Alignment, by_correlation, by_offset, by_sync
+from iotsecbench.meters.trace import MAX_VOLTAGE_V
 from iotsecbench.store import read
 from iotsecbench.store.amend import replace_agent_rows
 from iotsecbench.store.duckdb_store import (
@@ -193,8 +194,11 @@ def attach(
         raise SpecError(f"--agent {agent!r}: choose emitter or receiver")
     if sync_channel is not None and not 0 <= sync_channel <= 7:
         raise SpecError(f"--sync D{sync_channel}: digital channels are D0–D7")
-    if voltage_v is not None and not (math.isfinite(voltage_v) and voltage_v > 0):
-        raise SpecError(f"--voltage {voltage_v}: give the supply voltage in volts, > 0")
+    if voltage_v is not None and not (math.isfinite(voltage_v) and 0 < voltage_v <= MAX_VOLTAGE_V):
+        raise SpecError(
+            f"--voltage {voltage_v}: give the supply voltage in volts, > 0 and at most "
+            f"{MAX_VOLTAGE_V:g}"
+        )
     results_dir, run_id = locate_run(path, run_id)
     activity = run_activity(results_dir, run_id, agent)
     trace = meters.read_trace(trace_path, format)

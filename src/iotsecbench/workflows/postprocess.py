@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from iotsecbench.analysis.document import FILENAMES
 from iotsecbench.analysis.pipeline import AnalysisOptions, AnalysisResult, analyze
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
-from iotsecbench.files import write_atomic
+from iotsecbench.files import check_output_file, write_atomic
 
 if TYPE_CHECKING:  # the report (matplotlib) loads only when a report is built
     from iotsecbench.report.build import BuiltReport
@@ -64,7 +64,9 @@ def run_analyze(
         read.require_completed_runs(results_dir)
         current = read.current_frame(results_dir, current_source)
         if current.empty and current_source == "measured":
-            raise DataError(
+            # The same refusal (exit 2) as `report --current measured`: asked for what the
+            # directory does not hold, nothing damaged.
+            raise SpecError(
                 f"no completed run of {results_dir} has a power-meter trace attached: attach "
                 "one (iotsecbench attach RUN TRACE) or analyse the modelled current"
             )
@@ -82,6 +84,8 @@ def run_analyze(
         latency = read_latency_csv(latency_csv) if latency_csv is not None else None
         properties = _properties_for_names(sorted(set(current["configuration"])))
         target = out or Path(csv_path).with_name("analysis.json")
+    # Where the statistics go is checked before they are computed (seconds to minutes).
+    check_output_file(Path(target), "--out" if out is not None else "the analysis file")
     result = analyze(current, latency, properties, options)
     document = result.to_dict()
     document["inputs"] = {

@@ -36,6 +36,12 @@ pytestmark = pytest.mark.integration  # each runs the command line in a process 
             ["--target", "rv32imc", "--profiles", "tls1.2/rsa2048", "--stack", "openssl-3.5"],
             "mbedtls or wolfssl",
         ),
+        # issue 40: bounds, pointless options and outputs, before the firmware is built
+        (["--target", "rv32imc", "--profiles", "plain", "--warmup", "0"], "--warmup belong"),
+        (["--target", "rv32imc", "--profiles", "plain", "--seed", "-1"], "--seed -1"),
+        (["--target", "rv32imc", "--profiles", "plain", "--reps", "100001"], "--reps 100001"),
+        (["--target", "rv32imc", "--profiles", "plain", "--network", "mars"], "--network"),
+        (["--target", "rv32imc", "--profiles", "plain", "--json", "/"], "--json / is a dir"),
     ],
 )
 def test_refused_before_anything_runs(cli, tmp_path, arguments, fragment):
@@ -51,6 +57,7 @@ def test_a_missing_toolchain_is_one_line_and_exit_3(cli, tmp_path):
                  "--out", str(tmp_path / "out"), env={"PATH": "/nonexistent"})  # fmt: skip
     assert result.returncode == 3, result.stderr
     assert "apt-get install" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1  # the stack's note waits for a run
 
 
 def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):

@@ -77,8 +77,12 @@ def test_check_names_runs_the_database_lost(cli, tmp_path: Path) -> None:
 
 def test_rebuild_of_a_directory_without_records_is_one_line(cli, tmp_path: Path) -> None:
     refused = cli("db", "rebuild", str(tmp_path))
-    assert refused.returncode == 4
-    assert "experiment.json" in _one_error_line(refused.stderr)
+    assert refused.returncode == 2
+    assert "not a results directory" in _one_error_line(refused.stderr)
+    (tmp_path / "runs").mkdir()
+    without_experiment = cli("db", "rebuild", str(tmp_path))
+    assert without_experiment.returncode == 4
+    assert "experiment.json" in _one_error_line(without_experiment.stderr)
     missing = cli("db", "check", str(tmp_path / "nowhere"))
     assert missing.returncode == 2
     assert "not a directory" in _one_error_line(missing.stderr)

@@ -140,7 +140,7 @@ def test_unpriced_primitive_is_named(tmp_path: Path) -> None:
 def test_invalid_toml_unknown_name_and_missing_file() -> None:
     with pytest.raises(SpecError, match="unknown device profile 'esp8266'"):
         load_profile("esp8266")
-    with pytest.raises(SpecError, match="cannot read"):
+    with pytest.raises(SpecError, match="does not exist"):
         load_profile("/nonexistent/profile.toml")
 
 

@@ -130,3 +130,28 @@ def test_doctor_cleanup_stops_a_dead_runners_leftovers(cli, tmp_path: Path) -> N
     finally:
         leftover.kill()
         leftover.wait()
+
+
+@pytest.mark.integration
+def test_a_full_disk_while_recording_a_pid_stops_the_child_and_leaves_no_empty_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills just as an agent starts: exit 3 in one line, the child stopped, and no
+    0-byte PID file that stop_leftovers would stumble on later."""
+    from iotsecbench.errors import EnvironmentProblem
+    from iotsecbench.lab.processes import Supervised
+
+    real_write_text = Path.write_text
+
+    def full(path: Path, data: str, *args: object, **kwargs: object) -> int:
+        if path.parent == tmp_path:
+            real_write_text(path, "")  # created, then the write fails: what ENOSPC leaves
+            raise OSError(28, "No space left on device")
+        return real_write_text(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    child = Supervised(["sleep", "300"])
+    with recording_pids(tmp_path), pytest.raises(EnvironmentProblem, match="no space left"):
+        child.__enter__()
+    assert child.process is not None and child.process.poll() is not None
+    assert list(tmp_path.iterdir()) == []

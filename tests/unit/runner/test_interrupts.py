@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from iotsecbench.errors import Interrupted, StoreBusyError
+from iotsecbench.errors import EnvironmentProblem, Interrupted, StoreBusyError
 from iotsecbench.runner.experiment import run_experiment
 from iotsecbench.runner.simulated import SimulatedExecutor
 from iotsecbench.spec.load import load_spec
@@ -202,7 +202,7 @@ def test_a_wal_copy_cut_short_by_a_full_disk_is_not_left_behind(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(duckdb_store.shutil, "copy2", disk_full)
-    with pytest.raises(duckdb_store.EnvironmentProblem, match="no space left"):
+    with pytest.raises(EnvironmentProblem, match="no space left"):
         ResultsStore.open(out)
     assert not list(out.glob("results.duckdb.wal.kept-*"))
 

@@ -166,18 +166,20 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
     # A run without a trace cannot be calibrated against.
     refused = run_cli("calibrate", str(tmp_path), "--out", str(out))
     assert refused.returncode == 2
-    # An output the machine cannot write is the environment's problem (exit 3), in one line.
-    unwritable = run_cli(
+    # An output under a file is refused before anything is fitted (exit 2), in one line (a
+    # read-only one is the environment's, exit 3: tests/integration/test_cli_matrix.py).
+    misplaced = run_cli(
         "calibrate", str(results / "runs" / RUN), "--out", str(trace / "calibrated.toml"),
         "--fit", "idle_associated_current",
     )  # fmt: skip
-    assert unwritable.returncode == 3, unwritable.stderr
-    assert "cannot write" in unwritable.stderr and len(unwritable.stderr.strip().splitlines()) == 1
+    assert misplaced.returncode == 2, misplaced.stderr
+    assert "is a file, not a directory" in misplaced.stderr
+    assert len(misplaced.stderr.strip().splitlines()) == 1
 
 
 def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path: Path) -> None:
     nothing = run_cli("analyze", str(results), "--current", "measured")
-    assert nothing.returncode == 4 and "attach" in nothing.stderr
+    assert nothing.returncode == 2 and "attach" in nothing.stderr  # as `report` says it
     no_trace = run_cli("report", str(results), "--current", "measured")
     assert no_trace.returncode == 2 and "attach" in no_trace.stderr
     assert not (results / "report-measured").exists()
