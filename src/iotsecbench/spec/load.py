@@ -123,6 +123,8 @@ def load_handshake_spec(
             raise SpecError(f"unknown handshake preset {preset!r} (known: {', '.join(known)})")
         data, origin = _preset_file(preset), f"preset {preset!r}"
     given = {key: value for key, value in options.items() if value is not None}
+    if given.get("target") is not None and "warmup" in given:  # counted: no warm-up to skip
+        raise SpecError("--warmup belongs to the traced method, not --target")
     if "repetitions" in given or "target_ci" in given:
         data = {k: v for k, v in data.items() if k not in ("repetitions", "target_ci")}
     if given.get("target") is not None:  # counted: the preset's host settings do not apply

@@ -38,8 +38,8 @@ pytestmark = pytest.mark.integration  # each runs the command line in a process 
         ),
         # issue 40: bounds, pointless options and outputs, before the firmware is built
         (["--target", "rv32imc", "--profiles", "plain", "--warmup", "0"], "--warmup belong"),
-        (["--target", "rv32imc", "--profiles", "plain", "--seed", "-1"], "--seed -1"),
-        (["--target", "rv32imc", "--profiles", "plain", "--reps", "100001"], "--reps 100001"),
+        (["--target", "rv32imc", "--profiles", "plain", "--seed", "-1"], "--seed"),
+        (["--target", "rv32imc", "--profiles", "plain", "--reps", "100001"], "--reps"),
         (["--target", "rv32imc", "--profiles", "plain", "--network", "mars"], "--network"),
         (["--target", "rv32imc", "--profiles", "plain", "--json", "/"], "--json / is a dir"),
     ],
