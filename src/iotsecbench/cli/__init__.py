@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,3 +34,20 @@ def words(text: str | None, option: str) -> list[str] | None:
     if not all(items):
         raise SpecError(f"{option} {text!r}: an empty item; separate values by single commas")
     return items
+
+
+def bench_outputs(out: Path | None, json_file: Path | None, name: str) -> Path:
+    """A benchmark's new results directory (default ``results/<name>-<UTC time>``), and its
+    ``--json`` file, checked before any work (``files.check_output_*``: exit 2 or 3)."""
+    import datetime
+
+    from iotsecbench.errors import SpecError
+    from iotsecbench.files import check_output_directory, check_output_file
+
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    out = check_output_directory(out or Path("results") / f"{name}-{stamp}", "--out")
+    if (out / "results.duckdb").exists():
+        raise SpecError(f"{out} already holds results; use a new --out")
+    if json_file is not None:
+        check_output_file(json_file, "--json")
+    return out

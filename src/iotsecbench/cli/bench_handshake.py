@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from iotsecbench.cli import output_console, words
+from iotsecbench.cli import bench_outputs, output_console, words
 from iotsecbench.errors import SpecError
 
 # The settings' fields (spec.bench.HandshakeBenchmarkSpec) as the options that set them.
@@ -178,15 +177,10 @@ def handshake(
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
     from iotsecbench.bench.handshake_plan import plan, run_and_store
     from iotsecbench.bench.handshake_tables import summary_table, trace_table
-    from iotsecbench.files import check_output_directory, check_output_file, write_atomic
+    from iotsecbench.files import write_atomic
 
     chosen = plan(spec)
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-    out = check_output_directory(out or Path("results") / f"handshake-{stamp}", "--out")
-    if (out / "results.duckdb").exists():
-        raise SpecError(f"{out} already holds results; use a new --out")
-    if json_file is not None:
-        check_output_file(json_file, "--json")
+    out = bench_outputs(out, json_file, "handshake")
     # said, and the interpreter re-executed for OpenSSL 3.5, once nothing is left to refuse
     console = Console(stderr=True)
     if chosen.stack_note is not None:

@@ -4,13 +4,12 @@ docs/device-client.md); its settings are the benchmark's (``spec.bench``), valid
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from iotsecbench.cli import output_console
+from iotsecbench.cli import bench_outputs, output_console
 from iotsecbench.errors import SpecError
 from iotsecbench.spec.bench import HandshakeBenchmarkSpec
 
@@ -49,14 +48,9 @@ def counted(
     # refused by now what needs no machine; the benchmark's imports are the heavy part
     from iotsecbench.bench.device import run_counted_benchmark
     from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
-    from iotsecbench.files import check_output_directory, check_output_file, write_atomic
+    from iotsecbench.files import write_atomic
 
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-    out = check_output_directory(out or Path("results") / f"handshake-{target}-{stamp}", "--out")
-    if (out / "results.duckdb").exists():
-        raise SpecError(f"{out} already holds results; use a new --out")
-    if json_file is not None:
-        check_output_file(json_file, "--json")
+    out = bench_outputs(out, json_file, f"handshake-{target}")
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
