@@ -48,7 +48,8 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
-CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c")
+CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c",
+                  "clock.c", "publish.c")
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
 MBEDTLS_SOURCES = tuple(
@@ -194,7 +195,7 @@ def wrapped_symbols(build: DeviceBuild) -> list[str]:
 def _sources(build: DeviceBuild) -> list[Path]:
     names = [*CLIENT_SOURCES, build.tls_source, *([build.wrap_source] if build.wrap_source else [])]
     return [*(CLIENT_DIR / name for name in names), FIRMWARE_DIR / "counted_heap.c",
-            CODEC_DIR / "mqtt.c"]  # fmt: skip
+            CODEC_DIR / "mqtt.c", CODEC_DIR / "filler.c"]  # fmt: skip
 
 
 def _flags(build: DeviceBuild) -> list[str]:
@@ -205,7 +206,7 @@ def _flags(build: DeviceBuild) -> list[str]:
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
-    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h"}
+    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h", CODEC_DIR / "filler.h"}
     files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
