@@ -115,6 +115,8 @@ def _relay(
     ticked = time.monotonic()
     try:
         while problem is None:
+            # after the bytes of the last select were passed on: a record the firmware wrote
+            # after its bytes finds them counted in the connection's TCP_INFO
             if on_tick is not None and time.monotonic() - ticked >= TICK_S:
                 ticked = time.monotonic()
                 on_tick(broker)

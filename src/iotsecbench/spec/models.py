@@ -69,6 +69,11 @@ class TlsSettings(StrictModel):
 
 
 PYTHON_MAX_RATE_HZ = 10_000
+# The device emitter (`target`): its stacks, its message buffer (vmcu/client/publish.c) and
+# the devices one run emulates.
+DEVICE_STACKS = ("mbedtls", "wolfssl")
+DEVICE_MAX_PAYLOAD_BYTES = 64 * 1024
+DEVICE_FLEET_MAX = 1
 NATIVE_MAX_RATE_HZ = 1_000_000
 # A fleet's ceiling in any spec; what one machine allows is lower (lab/limits.fleet_limit).
 FLEET_MAX_DEVICES = 10_000
@@ -137,6 +142,10 @@ class ExperimentSpec(StrictModel):
     # second (None: all at once). What this machine allows is checked before a run starts.
     devices: int = Field(1, ge=1, le=FLEET_MAX_DEVICES)
     connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
+    # The emitter as a virtual microcontroller (docs/device-client.md, "The whole run"): the
+    # device's own firmware on `stack` (mbedtls or wolfssl) publishes under QEMU, every
+    # instruction counted; the receiver stays the Python agent on the host.
+    target: Literal["rv32imc", "cortex-m4"] | None = None
 
     @field_validator("configurations")
     @classmethod
@@ -226,6 +235,35 @@ class ExperimentSpec(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _device_emitter(self) -> ExperimentSpec:
+        if self.target is None:
+            return self
+        wrong = [stack for stack in self.stack if stack not in DEVICE_STACKS]
+        if wrong:
+            raise ValueError(
+                f"--target runs the device's own client on {' or '.join(DEVICE_STACKS)}, not "
+                f"{wrong[0]} (--stack mbedtls)"
+            )
+        if self.transport != ["mqtt"] or self.saturating:
+            raise ValueError(
+                "--target publishes through the broker at a fixed rate: transport mqtt, no "
+                "--saturating (the emulation's throughput is not the device's)"
+            )
+        if self.devices > 1:
+            raise ValueError(
+                f"--target emulates {DEVICE_FLEET_MAX} device per run on this version (QEMU "
+                "runs one core each): --devices 1"
+            )
+        if max(self.qos) > 1:
+            raise ValueError("the device client publishes at QoS 0 or 1, not 2")
+        if max(self.payload_bytes) > DEVICE_MAX_PAYLOAD_BYTES:
+            raise ValueError(
+                f"payload size {max(self.payload_bytes)} B exceeds the device client's buffer "
+                f"({DEVICE_MAX_PAYLOAD_BYTES} B)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _payload_fits_broker(self) -> ExperimentSpec:
         limit = self.broker.message_size_limit
         if limit and max(self.payload_bytes) > limit:
@@ -262,6 +300,8 @@ class ExperimentSpec(StrictModel):
             del shaping["devices"], shaping["connect_ramp_hz"]
         if not shaping["networks"]:
             del shaping["networks"]
+        if shaping["target"] is None:  # added with the device emitter
+            del shaping["target"]
         for rule in (*shaping["include"], *shaping["exclude"]):
             for key in ("network", "transport", "method", "stack"):
                 if rule.get(key) is None:
