@@ -54,7 +54,8 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
     for label, rows in figures.items():
         target = rows[0]["target"]
         counted_ma = sum(r["counted_current_emitter_ma"] for r in rows) / len(rows)
-        priced = [r["priced_current_emitter_ma"] for r in rows if r.get("priced_current_emitter_ma")]
+        priced = [r.get("priced_current_emitter_ma") for r in rows]
+        priced = [value for value in priced if value is not None]
         priced_text = f"{sum(priced) / len(priced):.2f} mA from prices" if priced else "no price"
         lines.append(
             f"{label}: emitter current {counted_ma:.2f} mA counted on {target} "

@@ -73,10 +73,7 @@ def _samples_with_current(
     else:
         activity = model.Activity.from_samples(
             columns,
-            (
-                model.Operation(int(o["t_ns"]), o["primitive"], int(o["amount"]))
-                for o in operations
-            ),
+            (model.Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations),
         )
         modelled = activity.current(device)
     rows = []

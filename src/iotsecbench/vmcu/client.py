@@ -47,9 +47,19 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
+CODEC_HEADERS = ("mqtt.h", "filler.h")  # of the native agent's files the firmware compiles
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
-CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c",
-                  "clock.c", "publish.c")
+CLIENT_SOURCES = (
+    "main.c",
+    "config.c",
+    "ledger.c",
+    "net.c",
+    "record.c",
+    "board.c",
+    "heap.c",
+    "clock.c",
+    "publish.c",
+)
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
 MBEDTLS_SOURCES = tuple(
@@ -206,7 +216,7 @@ def _flags(build: DeviceBuild) -> list[str]:
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
-    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h", CODEC_DIR / "filler.h"}
+    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), *(CODEC_DIR / h for h in CODEC_HEADERS)}
     files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
