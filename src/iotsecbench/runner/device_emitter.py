@@ -49,6 +49,7 @@ from iotsecbench.measure.tcpinfo import read_tcp_info
 from iotsecbench.runner.counted import counted_connection
 from iotsecbench.runner.device import DeviceRun, run_device
 from iotsecbench.security import resolve_configuration
+from iotsecbench.security.key_establishment import exchange_operations
 from iotsecbench.security.tls import TlsProfile, handshake_operations, record_operations
 from iotsecbench.vmcu.client import DeviceFirmware, build_of, device_firmware, device_problem
 from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_for
@@ -69,17 +70,14 @@ def prepare_device_run(spec: Any) -> list[str]:
     builds = set()
     for name in spec.configurations:
         security = resolve_configuration(name)
-        if security.scheme.name != "none":
-            raise SpecError(
-                f"{name}: the device emitter sends no payload scheme yet (TLS or plain MQTT "
-                "only with --target)"
-            )
         tls = security.tls_profile_with(spec.tls.model_dump())
         for stack in spec.stack:
-            problem = device_problem(stack, tls) if tls is not None else None
+            problem = scheme_problem(security, stack) or (
+                device_problem(stack, tls) if tls is not None else None
+            )
             if problem is not None:
                 raise SpecError(f"{name} on the {stack} device client: {problem}")
-            builds.add(build_of(stack, tls))
+            builds.add(build_of(stack, tls, security.scheme.name != "none"))
     for build in sorted(builds):
         device_firmware(chosen, build)
     profile = load_profile(chosen.profile)
@@ -88,6 +86,26 @@ def prepare_device_run(spec: Any) -> list[str]:
         f"counted; device time at {profile.name}'s {profile.cpu_clock_hz / 1e6:g} MHz, CPI "
         f"{profile.value('cpi'):g}); the receiver is the Python agent"
     ]
+
+
+DEVICE_AGREEMENTS = ("ecdh-p256", "x25519")  # the key exchanges publish.c runs (no PSK file)
+
+
+def scheme_problem(security: Any, stack: str) -> str | None:
+    """Why the device emitter cannot run this configuration's payload scheme, or None."""
+    scheme = security.scheme
+    if scheme.name == "none":
+        return None
+    if security.tls_profile is not None:
+        return "a payload scheme over TLS is not on the device yet: one or the other"
+    if stack != "mbedtls":
+        return "the device's payload schemes run on mbedtls (the mbedtls-scheme build)"
+    if scheme.key_establishment not in DEVICE_AGREEMENTS:
+        return (
+            f"the device's payload schemes establish keys with {' or '.join(DEVICE_AGREEMENTS)}"
+            f", not {scheme.key_establishment}"
+        )
+    return None
 
 
 def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
@@ -113,6 +131,9 @@ def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
         qos=config.qos,
         payload_bytes=config.payload_bytes,
         filler_seed=config.seed,
+        scheme=scheme
+        if (scheme := resolve_configuration(config.configuration).scheme.name) != "none"
+        else "",
     )
 
 
@@ -166,6 +187,8 @@ class Translator:
         elif kind == "counters":
             self.counters[record["name"]] = int(record["value"])
             self.writer.write("counters", name=record["name"], value=int(record["value"]))
+        elif kind == "event" and record.get("name") == "key_exchange":
+            self._key_exchange(record)
         elif kind == "event":
             name = record.pop("name", "")
             if name == "agent_start":  # the firmware's stack and version, and the run's facts
@@ -209,20 +232,52 @@ class Translator:
             t_created_ns=int(record["t_created_ns"]),
             t_sealed_ns=int(record["t_sealed_ns"]),
             t_published_ns=int(record["t_published_ns"]),
-            seal_cpu_ns=0,
+            seal_cpu_ns=self.pricing.ns(int(record.get("seal", 0))),
             **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
         )
         self.published.append((int(record["t_sealed_ns"]), int(record["wire_bytes"])))
+
+    def _key_exchange(self, record: dict[str, Any]) -> None:
+        """The payload scheme's key exchange: its phase (the Python emitter's span, receiver
+        hello received to confirmation verified) and the priced operations."""
+        scheme = resolve_configuration(self.config.configuration).scheme
+        start, end = int(record["t_start_ns"]), int(record["t_end_ns"])
+        instructions = int(record["crypto"]) + int(record["protocol"])
+        self.writer.write(
+            "handshake",
+            phase="key_exchange",
+            t_start_ns=start,
+            t_end_ns=end,
+            wall_ns=end - start,
+            cpu_ns=self.pricing.ns(instructions),
+            detail={
+                "agreement": scheme.key_establishment,
+                "bytes_out": int(record["bytes_out"]),
+                "bytes_in": int(record["bytes_in"]),
+                "messages": 3,
+                "span": "receiver hello received -> key confirmation verified",
+                "instructions": instructions,
+                "cpu_scope": f"counted on {self.firmware.target}",
+            },
+        )
+        operations = [*exchange_operations(scheme.name)["emitter"], ("mqtt-packet", 4)]
+        for primitive, amount in operations:
+            self.writer.write("operation", t_ns=start, primitive=primitive, amount=amount)
 
     def priced_operations(self, tls: Any) -> None:
         """What agents/emitter.py logs for the same messages (the priced figure's input),
         once the negotiated TLS is known."""
         config = self.config
+        sealing = resolve_configuration(config.configuration).scheme.seal_operations
         for t_ns, wire_bytes in self.published:
             topic = f"{config.topic_prefix}/data"
             packet = wire.publish_packet_bytes(topic, config.qos, wire_bytes)
-            operations = record_operations(tls, packet) if tls is not None else []
-            for primitive, amount in [*operations, ("mqtt-packet", 2 if config.qos else 1)]:
+            operations = [
+                *sealing(config.payload_bytes),
+                *(record_operations(tls, packet) if tls is not None else []),
+                ("mqtt-packet", 2 if config.qos else 1),
+            ]
+            for primitive, amount in operations:
                 self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
 
     def achieved_rate_hz(self) -> float | None:
@@ -295,13 +350,14 @@ def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | N
     """The run; a problem (one line) or None."""
     target = TARGETS[target_name]
     security = resolve_configuration(config.configuration)
-    if security.scheme.key_establishment or security.scheme.name != "none":
-        return f"the device emitter sends no payload scheme yet: {security.scheme.name}"
     profile = TlsProfile(**config.tls.profile) if config.tls is not None else None
-    problem = device_problem(config.stack, profile) if profile is not None else None
+    problem = scheme_problem(security, config.stack) or (
+        device_problem(config.stack, profile) if profile is not None else None
+    )
     if problem is not None:
         return problem
-    firmware = device_firmware(target, build_of(config.stack, profile))
+    scheme = security.scheme.name != "none"
+    firmware = device_firmware(target, build_of(config.stack, profile, scheme))
     device = load_profile(target.profile)
     pricing = DevicePricing(device.name, device.value("cpi"), device.cpu_clock_hz)
     work_dir = Path(config.output).parent / DEVICE_DIRNAME

@@ -65,6 +65,7 @@ class DeviceConfig:
     qos: int = 0
     payload_bytes: int = 0
     filler_seed: int = 0  # agents/wire.py make_filler's seed
+    scheme: str = ""  # a payload scheme (the mbedtls-scheme build), or "" for none
 
     def __post_init__(self) -> None:
         if len(self.seed) != SEED_BYTES:
@@ -89,6 +90,7 @@ class DeviceConfig:
                 ("qos", struct.pack("<I", self.qos)),
                 ("payload_bytes", struct.pack("<I", self.payload_bytes)),
                 ("filler_seed", struct.pack("<Q", self.filler_seed)),
+                ("scheme", self.scheme.encode()),
             ]
         if self.username is not None:
             entries.append(("username", self.username.encode()))

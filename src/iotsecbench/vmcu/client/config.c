@@ -13,7 +13,8 @@
 
 #define MAGIC "IOTSBDC1"
 
-struct device_config config = {.role = "connect", .tls_version = "", .keep_alive_s = 60};
+struct device_config config = {
+    .role = "connect", .tls_version = "", .keep_alive_s = 60, .scheme = ""};
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -114,6 +115,8 @@ int config_load(const char *path, char *why, size_t cap)
             config.qos = le32(value);
         else if (strcmp(key, "payload_bytes") == 0 && len == 4)
             config.payload_bytes = le32(value);
+        else if (strcmp(key, "scheme") == 0)
+            config.scheme = text;
         else if (strcmp(key, "filler_seed") == 0 && len == 8)
             config.filler_seed = le64(value);
         else

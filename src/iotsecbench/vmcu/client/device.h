@@ -55,6 +55,7 @@ struct device_config {
     uint32_t qos;             /* 0 or 1 */
     uint32_t payload_bytes;   /* plaintext: seq, t_created_ns, filler (agents/wire.py) */
     uint64_t filler_seed;     /* agents/wire.py make_filler's seed */
+    const char *scheme;       /* a payload scheme's name (docs/wire-format.md), or "" */
 };
 
 extern struct device_config config;

@@ -6,6 +6,13 @@
  * on an absolute schedule (start + seq x period) — the firmware sleeps until each message is
  * due (clock.c). At the end, {"sent": N} on <prefix>/ctl/end at QoS 1, as the Python emitter.
  *
+ * With a payload scheme (the mbedtls-scheme build: the native agent's scheme.c on the
+ * library's primitives) the emitter's side of the key exchange comes first, over MQTT as
+ * agents/emitter.py runs it — subscribe to kx/receiver and kx/ready, answer the receiver's
+ * (retained) hello on kx/emitter, verify its confirmation — between the marks KEY_EXCHANGE and
+ * KEY_EXCHANGE_END, recorded as a key_exchange event; then every plaintext is sealed
+ * (docs/wire-format.md) before its PUBLISH.
+ *
  * Records (one per message, one sample per 100 ms of the lab's clock), in the harness bucket:
  *
  *   message   seq, t_created_ns, t_sealed_ns, t_published_ns (the PUBLISH written), payload
@@ -22,6 +29,7 @@
 #include "device.h"
 
 #include "../../agents/native/filler.h"
+#include "../../agents/native/scheme.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +134,109 @@ static void acknowledged(uint16_t id)
     }
 }
 
+/* The next packet, PUBACKs of incoming QoS 1 messages sent; a PUBLISH on one of the key
+ * exchange's topics is copied into *got (its payload, at most KX_MAX_MESSAGE bytes). */
+struct kx_message {
+    bool hello, ready;
+    uint8_t hello_bytes[KX_MAX_MESSAGE], ready_bytes[KX_MAX_MESSAGE];
+    size_t hello_len, ready_len;
+    uint64_t hello_ns;
+};
+
+static void kx_pump(struct kx_message *got, const char *prefix, uint16_t *acked)
+{
+    uint8_t buffer[KX_MAX_MESSAGE + TOPIC_MAX + 16];
+    struct mqtt_packet p = read_packet(buffer, sizeof buffer);
+    const char *why = NULL;
+    if (p.type == MQTT_PUBACK) {
+        if (mqtt_parse_puback(&p, acked, &why) != MQTT_OK)
+            device_fail("malformed PUBACK from the broker", why);
+        return;
+    }
+    if (p.type == MQTT_SUBACK) {
+        int granted[2];
+        size_t count = 0;
+        if (mqtt_parse_suback(&p, acked, granted, 2, &count, &why) != MQTT_OK)
+            device_fail("malformed SUBACK from the broker", why);
+        return;
+    }
+    struct mqtt_publish_in m;
+    if (p.type != MQTT_PUBLISH || mqtt_parse_publish(&p, &m, &why) != MQTT_OK)
+        device_fail("unexpected packet during the key exchange", why);
+    if (m.qos == 1) {
+        uint8_t ack[4];
+        send_bytes(ack, mqtt_puback(ack, sizeof ack, m.packet_id), "PUBACK");
+    }
+    size_t n = strlen(prefix);
+    bool ours = m.topic_len > n && memcmp(m.topic, prefix, n) == 0;
+    const char *suffix = ours ? (const char *)m.topic + n : "";
+    size_t suffix_len = ours ? m.topic_len - n : 0;
+    bool hello = suffix_len == 12 && memcmp(suffix, "/kx/receiver", 12) == 0;
+    bool ready = suffix_len == 9 && memcmp(suffix, "/kx/ready", 9) == 0;
+    if ((!hello && !ready) || m.payload_len > KX_MAX_MESSAGE)
+        device_fail("unexpected message during the key exchange", NULL);
+    if (hello && !got->hello) {
+        got->hello = true;
+        got->hello_ns = lab_now_ns();
+        memcpy(got->hello_bytes, m.payload, got->hello_len = m.payload_len);
+    } else if (ready && !got->ready) {
+        if (!got->hello)
+            device_fail("key exchange out of order", "got kx/ready, expected kx/receiver");
+        got->ready = true;
+        memcpy(got->ready_bytes, m.payload, got->ready_len = m.payload_len);
+    }
+}
+
+/* The emitter's side of the key exchange (module comment): the direction's keys. */
+static struct direction *key_exchange(void)
+{
+    char hello_topic[TOPIC_MAX], ready_topic[TOPIC_MAX], reply_topic[TOPIC_MAX];
+    snprintf(hello_topic, sizeof hello_topic, "%s/kx/receiver", config.topic_prefix);
+    snprintf(ready_topic, sizeof ready_topic, "%s/kx/ready", config.topic_prefix);
+    snprintf(reply_topic, sizeof reply_topic, "%s/kx/emitter", config.topic_prefix);
+    const char *topics[2] = {hello_topic, ready_topic};
+    int qos[2] = {1, 1};
+    uint8_t packet[2 * TOPIC_MAX + KX_MAX_MESSAGE + 16];
+    struct kx_message got = {0};
+    uint16_t acked = 0, id = next_id++;
+
+    ledger_mark("KEY_EXCHANGE");
+    send_bytes(packet, mqtt_subscribe(packet, sizeof packet, id, topics, qos, 2), "SUBSCRIBE");
+    while (acked != id)
+        kx_pump(&got, config.topic_prefix, &acked);
+    while (!got.hello)
+        kx_pump(&got, config.topic_prefix, &acked);
+    struct counts before = counts_now();
+    uint8_t reply[KX_MAX_MESSAGE];
+    const char *why = "?";
+    size_t reply_len = kx_emitter_answer(NULL, 0, got.hello_bytes, got.hello_len, reply, &why);
+    if (reply_len == 0)
+        device_fail("key exchange failed", why);
+    id = next_id++;
+    size_t n = mqtt_publish(packet, sizeof packet, reply_topic, reply, reply_len, 1, id, false);
+    send_bytes(packet, n, "PUBLISH kx/emitter");
+    while (acked != id || !got.ready)
+        kx_pump(&got, config.topic_prefix, &acked);
+    struct direction *e2r = NULL;
+    if (!kx_emitter_confirm(got.ready_bytes, got.ready_len, &e2r, &why))
+        device_fail("key exchange failed", why);
+    uint64_t end_ns = lab_now_ns();
+    struct counts after = counts_now();
+    ledger_mark("KEY_EXCHANGE_END");
+    enum bucket resume = ledger_bucket(BUCKET_HARNESS);
+    record("event",
+           "\"name\":\"key_exchange\",\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"bytes_out\":%lu,"
+           "\"bytes_in\":%lu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
+           (unsigned long long)got.hello_ns, (unsigned long long)end_ns, (unsigned long)reply_len,
+           (unsigned long)(got.hello_len + got.ready_len),
+           (unsigned long long)(after.crypto - before.crypto),
+           (unsigned long long)(after.protocol - before.protocol),
+           (unsigned long long)(after.wait - before.wait),
+           (unsigned long long)(after.io - before.io));
+    ledger_bucket(resume);
+    return e2r;
+}
+
 void role_publish(void)
 {
     char topic[TOPIC_MAX], end_topic[TOPIC_MAX];
@@ -137,15 +248,18 @@ void role_publish(void)
 
     next_sample_ns = lab_now_ns();
     samples_due(next_sample_ns);
+    bool sealing = scheme_select(config.scheme);
     session_open();
+    struct direction *e2r = sealing ? key_exchange() : NULL;
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     ledger_flush(); /* the handshake's segments; from here one record per message */
     ledger_keep_segments(false);
     vm_heap_mark();
     /* the message's buffers are the application's: on the heap, in the publishing peak */
-    size_t packet_cap = size + PACKET_OVERHEAD;
+    size_t packet_cap = size + SCHEME_MAX_OVERHEAD + PACKET_OVERHEAD;
     uint8_t *plaintext = vm_calloc(1, size), *packet = vm_calloc(1, packet_cap);
-    if (plaintext == NULL || packet == NULL)
+    uint8_t *sealed = sealing ? vm_calloc(1, size + SCHEME_MAX_OVERHEAD) : NULL;
+    if (plaintext == NULL || packet == NULL || (sealing && sealed == NULL))
         device_fail("publish: no memory for a message of this size", NULL);
     iotsb_filler(config.filler_seed, plaintext + HEADER_BYTES, size - HEADER_BYTES);
     record("event", "\"name\":\"publish_start\",\"messages\":%lu",
@@ -174,9 +288,20 @@ void role_publish(void)
         uint64_t created = lab_now_ns();
         put_be64(plaintext, seq);
         put_be64(plaintext + 8, created);
-        uint64_t sealed = lab_now_ns(); /* no payload scheme: the plaintext is the payload */
+        const uint8_t *payload = plaintext;
+        size_t payload_len = size;
+        struct counts seal_start = counts_now();
+        if (sealing) {
+            payload = sealed;
+            payload_len = scheme_seal(e2r, plaintext, size, sealed);
+            if (payload_len == 0)
+                device_fail("payload scheme", "sealing failed (out of sequence numbers?)");
+        }
+        struct counts seal_end = counts_now();
+        uint64_t t_sealed = lab_now_ns();
         size_t wire;
-        uint16_t id = publish(packet, packet_cap, topic, plaintext, size, (int)config.qos, &wire);
+        uint16_t id =
+            publish(packet, packet_cap, topic, payload, payload_len, (int)config.qos, &wire);
         uint64_t published = lab_now_ns();
         acknowledged(id);
         struct counts after = counts_now();
@@ -185,9 +310,11 @@ void role_publish(void)
         record("message",
                "\"seq\":%lu,\"payload_bytes\":%lu,\"wire_bytes\":%lu,\"packet_bytes\":%lu,"
                "\"t_created_ns\":%llu,\"t_sealed_ns\":%llu,\"t_published_ns\":%llu,"
-               "\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
-               (unsigned long)seq, (unsigned long)size, (unsigned long)size,
-               (unsigned long)wire, (unsigned long long)created, (unsigned long long)sealed,
+               "\"seal\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
+               (unsigned long)seq, (unsigned long)size, (unsigned long)payload_len,
+               (unsigned long)wire, (unsigned long long)created, (unsigned long long)t_sealed,
+               (unsigned long long)(seal_end.crypto + seal_end.protocol - seal_start.crypto -
+                                    seal_start.protocol),
                (unsigned long long)published, (unsigned long long)(after.crypto - before.crypto),
                (unsigned long long)(after.protocol - before.protocol),
                (unsigned long long)(after.wait - before.wait),
