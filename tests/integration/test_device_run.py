@@ -44,34 +44,58 @@ def _query(out: Path, sql: str) -> list[tuple]:
         return db.execute(sql).fetchall()
 
 
+SCHEME = "ecdh-p256-aes128-gcm"
+
+
 @pytest.mark.parametrize("target", sorted(TARGETS))
-def test_tls_run_on_the_device_delivers_every_message_counted(mosquitto, tmp_path, target):
-    """TLS 1.2 on mbedTLS, 1 KiB at QoS 1: every message delivered and opened by the Python
-    receiver, the run stored as counted with the device's memory, the message times on the
-    lab's clock, the instructions per message steady, the samples split and the current
-    counted beside the priced one."""
+def test_tls_and_a_payload_scheme_on_the_device_deliver_every_message_counted(
+    mosquitto, tmp_path, target
+):
+    """TLS 1.2 on mbedTLS and ecdh-p256-aes128-gcm (docs/wire-format.md, sealed by the
+    firmware), 1 KiB at QoS 1: every message delivered and opened by the Python receiver, the
+    runs stored as counted with the device's memory, the message times on the lab's clock,
+    the instructions per message steady, the samples split, the key exchange counted and the
+    current counted beside the priced one."""
     _ready(target)
     out = tmp_path / target
-    code, text = _run(out, target, "--configs", "tls1.2", "--payload", "1024", "--qos", "1")
+    code, text = _run(
+        out, target, "--configs", f"tls1.2,{SCHEME}", "--payload", "1024", "--qos", "1"
+    )
     assert code == 0, text
     assert f"counted on {target}" in text and "from prices" in text  # the summary's line
-    ((status, sent, delivered, rate, method, version, heap, text_bytes, details),) = _query(
+    rows = _query(
         out,
-        "select status, messages_sent, messages_delivered, achieved_rate_hz, cost_method, "
-        "tls_version, tls_heap_publishing_peak_bytes, footprint_text_bytes, details_json "
-        "from runs",
+        "select configuration, status, messages_sent, messages_delivered, auth_failures, "
+        "achieved_rate_hz, cost_method, tls_version, tls_heap_publishing_peak_bytes, "
+        "footprint_text_bytes, details_json, run_dir from runs order by configuration",
     )
-    assert (status, sent, delivered, method, version) == ("ok", 20, 20, "counted", "1.2")
-    assert 9.9 < rate < 10.1
-    assert heap > 16_384 and text_bytes > 100_000  # mbedTLS's record buffers; the image
-    counted = json.loads(details)["counted"]
-    assert counted["target"] == target and counted["priced_current_emitter_ma"] > 0
-    assert counted["counted_current_emitter_ma"] > 0
+    assert [row[0] for row in rows] == [SCHEME, "tls1.2"]
+    for configuration, status, sent, delivered, forged, rate, method, *rest in rows:
+        assert (status, sent, delivered, forged, method) == ("ok", 20, 20, 0, "counted")
+        assert 9.9 < rate < 10.1, configuration
+        version, heap, text_bytes, details, _ = rest
+        assert version == ("1.2" if configuration == "tls1.2" else None)
+        assert heap > (16_384 if configuration == "tls1.2" else 2_048)  # buffers, cipher state
+        assert text_bytes > 50_000  # the library's code in the image
+        counted = json.loads(details)["counted"]
+        assert counted["target"] == target and counted["priced_current_emitter_ma"] > 0
+        assert counted["counted_current_emitter_ma"] > 0
     # The firmware's t_created is the lab's clock: the receiver's arrivals come after it,
     # within the emulated UART's byte-by-byte transfer and the broker's hop.
     latencies = _query(out, "select t_delivered_ns - t_created_ns from messages")
-    assert len(latencies) == 20 and all(0 < ns < 500_000_000 for (ns,) in latencies)
-    records = read_records(next(out.rglob("emitter.jsonl")))
+    assert len(latencies) == 40 and all(0 < ns < 500_000_000 for (ns,) in latencies)
+    ((kx_instructions,),) = _query(
+        out,
+        "select cast(json_extract(detail_json, '$.instructions') as bigint) from handshakes "
+        "where phase = 'key_exchange' and agent = 'emitter'",
+    )
+    assert kx_instructions > 1_000_000  # an ECDH P-256 key pair and derive
+    for _, *_, run_dir in rows:
+        _steady_messages_and_samples(out / run_dir / "emitter.jsonl")
+
+
+def _steady_messages_and_samples(path: Path) -> None:
+    records = read_records(path)
     messages = [r for r in records if r["type"] == "message"]
     # One message costs the same instructions every time after the first (its TLS record
     # protection and MQTT encoding are the same work), and some of them are crypto.
