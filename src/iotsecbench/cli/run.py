@@ -309,11 +309,18 @@ def run(
         console.print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
-    if spec.target is not None and "device" not in spec.model_fields_set:
+    if spec.target is not None and device is None:
         from iotsecbench.vmcu.targets import TARGETS
 
-        # the target's device profile (its clock and CPI) unless one was chosen
-        spec = spec.model_copy(update={"device": TARGETS[spec.target].profile})
+        # the target's device profile (its clock and CPI) unless --device names one
+        profile = TARGETS[spec.target].profile
+        if spec.device != profile and "device" in spec.model_fields_set:
+            console.print(
+                f"note: device profile {profile} ({spec.target}'s) instead of {spec.device}: "
+                "--device overrides",
+                highlight=False,
+            )
+        spec = spec.model_copy(update={"device": profile})
     if spec.target is not None and not simulate:
         from iotsecbench.runner.device_emitter import prepare_device_run
 

@@ -234,6 +234,14 @@ class ExperimentSpec(StrictModel):
             raise ValueError("method 'echo' needs transport 'tcp' (the study's raw-TCP echo)")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _device_stack(cls, data: object) -> object:
+        # With a target and no stack named, the device client runs on mbedTLS.
+        if isinstance(data, dict) and data.get("target") and data.get("stack") is None:
+            return {**data, "stack": ["mbedtls"]}
+        return data
+
     @model_validator(mode="after")
     def _device_emitter(self) -> ExperimentSpec:
         if self.target is None:
