@@ -233,6 +233,7 @@ class Translator:
             t_sealed_ns=int(record["t_sealed_ns"]),
             t_published_ns=int(record["t_published_ns"]),
             seal_cpu_ns=self.pricing.ns(int(record.get("seal", 0))),
+            instructions_seal=int(record.get("seal", 0)),
             **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
         )
         self.published.append((int(record["t_sealed_ns"]), int(record["wire_bytes"])))
