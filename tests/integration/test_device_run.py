@@ -90,13 +90,18 @@ def test_tls_and_a_payload_scheme_on_the_device_deliver_every_message_counted(
         "where phase = 'key_exchange' and agent = 'emitter'",
     )
     assert kx_instructions > 1_000_000  # an ECDH P-256 key pair and derive
-    for _, *_, run_dir in rows:
-        _steady_messages_and_samples(out / run_dir / "emitter.jsonl")
+    for configuration, *_, run_dir in rows:
+        _steady_messages_and_samples(out / run_dir / "emitter.jsonl", configuration == SCHEME)
 
 
-def _steady_messages_and_samples(path: Path) -> None:
+def _steady_messages_and_samples(path: Path, sealed: bool) -> None:
     records = read_records(path)
     messages = [r for r in records if r["type"] == "message"]
+    for m in messages:  # the firmware's three instants, in order on the lab's clock
+        assert m["t_created_ns"] <= m["t_sealed_ns"] <= m["t_published_ns"], m
+    seals = {m["instructions_seal"] for m in messages[1:]}
+    # the scheme's seal costs the same every time (one size); without one nothing is sealed
+    assert (len(seals) == 1 and seals.pop() > 10_000) if sealed else seals == {0}
     # One message costs the same instructions every time after the first (its TLS record
     # protection and MQTT encoding are the same work), and some of them are crypto.
     per_message = [m["instructions_crypto"] + m["instructions_protocol"] for m in messages]

@@ -313,9 +313,10 @@ void role_publish(void)
                "\"seal\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
                (unsigned long)seq, (unsigned long)size, (unsigned long)payload_len,
                (unsigned long)wire, (unsigned long long)created, (unsigned long long)t_sealed,
+               (unsigned long long)published,
                (unsigned long long)(seal_end.crypto + seal_end.protocol - seal_start.crypto -
                                     seal_start.protocol),
-               (unsigned long long)published, (unsigned long long)(after.crypto - before.crypto),
+               (unsigned long long)(after.crypto - before.crypto),
                (unsigned long long)(after.protocol - before.protocol),
                (unsigned long long)(after.wait - before.wait),
                (unsigned long long)(after.io - before.io));
