@@ -105,9 +105,9 @@ class ReportData:
         all False without a store."""
         if self.runs is None or "cost_method" not in self.runs:
             return pd.Series(False, index=getattr(self.runs, "index", None), dtype=bool)
-        # `run --target`'s runs are counted too, whole runs without a handshake's statistics
-        handshakes = self.runs["details_json"].fillna("").str.contains('"device_time_s"')
-        return (self.runs["cost_method"] == "counted") & handshakes
+        # `run --target`'s runs are counted too: whole runs, without a handshake's statistics
+        handshakes = self.runs["details_json"].map(lambda text: counted(_json_object(text)))
+        return (self.runs["cost_method"] == "counted") & handshakes.astype(bool)
 
     @property
     def baseline(self) -> str | None:
