@@ -20,7 +20,7 @@ from iotsecbench.runner.rows import run_row, tls_facts
 from iotsecbench.spec.matrix import PlannedRun
 
 AGENTS = vocabulary.ROLES
-SAMPLE_FIELDS = vocabulary.fields_of("sample")  # the samples table's measured columns
+SAMPLE_FIELDS = vocabulary.shared_fields("sample")  # the samples table's measured columns
 
 
 def _by_type(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
