@@ -88,9 +88,12 @@ def only(program: str) -> set[str]:
 
 def test_the_device_client_writes_its_segments_and_the_shared_types() -> None:
     """The firmware writes its own count_segment (every field of it) and the agents' event,
-    counters, error and tls_transcript; nothing of the run's tables (no sample, message)."""
+    counters, error and tls_transcript; in its publish role the run's sample and message, in
+    fields of its own (role device) that runner/device_emitter.py passes on as the emitter's."""
     _, written = problems_of("vmcu/client", *WRITERS["vmcu/client"])
-    assert written == {"count_segment", "event", "counters", "error", "tls_transcript"}
+    assert written == {
+        "count_segment", "event", "counters", "error", "tls_transcript", "sample", "message"
+    }  # fmt: skip
     assert only(vocabulary.DEVICE) == {"count_segment"}
     source = (PACKAGE / "vmcu" / "client" / "ledger.c").read_text()
     fields = {f for _, names in record_calls(source) for f in names}
@@ -111,8 +114,9 @@ def test_the_check_catches_an_undeclared_field_and_counter() -> None:
 
 
 def test_the_python_sample_is_the_declared_sample() -> None:
-    """measure.Sample (what the Python agents' sampler takes) has exactly the sample fields."""
-    assert tuple(f.name for f in dataclasses.fields(Sample)) == vocabulary.fields_of("sample")
+    """measure.Sample (what the Python agents' sampler takes) has exactly the sample fields
+    every agent writes (the device emitter's counts come on top)."""
+    assert tuple(f.name for f in dataclasses.fields(Sample)) == vocabulary.shared_fields("sample")
 
 
 def test_every_field_has_a_unit_and_a_meaning() -> None:

@@ -58,6 +58,13 @@ def _record(name: str, meaning: str, *fields: Field, only: str | None = None) ->
 
 
 _E, _R, _D = (EMITTER,), (RECEIVER,), (DEVICE,)
+# The device client's ledger buckets as its publish role reports them (publish.c)
+_BUCKETS = (
+    ("crypto", "client instructions inside the wrapped primitives"),
+    ("protocol", "the rest of the client's instructions (MQTT, TLS framing, application)"),
+    ("wait", "instructions polling the UART for bytes not yet there"),
+    ("io", "instructions moving bytes through the emulated UART"),
+)
 RECORD_TYPES: dict[str, RecordType] = {
     record.name: record
     for record in (
@@ -73,6 +80,21 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("tcp_segs_out", "segments", "cumulative TCP segments sent"),
             Field("tcp_segs_in", "segments", "cumulative TCP segments received"),
             Field("tcp_retrans", "segments", "cumulative TCP retransmissions"),
+            # The device emitter's (run --target, runner/device_emitter.py): cumulative counts
+            # of the firmware's ledger, and the firmware's own sample record (publish.c).
+            *(
+                Field(f"instructions_{bucket}", "instructions", f"cumulative {meaning}", _E)
+                for bucket, meaning in _BUCKETS
+            ),
+            Field(
+                "sleep_ns", "ns", "cumulative time the device slept between messages", (*_E, *_D)
+            ),
+            *(
+                Field(bucket, "instructions", f"cumulative {meaning}", _D)
+                for bucket, meaning in _BUCKETS
+            ),
+            Field("heap_bytes", "bytes", "the device's heap in use", _D),
+            Field("heap_peak_bytes", "bytes", "its peak since publishing began", _D),
         ),
         _record(
             "message",
@@ -92,6 +114,23 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("t_delivered_ns", MONOTONIC, "opened, verified and delivered", _R),
             Field("open_cpu_ns", "ns (thread CPU)", "CPU time spent opening", _R),
             Field("dup_flag", "bool", "MQTT DUP flag of the delivered copy", _R),
+            # The device emitter's (run --target): the message's counted instructions, from
+            # its creation to its PUBLISH written (QoS 1: its PUBACK read), and the firmware's
+            *(
+                Field(f"instructions_{bucket}", "instructions", meaning, _E)
+                for bucket, meaning in (*_BUCKETS, ("seal", "the payload scheme's seal"))
+            ),
+            *(Field(bucket, "instructions", meaning, _D) for bucket, meaning in _BUCKETS),
+            Field("seal", "instructions", "the payload scheme's seal", _D),
+            Field("packet_bytes", "bytes", "the whole PUBLISH packet", _D),
+            *(
+                Field(name, MONOTONIC, "as the emitter's", _D)
+                for name in ("t_created_ns", "t_sealed_ns", "t_published_ns")
+            ),
+            *(
+                Field(name, "-", "as the emitter's", _D)
+                for name in ("seq", "payload_bytes", "wire_bytes")
+            ),
         ),
         _record(
             "echo",
@@ -143,6 +182,17 @@ RECORD_TYPES: dict[str, RecordType] = {
                 "instructions",
                 "agent_start: the wrappers' own instructions left per primitive call",
                 _D,
+            ),
+            # the publish role's (publish.c): publish_start, publish_end and key_exchange
+            Field("messages", "messages", "publish_start: messages to send", _D),
+            Field("sent", "messages", "publish_end: messages sent", _D),
+            Field("t_start_ns", MONOTONIC, "key_exchange: the receiver's hello arrived", _D),
+            Field("t_end_ns", MONOTONIC, "key_exchange: its confirmation verified", _D),
+            Field("bytes_out", "bytes", "key_exchange: the emitter's message", _D),
+            Field("bytes_in", "bytes", "key_exchange: the receiver's two messages", _D),
+            *(
+                Field(bucket, "instructions", f"key_exchange: {meaning}", _D)
+                for bucket, meaning in _BUCKETS
             ),
         ),
         _record(
@@ -250,6 +300,12 @@ _NAMES = {name: frozenset((*record.names(), "type")) for name, record in RECORD_
 def fields_of(record_type: str, role: str | None = None) -> tuple[str, ...]:
     """The declared fields of ``record_type`` (written by ``role``, when given)."""
     return RECORD_TYPES[record_type].names(role)
+
+
+def shared_fields(record_type: str) -> tuple[str, ...]:
+    """The fields every agent writes in ``record_type`` (a sample's measured columns: what the
+    samples table stores; the device emitter's counts come on top, for runner.collect)."""
+    return tuple(f.name for f in RECORD_TYPES[record_type].fields if set(ROLES) <= set(f.roles))
 
 
 def undeclared(record_type: str, names: Iterable[str]) -> list[str]:

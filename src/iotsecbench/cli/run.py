@@ -47,6 +47,7 @@ OPTION_OF_FIELD = {
     "seed": "--seed",
     "devices": "--devices",
     "connect_ramp_hz": "--ramp",
+    "target": "--target",
 }
 
 
@@ -146,6 +147,16 @@ def run(
             "agent on a device stack, with its heap and footprint (docs/native-agents.md) — or "
             "wolfssl-5.9 (the native agent on wolfSSL 5.9.4 built from source: ML-KEM groups, "
             "ML-DSA certificates).",
+        ),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="The emitter as a virtual microcontroller: rv32imc or cortex-m4. The device's "
+            "own firmware (MQTT over TLS on --stack mbedtls or wolfssl) publishes under QEMU at "
+            "the spec's rate, size and QoS, every instruction counted; the receiver stays the "
+            "Python agent. Samples carry counted instructions and the energy is counted on "
+            "the target beside the priced figure (docs/device-client.md, 'The whole run').",
         ),
     ] = None,
     saturating: Annotated[
@@ -279,6 +290,7 @@ def run(
         "seed": seed,
         "devices": devices,
         "connect_ramp_hz": ramp,
+        "target": target,
     }
     if resume and force_new_run:
         raise SpecError(
@@ -293,6 +305,23 @@ def run(
         console.print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
+    if spec.target is not None and device is None:
+        from iotsecbench.vmcu.targets import TARGETS
+
+        # the target's device profile (its clock and CPI) unless --device names one
+        profile = TARGETS[spec.target].profile
+        if spec.device != profile and "device" in spec.model_fields_set:
+            console.print(
+                f"note: device profile {profile} ({spec.target}'s) instead of {spec.device}: "
+                "--device overrides",
+                highlight=False,
+            )
+        spec = spec.model_copy(update={"device": profile})
+    if spec.target is not None and not simulate:
+        from iotsecbench.runner.device_emitter import prepare_device_run
+
+        for line in prepare_device_run(spec):
+            console.print(line, highlight=False)
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
@@ -403,7 +432,7 @@ def _summarise_and_report(
 ) -> None:
     """After the runs: the summary tables, then the statistics and the report (their modules
     were imported before the runs: ``_import_post_processing``)."""
-    from iotsecbench.report.summary import summarise
+    from iotsecbench.report.summary import counted_emitter_lines, summarise
     from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
     from iotsecbench.workflows.postprocess import analyze_and_report
 
@@ -414,6 +443,8 @@ def _summarise_and_report(
         stdout.print(table)
     for line in warning_lines(frame):
         stdout.print(f"[yellow]security warning[/] {line}")
+    for line in counted_emitter_lines(out):
+        stdout.print(f"counted: {line}", highlight=False)
     if not report or not (outcome.outcomes or outcome.skipped):
         return
     with console.status("analysing (block bootstrap) and drawing the report…"):

@@ -30,7 +30,14 @@ from numpy.typing import ArrayLike, NDArray
 from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.errors import DataError
 
-__all__ = ["MODEL_VERSION", "Activity", "ModelledCurrent", "Operation", "model_current"]
+__all__ = [
+    "MODEL_VERSION",
+    "Activity",
+    "ModelledCurrent",
+    "Operation",
+    "counted_current",
+    "model_current",
+]
 
 MODEL_VERSION = "esp32-activity-v1"
 MODELLED = "modelled"
@@ -226,6 +233,7 @@ def model_current(
     operations: Iterable[Operation],
     *,
     first_window_ns: int | None = None,
+    cpu_busy_s: ArrayLike | None = None,
 ) -> ModelledCurrent:
     """Model the device current of one agent, one value per sample window.
 
@@ -243,6 +251,9 @@ def model_current(
         ``unmodelled_primitives``.
     first_window_ns
         Length of the first window (it has no previous sample); default: the median spacing.
+    cpu_busy_s
+        The device's CPU time per window, when it was counted (``counted_current``): used
+        instead of the operations' prices.
 
     Returns
     -------
@@ -256,7 +267,10 @@ def model_current(
     window_s = window_ns * 1e-9
     size = times_ns.size
 
-    busy_s, backlog_s, unmodelled = _cpu_busy_s(profile, times_ns, window_ns, operations)
+    if cpu_busy_s is None:
+        busy_s, backlog_s, unmodelled = _cpu_busy_s(profile, times_ns, window_ns, operations)
+    else:
+        busy_s, backlog_s, unmodelled = np.asarray(cpu_busy_s, dtype=np.float64), 0.0, ()
     # Float rounding in the queue can leave busy a hair above the window: clamp.
     cpu_fraction = np.clip(busy_s / window_s, 0.0, 1.0) if size else np.zeros(0)
 
@@ -298,4 +312,31 @@ def model_current(
         cpu_backlog_s=float(backlog_s),
         clipped_airtime_s=max(clipped_airtime_s, 0.0),
         profile_name=profile.name,
+    )
+
+
+def counted_current(
+    profile: DeviceProfile,
+    t_ns: ArrayLike,
+    instructions: ArrayLike,
+    tx_bytes: ArrayLike,
+    rx_bytes: ArrayLike,
+    tx_segments: ArrayLike,
+    rx_segments: ArrayLike,
+    *,
+    cpi: float,
+) -> ModelledCurrent:
+    """The model with the device's own instructions as its CPU input (a run whose emitter is
+    the device client on a virtual MCU, docs/device-client.md): window i's CPU time is the
+    client instructions counted in it x ``cpi`` / the profile's clock — no operation is
+    priced. ``instructions`` are cumulative at each sample, like the TCP counters. The radio
+    and the currents are the model's as for every agent; the figure is labelled *counted on
+    <target>* by whoever shows it (a count, turned into time by a CPI and a clock).
+
+    Software only: the device profiles price no accelerator for these counts (the primitives'
+    share is in the firmware's records for whoever prices one)."""
+    times_ns = np.asarray(t_ns, dtype=np.int64)
+    busy_s = _deltas("instructions", instructions, times_ns.size) * cpi / profile.cpu_clock_hz
+    return model_current(
+        profile, times_ns, tx_bytes, rx_bytes, tx_segments, rx_segments, (), cpu_busy_s=busy_s
     )

@@ -100,11 +100,14 @@ class ReportData:
 
     @property
     def counted_runs(self) -> pd.Series:
-        """Which runs were counted on a virtual MCU (``runs.cost_method``;
-        docs/device-client.md); all False without a store."""
+        """Which handshakes were counted on a virtual MCU (``bench handshake --target``:
+        ``runs.cost_method`` 'counted' with the count's statistics; docs/device-client.md);
+        all False without a store."""
         if self.runs is None or "cost_method" not in self.runs:
             return pd.Series(False, index=getattr(self.runs, "index", None), dtype=bool)
-        return self.runs["cost_method"] == "counted"
+        # `run --target`'s runs are counted too: whole runs, without a handshake's statistics
+        handshakes = self.runs["details_json"].map(lambda text: counted(_json_object(text)))
+        return (self.runs["cost_method"] == "counted") & handshakes.astype(bool)
 
     @property
     def baseline(self) -> str | None:

@@ -4,6 +4,7 @@ stored tables read once and handed to the analysis, which derives every value
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +34,41 @@ def summary_frames(
     # Configurations in the order the spec lists them (runs themselves are shuffled).
     order = (stored_spec_data(results_dir) or {}).get("configurations", [])
     return per_run, summarise_runs(runs, tables["messages"], latency, per_run, order, metrics)
+
+
+def counted_emitter_lines(results_dir: Path) -> list[str]:
+    """For configurations whose emitter was the device client on a virtual MCU (``run
+    --target``): the emitter's current counted on the target beside the priced one (the same
+    samples, host operations x the profile's prices), and what the tables' emitter columns
+    then mean."""
+    runs = read.runs_frame(results_dir)
+    if runs.empty or "cost_method" not in runs:
+        return []
+    runs = runs[(runs["status"] == "ok") & (runs["cost_method"] == "counted")]
+    figures: dict[str, list[dict]] = {}
+    for label, details in zip(runs["cell_label"], runs["details_json"], strict=True):
+        counted = json.loads(details or "{}").get("counted")
+        if counted and counted.get("counted_current_emitter_ma") is not None:
+            figures.setdefault(str(label), []).append(counted)
+    lines = []
+    for label, rows in figures.items():
+        target = rows[0]["target"]
+        counted_ma = sum(r["counted_current_emitter_ma"] for r in rows) / len(rows)
+        priced = [r.get("priced_current_emitter_ma") for r in rows]
+        priced = [value for value in priced if value is not None]
+        priced_text = f"{sum(priced) / len(priced):.2f} mA from prices" if priced else "no price"
+        lines.append(
+            f"{label}: emitter current {counted_ma:.2f} mA counted on {target} "
+            f"(instructions x CPI {rows[0]['cpi']:g} / clock) against {priced_text} "
+            f"(operations x the profile's prices), mean of {len(rows)} run(s)"
+        )
+    if lines:
+        lines.append(
+            "with --target the emitter's CPU, current and charge above are counted on the "
+            "target (device time at the profile's clock), its memory is the firmware's (heap "
+            "peaks, flash and static RAM of the image); the receiver's are measured on this host"
+        )
+    return lines
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

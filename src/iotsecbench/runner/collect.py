@@ -21,7 +21,7 @@ from iotsecbench.runner.rows import run_row, tls_facts
 from iotsecbench.spec.matrix import PlannedRun
 
 AGENTS = vocabulary.ROLES
-SAMPLE_FIELDS = vocabulary.fields_of("sample")  # the samples table's measured columns
+SAMPLE_FIELDS = vocabulary.shared_fields("sample")  # the samples table's measured columns
 
 
 def _by_type(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -50,7 +50,11 @@ def _samples_with_current(
     samples: list[dict[str, Any]],
     operations: list[dict[str, Any]],
     device: DeviceProfile | None,
+    counted_cpi: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], str | None]:
+    """The samples' rows with the modelled current: from the operations' prices, or, for a
+    device emitter (``counted_cpi``), from the client instructions it counted per window
+    (``energy.model.counted_current``)."""
     if not samples:
         return [], [], None
     if device is None:
@@ -59,11 +63,20 @@ def _samples_with_current(
     columns = {
         name: [s[name] for s in samples] for name in ("t_ns", *model.SAMPLE_COLUMNS.values())
     }
-    activity = model.Activity.from_samples(
-        columns,
-        (model.Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations),
-    )
-    modelled = activity.current(device)
+    if counted_cpi is not None:
+        modelled = model.counted_current(
+            device,
+            columns["t_ns"],
+            [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
+            *(columns[name] for name in model.SAMPLE_COLUMNS.values()),
+            cpi=counted_cpi,
+        )
+    else:
+        activity = model.Activity.from_samples(
+            columns,
+            (model.Operation(int(o["t_ns"]), o["primitive"], int(o["amount"])) for o in operations),
+        )
+        modelled = activity.current(device)
     rows = []
     for index, sample in enumerate(samples):
         row = {key: sample[key] for key in SAMPLE_FIELDS}
@@ -202,12 +215,20 @@ def collect(
     }
     unmodelled: set[str] = set()
     model_version = None
+    counted = _counted_emitter(run_id, grouped["emitter"], device)
     for agent in AGENTS:
         kinds = grouped[agent]
         rows, missing, version = _samples_with_current(
-            run_id, agent, kinds["sample"], kinds["operation"], device
+            run_id,
+            agent,
+            kinds["sample"],
+            kinds["operation"],
+            device,
+            counted_cpi=counted["cpi"] if counted and agent == "emitter" else None,
         )
         tables["samples"] += rows
+        if counted and agent == "emitter" and rows:
+            counted["counted_current_emitter_ma"] = float(np.mean([r["current_ma"] for r in rows]))
         unmodelled.update(missing)
         model_version = model_version or version
         tables["handshakes"] += [
@@ -282,6 +303,7 @@ def collect(
         **_stack_facts(grouped["emitter"], emitter_counts),
         "energy_model_version": model_version,
         "unmodelled_primitives": sorted(unmodelled),
+        "counted": counted,
         **per_byte_metrics(
             grouped,
             tables["samples"],
@@ -290,6 +312,32 @@ def collect(
         ),
     }
     return facts, tables
+
+
+def _counted_emitter(
+    run_id: str, emitter: dict[str, list[dict[str, Any]]], device: DeviceProfile | None
+) -> dict[str, Any] | None:
+    """For a device emitter (``run --target``, runner/device_emitter.py): where it was counted,
+    the CPI its instructions are turned into cycles with, and the *priced* figure beside the
+    counted one — the same samples with the operations' prices, as for a host agent."""
+    start = next((e for e in emitter["event"] if e["kind"] == "agent_start"), {})
+    target = start.get("detail", {}).get("counted_on")
+    if target is None:
+        return None
+    cpi = device.parameters["cpi"].value if device and "cpi" in device.parameters else None
+    cpi = cpi if cpi is not None else float(start["detail"]["cpi"])
+    priced, _, _ = _samples_with_current(
+        run_id, "emitter", emitter["sample"], emitter["operation"], device
+    )
+    voltage = device.supply_voltage_v if device is not None else None
+    return {
+        "target": target,
+        "cpi": cpi,
+        "priced_current_emitter_ma": (
+            float(np.mean([r["current_ma"] for r in priced])) if priced else None
+        ),
+        "priced_energy_emitter_j": _energy_j(priced, voltage) if voltage else None,
+    }
 
 
 # Emitter counters stored as runs columns (the native agent's heap and footprint).
@@ -447,11 +495,12 @@ def build_outcome(
         stack=run.cell.stack,
         broker_version=context.broker_version,
         run_dir=str(context.run_dir(run).relative_to(context.results_dir)),
-        # Agents time their CPU on this host; a device agent counting instructions on a
-        # virtual MCU will say "counted" here.
-        cost_method="timed",
+        # Agents time their CPU on this host; a device emitter (run --target) counts its
+        # instructions on a virtual MCU.
+        cost_method="counted" if facts.get("counted") else "timed",
         details={
             "unmodelled_primitives": facts.pop("unmodelled_primitives"),
+            **({"counted": counted} if (counted := facts.pop("counted", None)) else {}),
             # the external broker, never with the password its URL may carry
             "broker_url": (without_credentials(context.broker_url) if context.broker_url else None),
             **(details or {}),

@@ -21,7 +21,7 @@ from iotsecbench.agents import vocabulary
 from iotsecbench.analysis.counted import HANDSHAKE_MARKS, CountedRepetition, classify_counted
 from iotsecbench.runner.device import DeviceRun
 from iotsecbench.security.tls import TlsProfile, verify_negotiated
-from iotsecbench.security.tls.observe import negotiated_on_the_wire
+from iotsecbench.security.tls.observe import NegotiatedTls, negotiated_on_the_wire
 from iotsecbench.security.tls.stacks import suite_name
 from iotsecbench.security.tls.wire import (
     APPLICATION_DATA,
@@ -47,6 +47,7 @@ class CountedConnection:
     counted: CountedRepetition
     segments: list[dict[str, Any]]  # the ledger's, each read/write with "messages" added
     negotiated: dict[str, Any] | None  # None for plain MQTT
+    tls: NegotiatedTls | None  # the same, as the parser found it
     counters: dict[str, int]
     t_start_ns: int  # the bridge's TCP connect began
     tcp_connect_ns: int  # its duration: QEMU's and the bridge's, not counted
@@ -164,7 +165,7 @@ def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedCon
     for record in (*outcome.records, *outcome.segments):  # a field nobody declared: a bug
         vocabulary.check(str(record.get("type", "?")), record)
     summary = outcome.transcript()
-    transcript, negotiated, version = None, None, None
+    transcript, negotiated, version, found = None, None, None, None
     if profile is not None:
         if summary is None:
             raise WireError("the device client wrote no TLS summary")
@@ -187,6 +188,7 @@ def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedCon
         counted=classify_counted(segments, version),
         segments=segments,
         negotiated=negotiated,
+        tls=found,
         counters=outcome.counters(),
         t_start_ns=start,
         tcp_connect_ns=run.tcp_connect_ns[1] - start,

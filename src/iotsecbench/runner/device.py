@@ -15,6 +15,11 @@ Call it from the thread that should own the sockets: inside the device host's ne
 namespace on an emulated network (``lab.network.in_namespace``), where QEMU, a child of that
 thread, starts too, so the bytes cross the shaped link like any agent's.
 
+The "publish" role (the device as the lab's emitter) first learns the lab's clock: before the
+bridge connects to the broker it answers the firmware's clock sync (``_sync_clock``; the
+protocol is ``vmcu/client/clock.c``'s), and while it relays it calls ``on_tick`` about every
+50 ms, so the caller can pass the firmware's records on while the run goes.
+
 A firmware that hangs, or keeps waiting after the broker closed the connection, is stopped
 within ``timeout_s`` (or ``BROKER_CLOSED_GRACE_S`` after the close) and its run fails with
 where it was; QEMU runs supervised (own process group, killed with the runner), so none is
@@ -37,6 +42,7 @@ from iotsecbench.measure.tcpinfo import TcpInfo, read_tcp_info
 from iotsecbench.vmcu.client import DeviceFirmware
 from iotsecbench.vmcu.device import (
     CONFIG_FILE,
+    PUBLISH,
     DeviceConfig,
     DeviceOutcome,
     client_command,
@@ -48,6 +54,9 @@ DEFAULT_TIMEOUT_S = 120.0
 BROKER_CLOSED_GRACE_S = 3.0  # how long a firmware may run on after the broker closed
 QEMU_CONNECT_TIMEOUT_S = 20.0  # QEMU connects its UART when it starts
 SEND_TIMEOUT_S = 10.0  # how long a send to QEMU or to the broker may block
+CLOCK_SYNC_ROUNDS = 16  # vmcu/client/clock.c's SYNC_ROUNDS
+TICK_S = 0.05  # how often the relay calls on_tick
+Tick = Callable[[socket.socket], None]  # called with the broker connection while relaying
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,10 @@ class DeviceRun:
     tcp_after: TcpInfo | None = None  # ... and before it closed
     qemu_wall_ns: int = 0  # QEMU's start to its exit
     problem: str | None = None  # why the run failed; None when it completed
+    # the publish role's clock sync: lab clock = the firmware's SYS_ELAPSED + offset, within
+    # the uncertainty (half the sync's round trip)
+    clock_offset_ns: int | None = None
+    clock_uncertainty_ns: int | None = None
 
     def arrival_ns(self, written: bool, offset: int) -> int | None:
         """When the bridge had passed on the direction's first ``offset`` bytes."""
@@ -90,6 +103,7 @@ def _relay(
     qemu: Supervised,
     run: DeviceRun,
     deadline: float,
+    on_tick: Tick | None = None,
 ) -> str | None:
     """Pass bytes both ways until QEMU closes its side; a problem when it does not."""
     sent, received = bytearray(), bytearray()
@@ -99,8 +113,14 @@ def _relay(
     selector.register(device, selectors.EVENT_READ, "device")
     selector.register(broker, selectors.EVENT_READ, "broker")
     problem = None
+    ticked = time.monotonic()
     try:
         while problem is None:
+            # after the bytes of the last select were passed on: a record the firmware wrote
+            # after its bytes finds them counted in the connection's TCP_INFO
+            if on_tick is not None and time.monotonic() - ticked >= TICK_S:
+                ticked = time.monotonic()
+                on_tick(broker)
             if time.monotonic() > deadline:
                 problem = "timeout"
                 continue
@@ -109,7 +129,7 @@ def _relay(
             ):
                 problem = "broker closed"
                 continue
-            events = selector.select(timeout=0.1)
+            events = selector.select(timeout=TICK_S if on_tick is not None else 0.1)
             if not events and qemu.poll() is not None:
                 break  # QEMU is gone and nothing is left to pass on
             for key, _ in events:
@@ -162,10 +182,12 @@ def run_device(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     connect: Callable[[tuple[str, int], float], socket.socket] | None = None,
+    on_tick: Tick | None = None,
 ) -> DeviceRun:
     """One connection of ``firmware`` with ``config`` to the broker at ``broker_address``;
     its files (configuration, records, QEMU's log) in ``work_dir``. ``connect`` opens the
-    bridge's connection to the broker (default: ``socket.create_connection`` here)."""
+    bridge's connection to the broker (default: ``socket.create_connection`` here);
+    ``on_tick`` is called about every ``TICK_S`` while the bridge relays."""
     work_dir.mkdir(parents=True, exist_ok=True)
     # the broker account's password and a mutual profile's key: never readable by others,
     # not even between a write and a chmod
@@ -178,7 +200,8 @@ def run_device(
         argv = client_command(target, firmware.path, "127.0.0.1", listener.getsockname()[1])
         started = now_ns()
         with Supervised(argv, cwd=work_dir, stderr_path=work_dir / "qemu.log") as qemu:
-            problem = _serve(listener, qemu, run, broker_address, connect, deadline, timeout_s)
+            sync = config.role == PUBLISH
+            problem = _serve(listener, qemu, run, broker_address, connect, deadline, sync, on_tick)
             # the firmware closed its side: it is exiting (a problem: stop it now)
             grace = 0.0 if problem is not None else min(5.0, deadline - time.monotonic())
             code = qemu.wait(max(0.0, grace))
@@ -198,9 +221,11 @@ def _serve(
     broker_address: tuple[str, int],
     connect: Callable[[tuple[str, int], float], socket.socket],
     deadline: float,
-    timeout_s: float,
+    sync: bool,
+    on_tick: Tick | None,
 ) -> str | None:
-    """Accept QEMU's UART, connect to the broker, relay; a problem word or None."""
+    """Accept QEMU's UART, (sync the firmware's clock,) connect to the broker, relay; a
+    problem word or None."""
     listener.settimeout(0.1)
     accept_by = time.monotonic() + QEMU_CONNECT_TIMEOUT_S
     while True:
@@ -216,6 +241,10 @@ def _serve(
         device.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # select() says when to read; a send blocks at most this long (a stuck peer)
         device.settimeout(SEND_TIMEOUT_S)
+        if sync:
+            problem = _sync_clock(device, run)
+            if problem is not None:
+                return problem
         t0 = now_ns()
         try:
             broker = connect(broker_address, max(1.0, deadline - time.monotonic()))
@@ -229,9 +258,42 @@ def _serve(
             broker.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             broker.settimeout(SEND_TIMEOUT_S)
             run.tcp_before = read_tcp_info(broker)
-            problem = _relay(device, broker, qemu, run, deadline)
+            problem = _relay(device, broker, qemu, run, deadline, on_tick)
             run.tcp_after = read_tcp_info(broker)
     return problem
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        more = sock.recv(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _sync_clock(device: socket.socket, run: DeviceRun) -> str | None:
+    """The lab's clock to the firmware (protocol: vmcu/client/clock.c); a problem or None."""
+    try:
+        if _receive_exactly(device, 2) != b"\0\0":  # ready: an empty frame
+            return "the firmware did not start the clock sync"
+        low, high = -(2**63), 2**63  # the offset's bounds over the rounds
+        for _ in range(CLOCK_SYNC_ROUNDS):
+            sent_ns = now_ns()
+            device.sendall(sent_ns.to_bytes(8, "big"))
+            reply = _receive_exactly(device, 10)
+            answered_ns = now_ns()
+            if reply[:2] != b"\0\x08" or len(reply) != 10:
+                return "the firmware answered the clock sync with something else"
+            elapsed_ns = int.from_bytes(reply[2:], "big")
+            low, high = max(low, sent_ns - elapsed_ns), min(high, answered_ns - elapsed_ns)
+        run.clock_offset_ns = (low + high) // 2
+        run.clock_uncertainty_ns = (high - low + 1) // 2
+        device.sendall(run.clock_offset_ns.to_bytes(8, "big", signed=True))
+    except OSError as error:
+        return f"the firmware's clock sync failed: {error}"
+    return None
 
 
 def _explain(

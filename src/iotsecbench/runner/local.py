@@ -277,7 +277,7 @@ class LocalExecutor:
     ) -> RunOutcome:
         fleet = []
         # Once per run, not per device: finding the program hashes the agent's sources.
-        program = self._native_program(run.cell)
+        program = self._native_program(run.cell, context.spec.target)
         for directory in _device_directories(run_dir):
             records = {
                 agent: read_records(directory / f"{agent}.jsonl")
@@ -545,7 +545,8 @@ class LocalExecutor:
         emitters, ``connect_ramp_hz`` per second or all at once; supervised until every
         emitter has finished and every receiver has seen its end."""
         spec, broker, network = plan.context.spec, plan.broker, plan.network
-        program = self._native_program(plan.run.cell)
+        device_target = spec.target
+        program = self._native_program(plan.run.cell, device_target)
         environment = stack_environment(plan.run.cell.stack)
 
         def argv(role: str, config: Path) -> list[str]:
@@ -554,6 +555,11 @@ class LocalExecutor:
             inside = network.command(host, []) if network is not None else []
             if program is not None and role in _native_roles(plan.run.cell):
                 return [*inside, str(program), "--config", str(config)]
+            if device_target is not None and role == "emitter":
+                # The device's firmware under QEMU, bridged to the broker (docs/device-client.md)
+                module = "iotsecbench.runner.device_emitter"
+                target = ["--target", device_target]
+                return [*inside, sys.executable, "-m", module, "--config", str(config), *target]
             # agents/tcp.py serves both roles of the tcp transport.
             module = "tcp" if plan.run.cell.transport == "tcp" else role
             return [
@@ -656,10 +662,11 @@ class LocalExecutor:
         on_progress(1.0)
 
     @staticmethod
-    def _native_program(cell: Cell) -> Path | None:
+    def _native_program(cell: Cell, device_target: str | None = None) -> Path | None:
         """The native agent of a run of ``cell`` (None: the Python agents), built if needed:
-        the one that runs the agents, and whose footprint the run records."""
-        if cell.stack not in NATIVE_STACKS:
+        the one that runs the agents, and whose footprint the run records. With a device
+        emitter (``device_target``) the stack is the firmware's and the receiver is Python."""
+        if cell.stack not in NATIVE_STACKS or device_target is not None:
             return None
         return native.binary(native.build_of(cell.stack, cell.configuration))
 

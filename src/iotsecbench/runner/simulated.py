@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.agents.vocabulary import fields_of
+from iotsecbench.agents.vocabulary import shared_fields
 from iotsecbench.runner.collect import build_outcome
 from iotsecbench.runner.outcome import ExperimentContext, ProgressCallback, RunOutcome
 from iotsecbench.runner.rows import utc_now
@@ -123,7 +123,7 @@ class SimulatedExecutor:
                 t = t0 + tick * SAMPLE_NS
                 delivered = int(np.clip((t - start) / period, 0, count))
                 cpu += int(rng.normal(2e6, 2e5))
-                sample = {"type": "sample", **dict.fromkeys(fields_of("sample"), 0)}
+                sample = {"type": "sample", **dict.fromkeys(shared_fields("sample"), 0)}
                 sample.update(t_ns=t, cpu_ns=cpu, rss_bytes=40 << 20)
                 sample.update(tcp_segs_out=delivered, tcp_segs_in=delivered)
                 sample[direction] = delivered * per_message

@@ -75,6 +75,11 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,79}$"
 DESCRIPTION_MAX_CHARACTERS = 10_000
 
 PYTHON_MAX_RATE_HZ = 10_000
+# The device emitter (`target`): its stacks, its message buffer (vmcu/client/publish.c) and
+# the devices one run emulates.
+DEVICE_STACKS = ("mbedtls", "wolfssl")
+DEVICE_MAX_PAYLOAD_BYTES = 64 * 1024
+DEVICE_FLEET_MAX = 1
 NATIVE_MAX_RATE_HZ = 1_000_000
 # A fleet's ceiling in any spec; what one machine allows is lower (lab/limits.fleet_limit).
 FLEET_MAX_DEVICES = 10_000
@@ -145,6 +150,10 @@ class ExperimentSpec(StrictModel):
     # second (None: all at once). What this machine allows is checked before a run starts.
     devices: int = Field(1, ge=1, le=FLEET_MAX_DEVICES)
     connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
+    # The emitter as a virtual microcontroller (docs/device-client.md, "The whole run"): the
+    # device's own firmware on `stack` (mbedtls or wolfssl) publishes under QEMU, every
+    # instruction counted; the receiver stays the Python agent on the host.
+    target: Literal["rv32imc", "cortex-m4"] | None = None
 
     @field_validator("name")
     @classmethod
@@ -249,6 +258,43 @@ class ExperimentSpec(StrictModel):
             raise ValueError("method 'echo' needs transport 'tcp' (the study's raw-TCP echo)")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _device_stack(cls, data: object) -> object:
+        # With a target and no stack named, the device client runs on mbedTLS.
+        if isinstance(data, dict) and data.get("target") and data.get("stack") is None:
+            return {**data, "stack": ["mbedtls"]}
+        return data
+
+    @model_validator(mode="after")
+    def _device_emitter(self) -> ExperimentSpec:
+        if self.target is None:
+            return self
+        wrong = [stack for stack in self.stack if stack not in DEVICE_STACKS]
+        if wrong:
+            raise ValueError(
+                f"--target runs the device's own client on {' or '.join(DEVICE_STACKS)}, not "
+                f"{wrong[0]} (--stack mbedtls)"
+            )
+        if self.transport != ["mqtt"] or self.saturating:
+            raise ValueError(
+                "--target publishes through the broker at a fixed rate: transport mqtt, no "
+                "--saturating (the emulation's throughput is not the device's)"
+            )
+        if self.devices > 1:
+            raise ValueError(
+                f"--target emulates {DEVICE_FLEET_MAX} device per run on this version (QEMU "
+                "runs one core each): --devices 1"
+            )
+        if max(self.qos) > 1:
+            raise ValueError("the device client publishes at QoS 0 or 1, not 2")
+        if max(self.payload_bytes) > DEVICE_MAX_PAYLOAD_BYTES:
+            raise ValueError(
+                f"payload size {max(self.payload_bytes)} B exceeds the device client's buffer "
+                f"({DEVICE_MAX_PAYLOAD_BYTES} B)"
+            )
+        return self
+
     @model_validator(mode="after")
     def _payload_fits_broker(self) -> ExperimentSpec:
         limit = self.broker.message_size_limit
@@ -286,6 +332,8 @@ class ExperimentSpec(StrictModel):
             del shaping["devices"], shaping["connect_ramp_hz"]
         if not shaping["networks"]:
             del shaping["networks"]
+        if shaping["target"] is None:  # added with the device emitter
+            del shaping["target"]
         for rule in (*shaping["include"], *shaping["exclude"]):
             for key in ("network", "transport", "method", "stack"):
                 if rule.get(key) is None:

@@ -47,8 +47,21 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
+CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "stack.h", "agent.h", "tls.h",
+                 "heap.h")  # fmt: skip  # of the native agent's files the firmware compiles
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
-CLIENT_SOURCES = ("main.c", "config.c", "ledger.c", "net.c", "record.c", "board.c", "heap.c")
+SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
+CLIENT_SOURCES = (
+    "main.c",
+    "config.c",
+    "ledger.c",
+    "net.c",
+    "record.c",
+    "board.c",
+    "heap.c",
+    "clock.c",
+    "publish.c",
+)
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
 MBEDTLS_SOURCES = tuple(
@@ -110,6 +123,10 @@ MBEDTLS = DeviceLibrary(
     "libmbedtls-device", "mbedtls3", MBEDTLS_SOURCES, ("include", "library"), "mbedtls",
     ('MBEDTLS_CONFIG_FILE="device_config.h"',),
 )  # fmt: skip
+MBEDTLS_SCHEMES = DeviceLibrary(
+    "libmbedtls-device-schemes", "mbedtls3", (*MBEDTLS_SOURCES, "library/ccm.c"),
+    ("include", "library"), "mbedtls", ('MBEDTLS_CONFIG_FILE="device_config.h"', SCHEMES_DEFINE),
+)  # fmt: skip
 WOLFSSL = DeviceLibrary(
     "libwolfssl-device", "wolfssl", WOLFSSL_SOURCES, ("",), "wolfssl", ("WOLFSSL_USER_SETTINGS",)
 )
@@ -121,15 +138,18 @@ WOLFSSL_PQ = DeviceLibrary(
 
 @dataclass(frozen=True)
 class DeviceBuild:
-    """One device build: the client, with a TLS library or without."""
+    """One device build: the client, with a TLS library or without; ``schemes``: the payload
+    schemes of docs/wire-format.md on the library's primitives, without TLS (the native
+    agent's scheme.c, crypto_<stack>.c and stack_<stack>.c, compiled unchanged)."""
 
     name: str
     stack: str  # "none", "mbedtls", "wolfssl"
     library: DeviceLibrary | None
+    schemes: bool = False
 
     @property
     def tls_source(self) -> str:
-        return f"tls_{self.stack}.c"
+        return "tls_none.c" if self.schemes else f"tls_{self.stack}.c"
 
     @property
     def wrap_source(self) -> str | None:
@@ -141,6 +161,7 @@ class DeviceBuild:
         if self.library is None:
             return "no TLS library (plain MQTT)"
         extra = " with ML-KEM and ML-DSA" if self is DEVICE_BUILDS["wolfssl-pq"] else ""
+        extra = ", the payload schemes without TLS" if self.schemes else extra
         return f"{ARCHIVES[self.library.archive].library}{extra}, device configuration"
 
 
@@ -151,6 +172,7 @@ DEVICE_BUILDS = {
         DeviceBuild("mbedtls", "mbedtls", MBEDTLS),
         DeviceBuild("wolfssl", "wolfssl", WOLFSSL),
         DeviceBuild("wolfssl-pq", "wolfssl", WOLFSSL_PQ),
+        DeviceBuild("mbedtls-scheme", "mbedtls", MBEDTLS_SCHEMES, schemes=True),
     )
 }
 DEVICE_STACKS = ("mbedtls", "wolfssl")
@@ -193,8 +215,12 @@ def wrapped_symbols(build: DeviceBuild) -> list[str]:
 
 def _sources(build: DeviceBuild) -> list[Path]:
     names = [*CLIENT_SOURCES, build.tls_source, *([build.wrap_source] if build.wrap_source else [])]
+    names += ["scheme_shim.c"] if build.schemes else ["scheme_off.c"]
+    codec = ["mqtt.c", "filler.c"]
+    if build.schemes:
+        codec += ["scheme.c", f"crypto_{build.stack}.c", f"stack_{build.stack}.c"]
     return [*(CLIENT_DIR / name for name in names), FIRMWARE_DIR / "counted_heap.c",
-            CODEC_DIR / "mqtt.c"]  # fmt: skip
+            *(CODEC_DIR / name for name in codec)]  # fmt: skip
 
 
 def _flags(build: DeviceBuild) -> list[str]:
@@ -205,7 +231,7 @@ def _flags(build: DeviceBuild) -> list[str]:
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
-    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), CODEC_DIR / "mqtt.h"}
+    files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), *(CODEC_DIR / h for h in CODEC_HEADERS)}
     files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
@@ -288,8 +314,11 @@ def device_profiles(names: Sequence[str]) -> list[TlsProfile | None]:
     return profiles
 
 
-def build_of(stack: str, profile: TlsProfile | None) -> str:
-    """The device build that runs ``profile`` (None: plain MQTT) on ``stack``."""
+def build_of(stack: str, profile: TlsProfile | None, scheme: bool = False) -> str:
+    """The device build that runs ``profile`` (None: plain MQTT) on ``stack``; ``scheme``: a
+    payload scheme over plain MQTT (device_problem refuses one over TLS)."""
+    if scheme:
+        return f"{stack}-scheme"
     if profile is None:
         return "plain"
     return "wolfssl-pq" if stack == "wolfssl" and profile.needs_pq_library else stack

@@ -24,6 +24,7 @@ SECRETS_FILE = "device-secrets.txt"
 PROGRESS_FILE = "device-progress.txt"
 CONFIG_MAGIC = b"IOTSBDC1"
 SEED_BYTES = 32
+PUBLISH = "publish"  # the role of a whole run: the device as the lab's emitter
 FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa")
 # mbedTLS's error codes the device build names by number only (no MBEDTLS_ERROR_C).
 MBEDTLS_ERRORS = {
@@ -56,8 +57,15 @@ class DeviceConfig:
     client_key_pem: bytes | None = None
     server_name: str = "localhost"
     keep_alive_s: int = 60
-    role: str = "connect"
+    role: str = "connect"  # or "publish": the device as the lab's emitter
     log_secrets: bool = True  # TLS 1.3: the secrets the host reads the transcript with
+    # the "publish" role (client/publish.c): the run's messages, as agents/emitter.py sends them
+    message_count: int = 0
+    period_ns: int = 0
+    qos: int = 0
+    payload_bytes: int = 0
+    filler_seed: int = 0  # agents/wire.py make_filler's seed
+    scheme: str = ""  # a payload scheme (the mbedtls-scheme build), or "" for none
 
     def __post_init__(self) -> None:
         if len(self.seed) != SEED_BYTES:
@@ -75,6 +83,15 @@ class DeviceConfig:
             ("keep_alive_s", struct.pack("<I", self.keep_alive_s)),
             ("log_secrets", bytes([int(self.log_secrets)])),
         ]
+        if self.role == PUBLISH:
+            entries += [
+                ("message_count", struct.pack("<I", self.message_count)),
+                ("period_ns", struct.pack("<Q", self.period_ns)),
+                ("qos", struct.pack("<I", self.qos)),
+                ("payload_bytes", struct.pack("<I", self.payload_bytes)),
+                ("filler_seed", struct.pack("<Q", self.filler_seed)),
+                ("scheme", self.scheme.encode()),
+            ]
         if self.username is not None:
             entries.append(("username", self.username.encode()))
         if self.password is not None:

@@ -86,6 +86,7 @@ def hash_without_network(spec: ExperimentSpec) -> str:
     # factors added since
     later = {"network", "networks", "transport", "method", "saturating", "stack", "devices"}
     later |= {"connect_ramp_hz", "configuration_labels"}
+    later.add("target")  # the device emitter (run --target)
     shaping = spec.model_dump(mode="json", exclude={"repetitions", "name", "description", *later})
     for rule in (*shaping["include"], *shaping["exclude"]):
         for key in ("network", "transport", "method", "stack"):

@@ -150,3 +150,4 @@ def test_doctor_says_per_target_whether_the_client_can_run(monkeypatch):
     for check in checks:
         assert not check.ok and "apt-get install" in check.detail
         assert "bench handshake --target" in check.consequence
+        assert "run --target" in check.consequence

@@ -6,9 +6,19 @@
  *   FIFO is switched on, so QEMU can hand over up to 14 bytes per arrival.
  * - cortex-m4, QEMU "netduinoplus2" (STM32F405): USART1 at 0x40011000, one byte at a time.
  *
- * Polling, never an interrupt or WFI: under -icount a sleeping core's virtual time follows the
- * host's real time, which would make the M4's TIM2 count wall time; a poll loop is counted
- * instruction by instruction, in the ledger's wait bucket. */
+ * Waiting for bytes polls, never an interrupt or WFI: under -icount a sleeping core's virtual
+ * time follows the host's real time, which would make the M4's TIM2 count wall time; a poll
+ * loop is counted instruction by instruction, in the ledger's wait bucket.
+ *
+ * Sleeping between messages (board_sleep_ns, the publish role) is WFI with interrupts masked:
+ * the timer's pending interrupt wakes the core without a handler running (RISC-V: WFI wakes
+ * on mip & mie whatever mstatus.MIE; ARMv7-M: on a pending exception whatever PRIMASK), and
+ * the sleep is booked to no bucket (clock.c measures it on the lab's clock).
+ *
+ * - rv32imc: the CLINT's mtimecmp (0x02004000) against mtime (0x0200BFF8, 10 MHz of virtual
+ *   time on "virt").
+ * - cortex-m4: SysTick on the processor clock (168 MHz on "netduinoplus2"), at most 90 ms per
+ *   sleep (its 24-bit counter); the caller sleeps again until its deadline. */
 #include "device.h"
 
 #include "../firmware/counter.h"
@@ -28,6 +38,33 @@ void uart_write(uint8_t byte)
         ;
     UART8(THR) = byte;
 }
+
+#define CLINT_MTIMECMP 0x02004000u
+#define CLINT_MTIME 0x0200BFF8u
+#define MMIO32(address) (*(volatile uint32_t *)(address))
+
+static uint64_t mtime(void)
+{
+    uint32_t high, low;
+    do {
+        high = MMIO32(CLINT_MTIME + 4);
+        low = MMIO32(CLINT_MTIME);
+    } while (high != MMIO32(CLINT_MTIME + 4));
+    return (uint64_t)high << 32 | low;
+}
+
+void board_sleep_ns(uint64_t ns)
+{
+    uint64_t until = mtime() + (ns + 99) / 100; /* 10 MHz */
+    MMIO32(CLINT_MTIMECMP + 4) = 0xFFFFFFFFu;       /* no early match while writing */
+    MMIO32(CLINT_MTIMECMP) = (uint32_t)until;
+    MMIO32(CLINT_MTIMECMP + 4) = (uint32_t)(until >> 32);
+    __asm__ volatile("csrs mie, %0" ::"r"(1u << 7)); /* MTIE; mstatus.MIE stays off */
+    while (mtime() < until)
+        __asm__ volatile("wfi");
+    __asm__ volatile("csrc mie, %0" ::"r"(1u << 7));
+    MMIO32(CLINT_MTIMECMP + 4) = 0xFFFFFFFFu;
+}
 #elif defined(__ARM_ARCH_7EM__)
 #define USART1 0x40011000u
 #define USART(offset) (*(volatile uint32_t *)(USART1 + (offset)))
@@ -43,6 +80,30 @@ void uart_write(uint8_t byte)
     while (!(USART(SR) & SR_TXE))
         ;
     USART(DR) = byte;
+}
+
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define SCB_ICSR (*(volatile uint32_t *)0xE000ED04u)
+#define CPU_HZ 168000000u
+#define SLEEP_MAX_NS 90000000u /* under 2^24 SysTick ticks */
+
+void board_sleep_ns(uint64_t ns)
+{
+    uint32_t chunk = ns > SLEEP_MAX_NS ? SLEEP_MAX_NS : (uint32_t)ns;
+    uint32_t ticks = (uint32_t)((uint64_t)chunk * (CPU_HZ / 1000000u) / 1000u);
+    if (ticks < 2)
+        return;
+    __asm__ volatile("cpsid i" ::: "memory");
+    SYST_CSR = 0;
+    SYST_RVR = ticks - 1;
+    SYST_CVR = 0;
+    SYST_CSR = 7; /* enable, interrupt (pending only: PRIMASK is set), processor clock */
+    while (!(SYST_CSR & (1u << 16))) /* COUNTFLAG: reading it clears it */
+        __asm__ volatile("wfi");
+    SYST_CSR = 0;
+    SCB_ICSR = 1u << 25; /* PENDSTCLR: a pending SysTick would wake every later WFI */
 }
 #else
 #error "no UART for this target"

@@ -13,12 +13,15 @@
 
 #define MAGIC "IOTSBDC1"
 
-struct device_config config = {.role = "connect", .tls_version = "", .keep_alive_s = 60};
+struct device_config config = {
+    .role = "connect", .tls_version = "", .keep_alive_s = 60, .scheme = ""};
 
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+
+static uint64_t le64(const uint8_t *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
 
 static size_t ids(uint16_t *into, size_t cap, const uint8_t *value, uint32_t len)
 {
@@ -104,6 +107,18 @@ int config_load(const char *path, char *why, size_t cap)
             config.keep_alive_s = le32(value);
         else if (strcmp(key, "log_secrets") == 0 && len == 1)
             config.log_secrets = value[0] != 0;
+        else if (strcmp(key, "message_count") == 0 && len == 4)
+            config.message_count = le32(value);
+        else if (strcmp(key, "period_ns") == 0 && len == 8)
+            config.period_ns = le64(value);
+        else if (strcmp(key, "qos") == 0 && len == 4)
+            config.qos = le32(value);
+        else if (strcmp(key, "payload_bytes") == 0 && len == 4)
+            config.payload_bytes = le32(value);
+        else if (strcmp(key, "scheme") == 0)
+            config.scheme = text;
+        else if (strcmp(key, "filler_seed") == 0 && len == 8)
+            config.filler_seed = le64(value);
         else
             return fail(why, cap, "unknown configuration key", key);
     }

@@ -13,12 +13,14 @@
  *   board.c     the UART of each board; the counters come from ../firmware/counter.h
  *   heap.c      the stack paint and the TRNG stand-in (the counting allocator behind both
  *               stacks is ../firmware/counted_heap.c, the primitives' harness's own)
+ *   publish.c   the "publish" role: the device as the lab's emitter (messages, 10 Hz samples)
+ *   clock.c     the lab's clock (the host's CLOCK_MONOTONIC through semihosting, offset by a
+ *               sync with the bridge) and the sleep on the board's virtual timer
  *   tls_*.c     the TLS client on each stack (tls_none.c: plain MQTT), behind tls.h below
  *   wrap_*.c    the stacks' primitives wrapped at link time (-Wl,--wrap): their instructions
  *               per family (public key, SHA-2, AES, ChaCha20-Poly1305, ML-KEM, ML-DSA)
  *
- * The structure leaves room for a publish loop (a role that keeps the connection and
- * publishes, the records' sample timer): the roles are table entries in main.c. */
+ * The roles are table entries in main.c. */
 #ifndef IOTSB_DEVICE_H
 #define IOTSB_DEVICE_H
 
@@ -31,7 +33,7 @@
 #define DEVICE_MAX_GROUPS 4
 
 struct device_config {
-    const char *role;         /* "connect" */
+    const char *role;         /* "connect" or "publish" */
     const char *tls_version;  /* "1.2", "1.3", or "" for plain MQTT */
     uint16_t suites[DEVICE_MAX_SUITES]; /* IANA ids to offer; none: the stack's default */
     size_t n_suites;
@@ -47,6 +49,13 @@ struct device_config {
     uint8_t seed[32];         /* the TRNG stand-in's seed: same seed, same instructions */
     uint32_t keep_alive_s;
     bool log_secrets;         /* TLS 1.3: the traffic secrets to the host (transcript) */
+    /* the "publish" role (publish.c): the run's messages, as agents/emitter.py sends them */
+    uint32_t message_count;
+    uint64_t period_ns;       /* between scheduled messages, on the lab's clock */
+    uint32_t qos;             /* 0 or 1 */
+    uint32_t payload_bytes;   /* plaintext: seq, t_created_ns, filler (agents/wire.py) */
+    uint64_t filler_seed;     /* agents/wire.py make_filler's seed */
+    const char *scheme;       /* a payload scheme's name (docs/wire-format.md), or "" */
 };
 
 extern struct device_config config;
@@ -74,6 +83,16 @@ enum bucket ledger_bucket(enum bucket next);
 /* Around a wrapped primitive (wrap_*.c); nested calls count for the outermost. */
 void ledger_primitive_enter(void);
 void ledger_primitive_leave(enum family family);
+/* Everything booked since ledger_start, the running segment included (publish.c's samples and
+ * per-message counts). */
+struct ledger_totals {
+    uint64_t buckets[BUCKETS];
+    uint64_t families[FAMILIES];
+};
+void ledger_totals(struct ledger_totals *out);
+/* Whether ended segments are kept for count_segment records (the handshake's) or only added
+ * to the totals (the publish loop, which writes one record per message instead). */
+void ledger_keep_segments(bool keep);
 /* The client instructions of the segment that ended last (main.c's calibration). */
 uint64_t ledger_ended_client(void);
 /* Writes the ended segments' records (outside the handshake: see ledger.c); whether the buffer
@@ -110,6 +129,29 @@ bool uart_readable(void);
 uint8_t uart_read(void);
 void uart_write(uint8_t byte);
 uint32_t counter_now(void);
+
+/* -- the lab's clock and sleep (clock.c) --------------------------------------------------- */
+/* Before anything is counted: the bridge sends its clock, the firmware answers with its own
+ * reading, the bridge sends the offset between them (runner/device.py). 0, or -1 with why. */
+int clock_sync(char *why, size_t cap);
+/* The lab's clock (CLOCK_MONOTONIC ns of the host), read by semihosting (the harness's). */
+uint64_t lab_now_ns(void);
+/* Sleeps on the board's virtual timer until the lab's clock reaches deadline_ns (WFI: under
+ * -icount virtual time follows real time while the core sleeps). The time slept is booked
+ * to no bucket; it is returned for the samples. */
+uint64_t sleep_until(uint64_t deadline_ns);
+/* One WFI sleep of about ns on the board's timer (board.c). */
+void board_sleep_ns(uint64_t ns);
+
+/* -- the roles' MQTT (main.c) ---------------------------------------------------------------- */
+#include "../../agents/native/mqtt.h"
+void send_bytes(const uint8_t *bytes, size_t len, const char *what);
+struct mqtt_packet read_packet(uint8_t *buffer, size_t cap);
+void counter(const char *name, uint64_t value);
+/* The connection up to CONNACK with its records (SETUP .. END), and its close. */
+void session_open(void);
+void session_close(void);
+void role_publish(void);
 
 /* -- memory and randomness (heap.c; the counting allocator: ../firmware/counted_heap.c) ------ */
 #include "../firmware/counted_heap.h"

@@ -58,6 +58,8 @@ static unsigned primitive_depth; /* wrapped primitives nest: the outermost count
 static uint64_t client_at_entry;
 static unsigned entry_segment;
 static uint64_t ended_client;    /* the client bucket of the segment that ended last */
+static struct ledger_totals totals; /* of every ended segment */
+static bool keep_segments = true;
 
 /* Books what ran since the last read to the running bucket, and runs ``next`` from here. */
 static inline void book_to(enum bucket next)
@@ -128,7 +130,12 @@ static __attribute__((noinline)) void next_segment(char event, const char *mark,
         overflowed = true;
         ledger_flush();
     }
-    ended[ended_count++] = segment;
+    for (int b = 0; b < BUCKETS; b++)
+        totals.buckets[b] += segment.buckets[b];
+    for (int f = 0; f < FAMILIES; f++)
+        totals.families[f] += segment.families[f];
+    if (keep_segments)
+        ended[ended_count++] = segment;
     progress(segment.index + 1, event, mark, bytes);
     ended_client = segment.buckets[BUCKET_CLIENT];
     unsigned index = segment.index + 1;
@@ -171,6 +178,19 @@ void ledger_primitive_leave(enum family family)
 }
 
 uint64_t ledger_ended_client(void) { return ended_client; }
+
+void ledger_keep_segments(bool keep) { keep_segments = keep; }
+
+void ledger_totals(struct ledger_totals *out)
+{
+    book_to(running); /* the running segment up to now */
+    *out = totals;
+    for (int b = 0; b < BUCKETS; b++)
+        out->buckets[b] += segment.buckets[b];
+    for (int f = 0; f < FAMILIES; f++)
+        out->families[f] += segment.families[f];
+    last = counter_read(); /* the copying went to no bucket */
+}
 
 void ledger_start(void)
 {

@@ -12,8 +12,9 @@
  *   END            CONNACK parsed: the handshake's instructions are CLIENT_HELLO .. END
  *   DISCONNECT     DISCONNECT and the TLS close_notify (reported, not part of the handshake)
  *
- * A new role (a publish loop: the connection kept, PUBLISH at the configured rate, one record
- * per message) is one more entry in ROLES. */
+ * Role "publish" — the device as the lab's emitter (publish.c): the same connection, then
+ * PUBLISH at the configured rate for the run's duration, one record per message and a sample
+ * every 100 ms. It first reads the host's clock (clock.c), so its times are the lab's. */
 #include "device.h"
 
 #include "../../agents/native/mqtt.h"
@@ -50,7 +51,7 @@ void device_fail(const char *what, const char *detail)
 
 static bool tls_on(void) { return config.tls_version[0] != '\0'; }
 
-static void send_bytes(const uint8_t *bytes, size_t len, const char *what)
+void send_bytes(const uint8_t *bytes, size_t len, const char *what)
 {
     int sent = tls_on() ? tls_write(bytes, len) : net_send(bytes, len);
     if (sent != (int)len)
@@ -70,7 +71,7 @@ static void receive_exactly(uint8_t *into, size_t len)
 }
 
 /* The next MQTT packet into buffer: fixed header, remaining length, body (MQTT 3.1.1 §2.2). */
-static struct mqtt_packet read_packet(uint8_t *buffer, size_t cap)
+struct mqtt_packet read_packet(uint8_t *buffer, size_t cap)
 {
     size_t have = 0;
     struct mqtt_packet packet;
@@ -98,12 +99,12 @@ static struct mqtt_packet read_packet(uint8_t *buffer, size_t cap)
 }
 
 /* One "counters" record: a name of the vocabulary's counters and its value. */
-static void counter(const char *name, uint64_t value)
+void counter(const char *name, uint64_t value)
 {
     record("counters", "\"name\":\"%s\",\"value\":%llu", name, (unsigned long long)value);
 }
 
-static void role_connect(void)
+void session_open(void)
 {
     char why[256];
     uint8_t packet[PACKET_BYTES];
@@ -162,20 +163,31 @@ static void role_connect(void)
                tls_stack(), tls_stack_version(), version, (unsigned)suite);
     }
     ledger_bucket(resume);
+}
 
+void session_close(void)
+{
+    uint8_t packet[8];
     ledger_mark("DISCONNECT");
-    n = mqtt_disconnect(packet, sizeof packet);
+    size_t n = mqtt_disconnect(packet, sizeof packet);
     send_bytes(packet, n, "DISCONNECT");
     if (tls_on())
         tls_close();
     ledger_mark("CLOSED");
 }
 
+static void role_connect(void)
+{
+    session_open();
+    session_close();
+}
+
 struct role {
     const char *name;
     void (*run)(void);
 };
-static const struct role ROLES[] = {{"connect", role_connect}, {NULL, NULL}};
+static const struct role ROLES[] = {
+    {"connect", role_connect}, {"publish", role_publish}, {NULL, NULL}};
 
 /* A wrapped call of nothing, measured against the plain call: what a wrapper adds to the
  * client bucket per primitive call (wrap.h's WRAP, the same shape as every wrapper). */
@@ -223,6 +235,8 @@ int main(void)
     if (role->name == NULL)
         device_fail("unknown role", config.role);
 
+    if (strcmp(config.role, "publish") == 0 && clock_sync(why, sizeof why) != 0)
+        device_fail("clock", why);
     ledger_start();
     uint64_t per_boundary, per_primitive;
     calibrate(&per_boundary, &per_primitive);

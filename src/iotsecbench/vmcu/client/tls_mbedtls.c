@@ -23,15 +23,6 @@ static uint16_t groups[DEVICE_MAX_GROUPS + 1];
 const char *tls_stack(void) { return "mbedtls"; }
 const char *tls_stack_version(void) { return MBEDTLS_VERSION_STRING; }
 
-/* MBEDTLS_ENTROPY_HARDWARE_ALT: the entropy module's hardware source. */
-int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len, size_t *olen)
-{
-    (void)data;
-    device_seed(output, (unsigned int)len);
-    *olen = len;
-    return 0;
-}
-
 static int send_cb(void *context, const unsigned char *data, size_t len)
 {
     (void)context;

@@ -1,7 +1,9 @@
 /* mbedTLS 3.6's primitives as the TLS, PSA and X.509 code reach them (wrap.h): the public-key
  * operations (ECP, ECDH, ECDSA, RSA and the bignum exponentiation under RSA), SHA-256/384
  * (with HMAC, HKDF, the TLS 1.2 PRF and the entropy pool built on them), AES (GCM, and the
- * CTR_DRBG's block cipher) and ChaCha20-Poly1305. One WRAP per line: the build reads them. */
+ * CTR_DRBG's block cipher; the one-shot GCM calls hold their GHASH, which the TLS records
+ * reach through PSA and the payload schemes directly) and ChaCha20-Poly1305. One WRAP per
+ * line: the build reads them. */
 #include "wrap.h"
 
 #include <mbedtls/bignum.h>
@@ -22,6 +24,8 @@ WRAP(FAMILY_PK, mbedtls_ecp_muladd_restartable, (mbedtls_ecp_group *grp, mbedtls
 WRAP(FAMILY_PK, mbedtls_ecp_check_pubkey, (const mbedtls_ecp_group *grp, const mbedtls_ecp_point *pt), (grp, pt))
 WRAP(FAMILY_PK, mbedtls_ecp_gen_privkey, (const mbedtls_ecp_group *grp, mbedtls_mpi *d, mbedtls_f_rng_t *f_rng, void *p_rng), (grp, d, f_rng, p_rng))
 WRAP(FAMILY_PK, mbedtls_ecdh_calc_secret, (mbedtls_ecdh_context *ctx, size_t *olen, unsigned char *buf, size_t blen, mbedtls_f_rng_t *f_rng, void *p_rng), (ctx, olen, buf, blen, f_rng, p_rng))
+WRAP(FAMILY_PK, mbedtls_ecdh_gen_public, (mbedtls_ecp_group *grp, mbedtls_mpi *d, mbedtls_ecp_point *Q, mbedtls_f_rng_t *f_rng, void *p_rng), (grp, d, Q, f_rng, p_rng))
+WRAP(FAMILY_PK, mbedtls_ecdh_compute_shared, (mbedtls_ecp_group *grp, mbedtls_mpi *z, const mbedtls_ecp_point *Q, const mbedtls_mpi *d, mbedtls_f_rng_t *f_rng, void *p_rng), (grp, z, Q, d, f_rng, p_rng))
 WRAP(FAMILY_PK, mbedtls_ecdsa_verify, (mbedtls_ecp_group *grp, const unsigned char *buf, size_t blen, const mbedtls_ecp_point *Q, const mbedtls_mpi *r, const mbedtls_mpi *s), (grp, buf, blen, Q, r, s))
 WRAP(FAMILY_PK, mbedtls_ecdsa_verify_restartable, (mbedtls_ecp_group *grp, const unsigned char *buf, size_t blen, const mbedtls_ecp_point *Q, const mbedtls_mpi *r, const mbedtls_mpi *s, mbedtls_ecdsa_restart_ctx *rs_ctx), (grp, buf, blen, Q, r, s, rs_ctx))
 WRAP(FAMILY_PK, mbedtls_ecdsa_sign, (mbedtls_ecp_group *grp, mbedtls_mpi *r, mbedtls_mpi *s, const mbedtls_mpi *d, const unsigned char *buf, size_t blen, mbedtls_f_rng_t *f_rng, void *p_rng), (grp, r, s, d, buf, blen, f_rng, p_rng))
@@ -46,6 +50,8 @@ WRAP(FAMILY_AES, mbedtls_gcm_starts, (mbedtls_gcm_context *ctx, int mode, const 
 WRAP(FAMILY_AES, mbedtls_gcm_update_ad, (mbedtls_gcm_context *ctx, const unsigned char *add, size_t add_len), (ctx, add, add_len))
 WRAP(FAMILY_AES, mbedtls_gcm_update, (mbedtls_gcm_context *ctx, const unsigned char *input, size_t input_length, unsigned char *output, size_t output_size, size_t *output_length), (ctx, input, input_length, output, output_size, output_length))
 WRAP(FAMILY_AES, mbedtls_gcm_finish, (mbedtls_gcm_context *ctx, unsigned char *output, size_t output_size, size_t *output_length, unsigned char *tag, size_t tag_len), (ctx, output, output_size, output_length, tag, tag_len))
+WRAP(FAMILY_AES, mbedtls_gcm_crypt_and_tag, (mbedtls_gcm_context *ctx, int mode, size_t length, const unsigned char *iv, size_t iv_len, const unsigned char *add, size_t add_len, const unsigned char *input, unsigned char *output, size_t tag_len, unsigned char *tag), (ctx, mode, length, iv, iv_len, add, add_len, input, output, tag_len, tag))
+WRAP(FAMILY_AES, mbedtls_gcm_auth_decrypt, (mbedtls_gcm_context *ctx, size_t length, const unsigned char *iv, size_t iv_len, const unsigned char *add, size_t add_len, const unsigned char *tag, size_t tag_len, const unsigned char *input, unsigned char *output), (ctx, length, iv, iv_len, add, add_len, tag, tag_len, input, output))
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_setkey, (mbedtls_chachapoly_context *ctx, const unsigned char key[32]), (ctx, key))
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_starts, (mbedtls_chachapoly_context *ctx, const unsigned char nonce[12], mbedtls_chachapoly_mode_t mode), (ctx, nonce, mode))
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_update_aad, (mbedtls_chachapoly_context *ctx, const unsigned char *aad, size_t aad_len), (ctx, aad, aad_len))

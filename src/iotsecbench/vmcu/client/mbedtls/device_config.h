@@ -86,4 +86,12 @@ void vm_free(void *pointer);
 #define MBEDTLS_SSL_IN_CONTENT_LEN 16384 /* a server may send records of 16 KiB */
 #define MBEDTLS_SSL_OUT_CONTENT_LEN 4096 /* the client's own records are small */
 
+/* The payload schemes' build (mbedtls-scheme: IOTSB_DEVICE_SCHEMES), the native agent's
+ * scheme.c on this library: the block modes docs/wire-format.md's ciphers use besides GCM. */
+#ifdef IOTSB_DEVICE_SCHEMES
+#define MBEDTLS_CCM_C
+#define MBEDTLS_CIPHER_MODE_CBC
+#define MBEDTLS_CIPHER_MODE_CTR
+#endif
+
 #endif

@@ -1,0 +1,157 @@
+"""The whole device run counted (``run --target``, docs/device-client.md "The whole run"):
+
+* linearity: instructions per message of ecdh-p256-aes128-gcm at 64, 1024 and 4096 B — their
+  spread after the first message, a straight line through the three sizes (R²) and the seal's
+  per-byte slope against ``bench crypto --target``'s per-byte count of the same cipher;
+* rate: achieved over asked at 10 Hz and 100 Hz with TLS 1.2 at 1 KiB, and the instructions
+  QEMU emulated per second of the run;
+* the wall time of the stability preset shortened (``--duration 20 --reps 1``).
+
+    .venv/bin/python benchmarks/bench_device_run.py [--targets rv32imc,cortex-m4] [--out DIR]
+
+Figures go to the note and docs/device-client.md, never into test assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from iotsecbench.agents.records import read_records
+
+SCHEME = "ecdh-p256-aes128-gcm"
+SIZES = (64, 1024, 4096)
+
+
+def cli(*args: str, may_fail: bool = False) -> float:
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", *args], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0 and not may_fail:
+        print(result.stdout[-2000:], result.stderr[-2000:], file=sys.stderr)
+        raise SystemExit(f"failed: iotsecbench {' '.join(args)}")
+    return time.monotonic() - started
+
+
+def emitter_records(out: Path) -> dict[str, list[dict]]:
+    """Per configuration and payload: the emitter's records."""
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        rows = db.execute("select cell_label, run_dir from runs where status = 'ok'").fetchall()
+    return {label: read_records(out / run_dir / "emitter.jsonl") for label, run_dir in rows}
+
+
+def linearity(target: str, work: Path) -> dict:
+    out = work / f"linear-{target}"
+    cli("run", "--target", target, "--configs", SCHEME, "--payload", ",".join(map(str, SIZES)),
+        "--rate", "10", "--duration", "6", "--qos", "0", "--reps", "1", "--out", str(out),
+        "--quiet", "--no-report")  # fmt: skip
+    per_size = {}
+    for label, records in emitter_records(out).items():
+        messages = [r for r in records if r["type"] == "message"]
+        size = messages[0]["payload_bytes"]
+        client = [m["instructions_crypto"] + m["instructions_protocol"] for m in messages[1:]]
+        seal = [m["instructions_seal"] for m in messages[1:]]
+        per_size[size] = {
+            "label": label,
+            "messages": len(messages),
+            "client_mean": statistics.mean(client),
+            "client_spread": (max(client) - min(client)) / statistics.mean(client),
+            "first_over_rest": (
+                messages[0]["instructions_crypto"] + messages[0]["instructions_protocol"]
+            )
+            / statistics.mean(client),
+            "seal_mean": statistics.mean(seal),
+            "seal_spread": (max(seal) - min(seal)) / statistics.mean(seal),
+        }
+    sizes = np.array(sorted(per_size), dtype=float)
+    figures = {}
+    for key in ("client_mean", "seal_mean"):
+        values = np.array([per_size[int(s)][key] for s in sizes])
+        slope, intercept = np.polyfit(sizes, values, 1)
+        fitted = slope * sizes + intercept
+        r2 = 1 - np.sum((values - fitted) ** 2) / np.sum((values - values.mean()) ** 2)
+        figures[key] = {"slope_per_byte": slope, "intercept": intercept, "r2": r2}
+    crypto_json = work / f"crypto-{target}.json"
+    cli("bench", "crypto", "--schemes", "aes128-gcm", "--sizes", ",".join(map(str, SIZES)),
+        "--repetitions", "3", "--target", target, "--json", str(crypto_json))  # fmt: skip
+    return {"per_size": per_size, "fits": figures, "bench_crypto": crypto_per_byte(crypto_json)}
+
+
+def crypto_per_byte(path: Path) -> dict:
+    """bench crypto --target's counted seal of aes128-gcm at the same sizes: its per-byte
+    slope (a straight line through the sizes, as for the run) and the library it counted."""
+    results = json.loads(path.read_text())["target_results"]
+    sizes = np.array([r["payload_bytes"] for r in results], dtype=float)
+    seal = np.array([r["seal_instructions"] for r in results], dtype=float)
+    slope, intercept = np.polyfit(sizes, seal, 1)
+    return {"slope_per_byte": slope, "intercept": intercept, "library": results[0]["provenance"]}
+
+
+def rates(target: str, work: Path) -> dict:
+    figures = {}
+    for rate in (10, 100):
+        out = work / f"rate-{target}-{rate}"
+        wall = cli("run", "--target", target, "--configs", "tls1.2", "--payload", "1024",
+                   "--rate", str(rate), "--duration", "10", "--qos", "0", "--reps", "1",
+                   "--out", str(out), "--quiet", "--no-report", may_fail=True)  # fmt: skip
+        with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+            ((achieved, error, run_dir),) = db.execute(
+                "select achieved_rate_hz, error, run_dir from runs"
+            ).fetchall()
+        records = read_records(out / run_dir / "emitter.jsonl")
+        samples = [r for r in records if r["type"] == "sample"]
+        last = samples[-1]
+        emulated = sum(last[f"instructions_{b}"] for b in ("crypto", "protocol", "wait", "io"))
+        run = next(r for r in records if r["type"] == "event" and r["kind"] == "device_run")
+        qemu_s = run["detail"]["qemu_wall_ns"] / 1e9
+        figures[rate] = {
+            "achieved_over_asked": achieved / rate,
+            "error": error,
+            "emulated_instructions": emulated,
+            "qemu_wall_s": qemu_s,
+            "sleep_s": last["sleep_ns"] / 1e9,
+            "instructions_per_awake_s": emulated / max(qemu_s - last["sleep_ns"] / 1e9, 1e-9),
+            "clock_uncertainty_us": run["detail"]["clock_uncertainty_ns"] / 1e3,
+            "cli_wall_s": wall,
+        }
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--targets", default="rv32imc,cortex-m4")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--parts", default="linearity,rates,stability")
+    args = parser.parse_args()
+    parts = args.parts.split(",")
+    work = args.out or Path(tempfile.mkdtemp(prefix="bench-device-run-"))
+    results: dict = {}
+    for target in args.targets.split(","):
+        results[target] = {}
+        if "linearity" in parts:
+            results[target]["linearity"] = linearity(target, work)
+        if "rates" in parts:
+            results[target]["rates"] = rates(target, work)
+        if "stability" in parts:
+            stability = work / f"stability-{target}"
+            results[target]["stability_wall_s"] = cli(
+                "run", "--preset", "stability", "--target", target, "--duration", "20",
+                "--reps", "1", "--out", str(stability), "--quiet",
+            )  # fmt: skip
+        print(json.dumps({target: results[target]}, indent=2, default=float), flush=True)
+    (work / "bench_device_run.json").write_text(json.dumps(results, indent=2, default=float))
+    print(f"results: {work / 'bench_device_run.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,456 @@
+"""The device as the lab's emitter (``run --target``): the firmware's "publish" role
+(``vmcu/client/publish.c``) under QEMU, its UART bridged to the broker (``runner.device``), run
+as the emitter process of a run, in place of ``agents.emitter``:
+
+    python -m iotsecbench.runner.device_emitter --config emitter.config.json --target rv32imc
+
+It reads the emitter's ``AgentConfig`` like any agent, hands the firmware the same run (topic
+prefix, account, TLS profile and PKI, payload size, rate, QoS, duration, filler seed), and
+passes the firmware's records on to ``emitter.jsonl`` *while the run goes* (every ~50 ms: the
+runner's silence watchdog sees a live emitter), in the agents' vocabulary
+(docs/device-client.md, "The whole run"):
+
+* ``message``: the firmware's own seq and times, on the lab's clock (clock sync:
+  ``runner.device``), plus the instructions each message cost (``instructions_crypto``,
+  ``_protocol``, ``_wait``, ``_io``); ``seal_cpu_ns`` is 0 (no payload scheme seals);
+* ``sample`` every 100 ms of the lab's clock: where a host agent has its process CPU time, the
+  device's counted CPU time — client instructions (crypto + protocol) x CPI / clock, *counted
+  on <target>* — with the instructions per bucket and the time slept; ``rss_bytes`` is the
+  device's RAM in use (static RAM + heap); the TCP counters are the bridge's connection to the
+  broker (the device's connection), read when the sample is passed on (≤ 50 ms later);
+* ``operation``: what the Python emitter logs for the same messages (TLS record protection, MQTT
+  packets, the handshake's public-key operations), so the *priced* figure of the energy model
+  can stand beside the counted one (``runner.collect``);
+* ``handshake`` phases (tcp_connect, tls_handshake, mqtt_connect) timed by the bridge, each
+  with its counted instructions; ``negotiated`` read from the wire and checked against the
+  profile (a mismatch fails the run); the firmware's memory and footprint as ``counters``.
+
+A firmware that cannot keep the asked rate stops itself (publish.c) and the run fails naming the
+rate achieved; the same check runs here over the whole run (``RATE_TOLERANCE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iotsecbench.agents import wire
+from iotsecbench.agents.config import AgentConfig
+from iotsecbench.agents.records import RecordWriter, read_records_from
+from iotsecbench.energy.profile import load_profile
+from iotsecbench.errors import SpecError
+from iotsecbench.measure.clock import now_ns
+from iotsecbench.measure.tcpinfo import read_tcp_info
+from iotsecbench.runner.counted import counted_connection
+from iotsecbench.runner.device import DeviceRun, run_device
+from iotsecbench.security import resolve_configuration
+from iotsecbench.security.key_establishment import exchange_operations
+from iotsecbench.security.tls import TlsProfile, handshake_operations, record_operations
+from iotsecbench.vmcu.client import DeviceFirmware, build_of, device_firmware, device_problem
+from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_for
+from iotsecbench.vmcu.targets import TARGETS
+from iotsecbench.vmcu.targets import target as target_named
+
+RATE_TOLERANCE = 0.01  # achieved below (1 - this) x the asked rate fails the run
+BUCKETS = ("crypto", "protocol", "wait", "io")
+DEVICE_DIRNAME = "device"  # in the run's directory: the firmware's files and QEMU's log
+
+
+def prepare_device_run(spec: Any) -> list[str]:
+    """Before a ``run --target`` starts anything: what the device emitter cannot run is
+    refused (SpecError, exit 2), a missing cross toolchain or QEMU is named (exit 3), and the
+    firmware images the runs need are built now (cached), not inside a run's watchdog.
+    Returns notes for the user."""
+    chosen = target_named(spec.target)
+    builds = set()
+    for name in spec.configurations:
+        security = resolve_configuration(name)
+        tls = security.tls_profile_with(spec.tls.model_dump())
+        for stack in spec.stack:
+            problem = scheme_problem(security, stack) or (
+                device_problem(stack, tls) if tls is not None else None
+            )
+            if problem is not None:
+                raise SpecError(f"{name} on the {stack} device client: {problem}")
+            builds.add(build_of(stack, tls, security.scheme.name != "none"))
+    for build in sorted(builds):
+        device_firmware(chosen, build)
+    profile = load_profile(chosen.profile)
+    return [
+        f"note: the emitter is the device client on {chosen.name} (QEMU, every instruction "
+        f"counted; device time at {profile.name}'s {profile.cpu_clock_hz / 1e6:g} MHz, CPI "
+        f"{profile.value('cpi'):g}); the receiver is the Python agent"
+    ]
+
+
+DEVICE_AGREEMENTS = ("ecdh-p256", "x25519")  # the key exchanges publish.c runs (no PSK file)
+
+
+def scheme_problem(security: Any, stack: str) -> str | None:
+    """Why the device emitter cannot run this configuration's payload scheme, or None."""
+    scheme = security.scheme
+    if scheme.name == "none":
+        return None
+    if security.tls_profile is not None:
+        return "a payload scheme over TLS is not on the device yet: one or the other"
+    if stack != "mbedtls":
+        return "the device's payload schemes run on mbedtls (the mbedtls-scheme build)"
+    if scheme.key_establishment not in DEVICE_AGREEMENTS:
+        return (
+            f"the device's payload schemes establish keys with {' or '.join(DEVICE_AGREEMENTS)}"
+            f", not {scheme.key_establishment}"
+        )
+    return None
+
+
+def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
+    """What the firmware reads: the emitter's run, as ``agents.emitter`` would send it."""
+    tls = config.tls
+    profile = TlsProfile(**tls.profile) if tls is not None else None
+    mutual = tls is not None and profile is not None and profile.mutual and tls.client_cert
+    return DeviceConfig(
+        seed=seed_for(config.seed, repetition_seed),
+        client_id=config.client_id,
+        username=config.username,
+        password=config.password,
+        topic_prefix=config.topic_prefix,
+        tls_version=profile.version if profile is not None else "",
+        suites=tls.suite_ids if tls is not None else (),
+        groups=tls.group_ids if tls is not None else (),
+        ca_pem=Path(tls.ca_file).read_bytes() if tls is not None else b"",
+        client_cert_pem=Path(tls.client_cert).read_bytes() if mutual and tls else None,  # type: ignore[arg-type]
+        client_key_pem=Path(tls.client_key).read_bytes() if mutual and tls else None,  # type: ignore[arg-type]
+        role=PUBLISH,
+        message_count=config.message_count,
+        period_ns=round(1e9 / config.rate_hz),
+        qos=config.qos,
+        payload_bytes=config.payload_bytes,
+        filler_seed=config.seed,
+        scheme=scheme
+        if (scheme := resolve_configuration(config.configuration).scheme.name) != "none"
+        else "",
+    )
+
+
+@dataclass
+class DevicePricing:
+    """How counted instructions become device time: the target's profile, CPI and clock."""
+
+    profile: str
+    cpi: float
+    clock_hz: float
+
+    def ns(self, instructions: int) -> int:
+        return round(instructions * self.cpi / self.clock_hz * 1e9)
+
+
+@dataclass
+class Translator:
+    """The firmware's records → the emitter's, as they come (module docstring)."""
+
+    writer: RecordWriter
+    records: Path
+    firmware: DeviceFirmware
+    pricing: DevicePricing
+    config: AgentConfig
+    offset: int = 0
+    last_sample_ns: int = 0
+    heap_peak_bytes: int = 0
+    counters: dict[str, int] = field(default_factory=dict)
+    created_ns: list[int] = field(default_factory=list)
+    error: str | None = None
+    start_detail: dict[str, Any] = field(default_factory=dict)
+    published: list[tuple[int, int]] = field(default_factory=list)  # (t_sealed_ns, wire bytes)
+    tcp: Any = None  # the broker connection's last TCP_INFO: held once it closed
+
+    def tick(self, broker: Any) -> None:
+        """Pass on what the firmware wrote since the last tick."""
+        records, self.offset = read_records_from(self.records, self.offset)
+        if broker is not None:
+            self.tcp = read_tcp_info(broker) or self.tcp
+        tcp = self.tcp
+        for record in records:
+            self._translate(record, tcp)
+        self.writer.flush()
+
+    def _translate(self, record: dict[str, Any], tcp: Any) -> None:
+        kind = record.pop("type", "")
+        if kind == "sample":
+            self._sample(record, tcp)
+        elif kind == "message":
+            self._message(record)
+        elif kind == "counters":
+            self.counters[record["name"]] = int(record["value"])
+            self.writer.write("counters", name=record["name"], value=int(record["value"]))
+        elif kind == "event" and record.get("name") == "key_exchange":
+            self._key_exchange(record)
+        elif kind == "event":
+            name = record.pop("name", "")
+            if name == "agent_start":  # the firmware's stack and version, and the run's facts
+                record.pop("role", None)
+                detail = {**self.start_detail, **record}
+                self.writer.write("event", t_ns=now_ns(), kind=name, detail=detail)
+            else:
+                self.writer.write("event", t_ns=now_ns(), kind=name, detail=record)
+        elif kind == "error":
+            self.error = str(record.get("message", "the device client failed"))
+
+    def _sample(self, record: dict[str, Any], tcp: Any) -> None:
+        t_ns = int(record["t_ns"])
+        if t_ns <= self.last_sample_ns:  # the energy model needs strictly increasing windows
+            return
+        self.last_sample_ns = t_ns
+        self.heap_peak_bytes = max(self.heap_peak_bytes, int(record.get("heap_peak_bytes", 0)))
+        client = int(record["crypto"]) + int(record["protocol"])
+        self.writer.write(
+            "sample",
+            t_ns=t_ns,
+            cpu_ns=self.pricing.ns(client),
+            rss_bytes=self.firmware.static_ram_bytes + int(record.get("heap_bytes", 0)),
+            tcp_bytes_sent=tcp.bytes_sent if tcp else 0,
+            tcp_bytes_acked=tcp.bytes_acked if tcp else 0,
+            tcp_bytes_received=tcp.bytes_received if tcp else 0,
+            tcp_segs_out=tcp.segs_out if tcp else 0,
+            tcp_segs_in=tcp.segs_in if tcp else 0,
+            tcp_retrans=tcp.total_retrans if tcp else 0,
+            sleep_ns=int(record.get("sleep_ns", 0)),
+            **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
+        )
+
+    def _message(self, record: dict[str, Any]) -> None:
+        self.created_ns.append(int(record["t_created_ns"]))
+        self.writer.write(
+            "message",
+            seq=int(record["seq"]),
+            payload_bytes=int(record["payload_bytes"]),
+            wire_bytes=int(record["wire_bytes"]),
+            t_created_ns=int(record["t_created_ns"]),
+            t_sealed_ns=int(record["t_sealed_ns"]),
+            t_published_ns=int(record["t_published_ns"]),
+            seal_cpu_ns=self.pricing.ns(int(record.get("seal", 0))),
+            instructions_seal=int(record.get("seal", 0)),
+            **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
+        )
+        self.published.append((int(record["t_sealed_ns"]), int(record["wire_bytes"])))
+
+    def _key_exchange(self, record: dict[str, Any]) -> None:
+        """The payload scheme's key exchange: its phase (the Python emitter's span, receiver
+        hello received to confirmation verified) and the priced operations."""
+        scheme = resolve_configuration(self.config.configuration).scheme
+        start, end = int(record["t_start_ns"]), int(record["t_end_ns"])
+        instructions = int(record["crypto"]) + int(record["protocol"])
+        self.writer.write(
+            "handshake",
+            phase="key_exchange",
+            t_start_ns=start,
+            t_end_ns=end,
+            wall_ns=end - start,
+            cpu_ns=self.pricing.ns(instructions),
+            detail={
+                "agreement": scheme.key_establishment,
+                "bytes_out": int(record["bytes_out"]),
+                "bytes_in": int(record["bytes_in"]),
+                "messages": 3,
+                "span": "receiver hello received -> key confirmation verified",
+                "instructions": instructions,
+                "cpu_scope": f"counted on {self.firmware.target}",
+            },
+        )
+        operations = [*exchange_operations(scheme.name)["emitter"], ("mqtt-packet", 4)]
+        for primitive, amount in operations:
+            self.writer.write("operation", t_ns=start, primitive=primitive, amount=amount)
+
+    def priced_operations(self, tls: Any) -> None:
+        """What agents/emitter.py logs for the same messages (the priced figure's input),
+        once the negotiated TLS is known."""
+        config = self.config
+        sealing = resolve_configuration(config.configuration).scheme.seal_operations
+        for t_ns, wire_bytes in self.published:
+            topic = f"{config.topic_prefix}/data"
+            packet = wire.publish_packet_bytes(topic, config.qos, wire_bytes)
+            operations = [
+                *sealing(config.payload_bytes),
+                *(record_operations(tls, packet) if tls is not None else []),
+                ("mqtt-packet", 2 if config.qos else 1),
+            ]
+            for primitive, amount in operations:
+                self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
+
+    def achieved_rate_hz(self) -> float | None:
+        created = self.created_ns
+        span_s = (created[-1] - created[0]) / 1e9 if len(created) > 1 else 0.0
+        return (len(created) - 1) / span_s if span_s > 0 else None
+
+
+def _handshake(
+    writer: RecordWriter, run: DeviceRun, translator: Translator, profile: TlsProfile | None
+) -> None:
+    """The connection's phases, negotiated parameters and operations from the counted
+    connection (``runner.counted``): the wire read, checked against the profile."""
+    connection = counted_connection(run, profile)
+    pricing, target = translator.pricing, translator.firmware.target
+    counted = connection.counted
+    groups = counted.groups
+    mqtt = groups.get("MQTT_CONNECT")
+    mqtt_client = mqtt.client if mqtt is not None else 0
+    tls_client = counted.invariant_instructions - mqtt_client
+    # CONNECT is the first write after the handshake: the bridge's time of its bytes
+    written = 0
+    connect_ns = connection.t_connack_ns
+    inside = False
+    for segment in connection.segments:
+        if segment.get("event") == "m":
+            inside = segment.get("mark") == "MQTT_CONNECT"
+        elif segment.get("event") == "w":
+            written += int(segment.get("bytes", 0))
+            if inside:
+                connect_ns = run.arrival_ns(True, written) or connect_ns
+                break
+    tcp_start, tcp_end = run.tcp_connect_ns
+    scope = f"counted on {target}: client instructions x CPI / clock"
+    bridge = {"cpu_scope": "the bridge's connect, not counted"}
+    phases = [("tcp_connect", tcp_start, tcp_end, 0, bridge)]
+    if profile is not None:
+        phases.append(("tls_handshake", tcp_end, connect_ns, tls_client, {"cpu_scope": scope}))
+    phases.append(("mqtt_connect", connect_ns, connection.t_connack_ns, mqtt_client,
+                   {"cpu_scope": scope}))  # fmt: skip
+    for name, start, end, instructions, detail in phases:
+        writer.write(
+            "handshake",
+            phase=name,
+            t_start_ns=start,
+            t_end_ns=end,
+            wall_ns=end - start,
+            cpu_ns=pricing.ns(instructions),
+            detail={**detail, "instructions": instructions},
+        )
+    if connection.negotiated is not None and connection.tls is not None and profile is not None:
+        writer.write("negotiated", **connection.negotiated)
+        for primitive, amount in handshake_operations(connection.tls, profile.certificate):
+            writer.write("operation", t_ns=tcp_end, primitive=primitive, amount=amount)
+    writer.write("operation", t_ns=connect_ns, primitive="mqtt-packet", amount=2)
+    translator.priced_operations(connection.tls)
+    writer.write(
+        "event",
+        t_ns=now_ns(),
+        kind="counted_handshake",
+        detail={
+            "groups": {name: group.client for name, group in groups.items()},
+            "setup_instructions": counted.setup.client,
+            "primitives": counted.primitives(),
+        },
+    )
+
+
+def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | None:
+    """The run; a problem (one line) or None."""
+    target = TARGETS[target_name]
+    security = resolve_configuration(config.configuration)
+    profile = TlsProfile(**config.tls.profile) if config.tls is not None else None
+    problem = scheme_problem(security, config.stack) or (
+        device_problem(config.stack, profile) if profile is not None else None
+    )
+    if problem is not None:
+        return problem
+    scheme = security.scheme.name != "none"
+    firmware = device_firmware(target, build_of(config.stack, profile, scheme))
+    device = load_profile(target.profile)
+    pricing = DevicePricing(device.name, device.value("cpi"), device.cpu_clock_hz)
+    work_dir = Path(config.output).parent / DEVICE_DIRNAME
+    translator = Translator(writer, work_dir / RECORDS_FILE, firmware, pricing, config)
+    translator.start_detail = {
+        "role": "emitter",
+        "configuration": config.configuration,
+        "build": firmware.build,
+        "counted_on": target.name,
+        "device_profile": pricing.profile,
+        "cpi": pricing.cpi,
+        "clock_hz": pricing.clock_hz,
+        "build_hash": firmware.build_hash,
+    }
+
+    budget_s = config.duration_s + 3 * config.connect_timeout_s + config.drain_s + 30
+    run = run_device(
+        firmware,
+        device_config(config, zlib.crc32(config.run_id.encode())),
+        (config.host, config.port),
+        work_dir,
+        timeout_s=budget_s,
+        on_tick=translator.tick,
+    )
+    translator.tcp = run.tcp_after or translator.tcp  # the connection's last counters
+    translator.tick(None)
+    started = run.outcome.event("agent_start")
+    writer.write(
+        "event",
+        t_ns=now_ns(),
+        kind="device_run",
+        detail={
+            "stack_version": started.get("stack_version"),
+            "clock_offset_ns": run.clock_offset_ns,
+            "clock_uncertainty_ns": run.clock_uncertainty_ns,
+            "qemu_wall_ns": run.qemu_wall_ns,
+            "residue_per_boundary": started.get("residue_per_boundary"),
+            "residue_per_primitive_call": started.get("residue_per_primitive_call"),
+        },
+    )
+    for name, value in (
+        ("footprint_text_bytes", firmware.text_bytes),
+        ("footprint_data_bytes", firmware.data_bytes),
+        ("footprint_bss_bytes", firmware.bss_bytes),
+        ("peak_rss_bytes", firmware.static_ram_bytes + translator.heap_peak_bytes),
+    ):
+        writer.write("counters", name=name, value=value)
+    if run.problem is not None:
+        return run.problem
+    try:
+        _handshake(writer, run, translator, profile)
+    except ValueError as error:  # CountedMismatch, WireError
+        return f"TLS negotiated something else than requested: {error}"
+    achieved = translator.achieved_rate_hz()
+    if achieved is not None and achieved < (1 - RATE_TOLERANCE) * config.rate_hz:
+        return (
+            f"the emulation could not keep {config.rate_hz:g} Hz on {target.name}: achieved "
+            f"{achieved:.2f} Hz"
+        )
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m iotsecbench.runner.device_emitter")
+    parser.add_argument("--config", type=Path, required=True, help="agent config (JSON)")
+    parser.add_argument("--target", choices=sorted(TARGETS), required=True)
+    args = parser.parse_args(argv)
+    config = AgentConfig.from_file(args.config)
+    writer = RecordWriter(Path(config.output))
+
+    def _terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    problem: str | None
+    try:
+        problem = emit(config, args.target, writer)
+    except (SpecError, OSError) as error:
+        problem = str(error)
+    except KeyboardInterrupt:
+        problem = "terminated"
+    if problem is not None:
+        writer.write("error", t_ns=now_ns(), message=problem)
+    writer.write("event", t_ns=now_ns(), kind="agent_end", detail={})
+    writer.close()
+    if problem is not None:
+        print(f"emitter: {problem}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["Translator", "device_config", "emit", "main"]

@@ -1,0 +1,129 @@
+"""The whole device run counted (``run --target``, docs/device-client.md "The whole run"): the
+device's firmware under QEMU is the run's emitter against the lab's real mosquitto, the Python
+receiver opens every message; the records are the agents' (messages on the lab's clock, 10 Hz
+samples with counted instructions), the energy is counted beside the priced figure, and a rate
+the emulation cannot keep fails the run naming the rate achieved.
+
+Short runs (2 s at 10 Hz): the issue's 60 s runs are the benchmark's
+(benchmarks/bench_device_run.py).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from iotsecbench.agents.records import read_records
+from iotsecbench.vmcu import TARGETS, missing_tools
+from tests.conftest import run_cli
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _ready(name: str) -> str:
+    missing = missing_tools(TARGETS[name])
+    if missing:
+        pytest.skip(f"the virtual-MCU target {name} needs {', '.join(missing)}")
+    return name
+
+
+def _run(out: Path, target: str, *options: str) -> tuple[int, str]:
+    result = run_cli(
+        "run", "--target", target, "--stack", "mbedtls", "--duration", "2", "--rate", "10",
+        "--reps", "1", "--out", str(out), "--quiet", "--no-report", *options,
+    )  # fmt: skip
+    return result.returncode, result.stdout + result.stderr
+
+
+def _query(out: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        return db.execute(sql).fetchall()
+
+
+SCHEME = "ecdh-p256-aes128-gcm"
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_tls_and_a_payload_scheme_on_the_device_deliver_every_message_counted(
+    mosquitto, tmp_path, target
+):
+    """TLS 1.2 on mbedTLS and ecdh-p256-aes128-gcm (docs/wire-format.md, sealed by the
+    firmware), 1 KiB at QoS 1: every message delivered and opened by the Python receiver, the
+    runs stored as counted with the device's memory, the message times on the lab's clock,
+    the instructions per message steady, the samples split, the key exchange counted and the
+    current counted beside the priced one."""
+    _ready(target)
+    out = tmp_path / target
+    code, text = _run(
+        out, target, "--configs", f"tls1.2,{SCHEME}", "--payload", "1024", "--qos", "1"
+    )
+    assert code == 0, text
+    assert f"counted on {target}" in text and "from prices" in text  # the summary's line
+    rows = _query(
+        out,
+        "select configuration, status, messages_sent, messages_delivered, auth_failures, "
+        "achieved_rate_hz, cost_method, tls_version, tls_heap_publishing_peak_bytes, "
+        "footprint_text_bytes, details_json, run_dir from runs order by configuration",
+    )
+    assert [row[0] for row in rows] == [SCHEME, "tls1.2"]
+    for configuration, status, sent, delivered, forged, rate, method, *rest in rows:
+        assert (status, sent, delivered, forged, method) == ("ok", 20, 20, 0, "counted")
+        assert 9.9 < rate < 10.1, configuration
+        version, heap, text_bytes, details, _ = rest
+        assert version == ("1.2" if configuration == "tls1.2" else None)
+        assert heap > (16_384 if configuration == "tls1.2" else 2_048)  # buffers, cipher state
+        assert text_bytes > 50_000  # the library's code in the image
+        counted = json.loads(details)["counted"]
+        assert counted["target"] == target and counted["priced_current_emitter_ma"] > 0
+        assert counted["counted_current_emitter_ma"] > 0
+    # The firmware's t_created is the lab's clock: the receiver's arrivals come after it,
+    # within the emulated UART's byte-by-byte transfer and the broker's hop.
+    latencies = _query(out, "select t_delivered_ns - t_created_ns from messages")
+    assert len(latencies) == 40 and all(0 < ns < 500_000_000 for (ns,) in latencies)
+    ((kx_instructions,),) = _query(
+        out,
+        "select cast(json_extract(detail_json, '$.instructions') as bigint) from handshakes "
+        "where phase = 'key_exchange' and agent = 'emitter'",
+    )
+    assert kx_instructions > 1_000_000  # an ECDH P-256 key pair and derive
+    for configuration, *_, run_dir in rows:
+        _steady_messages_and_samples(out / run_dir / "emitter.jsonl", configuration == SCHEME)
+
+
+def _steady_messages_and_samples(path: Path, sealed: bool) -> None:
+    records = read_records(path)
+    messages = [r for r in records if r["type"] == "message"]
+    for m in messages:  # the firmware's three instants, in order on the lab's clock
+        assert m["t_created_ns"] <= m["t_sealed_ns"] <= m["t_published_ns"], m
+    seals = {m["instructions_seal"] for m in messages[1:]}
+    # the scheme's seal costs the same every time (one size); without one nothing is sealed
+    assert (len(seals) == 1 and seals.pop() > 10_000) if sealed else seals == {0}
+    # One message costs the same instructions every time after the first (its TLS record
+    # protection and MQTT encoding are the same work), and some of them are crypto.
+    per_message = [m["instructions_crypto"] + m["instructions_protocol"] for m in messages]
+    steady = per_message[1:]
+    assert max(steady) - min(steady) <= 0.01 * statistics.mean(steady)
+    assert all(m["instructions_crypto"] > 0 for m in messages)
+    samples = [r for r in records if r["type"] == "sample"]
+    assert len(samples) >= 15  # 10 Hz over 2 s, the handshake's windows merged
+    assert samples[-1]["sleep_ns"] > 1_000_000_000  # most of the run asleep between messages
+    assert samples[-1]["instructions_crypto"] > 0 and samples[-1]["tcp_bytes_sent"] > 20 * 1024
+
+
+def test_a_rate_the_emulation_cannot_keep_fails_naming_the_rate(mosquitto, tmp_path):
+    """4 KiB over TLS at 400 Hz is beyond the emulated UART (one byte at a time): the run
+    fails, saying what it achieved, instead of publishing slower in silence."""
+    _ready("rv32imc")
+    out = tmp_path / "fast"
+    code, text = _run(
+        out, "rv32imc", "--configs", "tls1.2", "--payload", "4096", "--qos", "0",
+        "--rate", "400", "--duration", "4",
+    )  # fmt: skip
+    assert code == 1, text
+    ((status, error),) = _query(out, "select status, error from runs")
+    assert status == "failed"
+    assert "cannot keep the rate" in error and "achieved" in error and "400.000 Hz" in error

@@ -1,0 +1,154 @@
+"""The device emitter's pure parts (runner/device_emitter.py, docs/device-client.md "The whole
+run"): what the spec refuses, the firmware's configuration, the records passed on in the
+agents' vocabulary, and the energy model fed with counted instructions."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from iotsecbench.agents.config import AgentConfig
+from iotsecbench.agents.records import RecordWriter, read_records
+from iotsecbench.energy import model
+from iotsecbench.energy.profile import load_profile
+from iotsecbench.runner.device_emitter import (
+    DevicePricing,
+    Translator,
+    device_config,
+    scheme_problem,
+)
+from iotsecbench.security import resolve_configuration
+from iotsecbench.spec.models import ExperimentSpec
+from iotsecbench.vmcu.client import DeviceFirmware
+from iotsecbench.vmcu.device import DeviceConfig
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"stack": ["openssl"]}, "not openssl"),
+        ({"devices": 2}, "--devices 1"),
+        ({"qos": [2]}, "QoS 0 or 1"),
+        ({"payload_bytes": [70_000]}, "buffer"),
+        ({"saturating": True}, "fixed rate"),
+        ({"transport": ["tcp"]}, "transport mqtt"),
+    ],
+)
+def test_the_spec_refuses_what_the_device_emitter_cannot_do(changes, words):
+    with pytest.raises(ValidationError, match=words):
+        ExperimentSpec(**{"target": "rv32imc", "stack": ["mbedtls"], **changes})
+
+
+def test_a_spec_without_target_keeps_its_hash():
+    plain = ExperimentSpec()
+    assert plain.target is None
+    assert plain.config_hash() == ExperimentSpec(target=None).config_hash()
+    assert ExperimentSpec(target="rv32imc", stack=["mbedtls"]).config_hash() != (
+        ExperimentSpec(stack=["mbedtls"]).config_hash()
+    )
+
+
+@pytest.mark.parametrize(
+    ("configuration", "stack", "words"),
+    [
+        ("tls1.2", "mbedtls", None),
+        ("ecdh-p256-aes128-gcm", "mbedtls", None),
+        ("x25519-chacha20-poly1305", "mbedtls", None),
+        ("ecdh-p256-aes128-gcm", "wolfssl", "run on mbedtls"),
+        ("psk-aes128-gcm", "mbedtls", "not psk"),
+        ("tls1.2+ecdh-p256-aes128-gcm", "mbedtls", "over TLS"),
+    ],
+)
+def test_which_payload_schemes_the_device_runs(configuration, stack, words):
+    problem = scheme_problem(resolve_configuration(configuration), stack)
+    assert (problem is None) if words is None else (words in problem)
+
+
+def _agent_config(tmp_path: Path, configuration: str = "plain") -> AgentConfig:
+    return AgentConfig(
+        role="emitter", run_id="r1", configuration=configuration, host="127.0.0.1", port=1883,
+        username="u", password="p", client_id="iotsb-emitter-x", topic_prefix="iotsb/0123",
+        payload_bytes=64, rate_hz=20.0, duration_s=3.0, qos=1, seed=7,
+        output=str(tmp_path / "emitter.jsonl"),
+    )  # fmt: skip
+
+
+def test_the_firmware_gets_the_emitters_run(tmp_path):
+    config = device_config(_agent_config(tmp_path, "ecdh-p256-aes128-gcm"), 3)
+    assert (config.role, config.message_count, config.period_ns) == ("publish", 60, 50_000_000)
+    assert (config.qos, config.payload_bytes, config.filler_seed) == (1, 64, 7)
+    assert config.scheme == "ecdh-p256-aes128-gcm" and config.tls_version == ""
+    encoded = config.encode()
+    for key, value in (
+        (b"period_ns", struct.pack("<Q", 50_000_000)),
+        (b"message_count", struct.pack("<I", 60)),
+        (b"scheme", b"ecdh-p256-aes128-gcm"),
+    ):  # client/config.c's entries: key length, key, value length, value, NUL
+        assert bytes([len(key)]) + key + struct.pack("<I", len(value)) + value + b"\0" in encoded
+    plain = device_config(_agent_config(tmp_path), 3)
+    assert plain.scheme == ""
+    # the handshake benchmark's role carries none of it
+    assert b"period_ns" not in DeviceConfig(seed=bytes(32), client_id="d").encode()
+
+
+def test_the_firmwares_records_become_the_emitters(tmp_path):
+    records = tmp_path / "device-records.jsonl"
+    lines = [
+        {"type": "event", "name": "agent_start", "role": "publish", "stack": "mbedtls",
+         "stack_version": "3.6.5"},
+        {"type": "sample", "t_ns": 100, "crypto": 0, "protocol": 160, "wait": 5, "io": 1,
+         "sleep_ns": 0, "heap_bytes": 1000, "heap_peak_bytes": 2000},
+        {"type": "sample", "t_ns": 100, "crypto": 0, "protocol": 160, "wait": 5, "io": 1,
+         "sleep_ns": 0, "heap_bytes": 1000, "heap_peak_bytes": 2000},  # not later: dropped
+        {"type": "message", "seq": 0, "payload_bytes": 64, "wire_bytes": 64, "packet_bytes": 80,
+         "t_created_ns": 150, "t_sealed_ns": 151, "t_published_ns": 160, "seal": 320,
+         "crypto": 40, "protocol": 600, "wait": 7, "io": 3},
+        {"type": "counters", "name": "messages_sent", "value": 1},
+        {"type": "error", "message": "boom"},
+    ]  # fmt: skip
+    records.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"type": "samp')
+    firmware = DeviceFirmware("rv32imc", "mbedtls", tmp_path / "x.elf", "h", 1, 2, 3, "p")
+    writer = RecordWriter(tmp_path / "emitter.jsonl")
+    translator = Translator(
+        writer, records, firmware, DevicePricing("esp32-c3", 1.0, 160e6), _agent_config(tmp_path)
+    )
+    translator.start_detail = {"role": "emitter", "counted_on": "rv32imc"}
+    translator.tick(None)
+    writer.close()
+    out = {r["type"]: r for r in read_records(tmp_path / "emitter.jsonl")}
+    assert out["event"]["detail"] == {
+        "role": "emitter", "counted_on": "rv32imc", "stack": "mbedtls", "stack_version": "3.6.5"
+    }  # fmt: skip
+    sample = out["sample"]
+    assert sample["cpu_ns"] == 1_000  # 160 instructions at 160 MHz, CPI 1
+    assert sample["rss_bytes"] == 2 + 3 + 1000  # static RAM (data + bss) and the heap
+    assert sample["instructions_wait"] == 5 and sample["tcp_bytes_sent"] == 0
+    message = out["message"]
+    assert message["seal_cpu_ns"] == 2_000 and message["instructions_crypto"] == 40
+    assert out["counters"]["value"] == 1 and translator.error == "boom"
+    assert translator.heap_peak_bytes == 2000
+    assert len([r for r in read_records(tmp_path / "emitter.jsonl") if r["type"] == "sample"]) == 1
+
+
+def test_counted_current_is_the_instructions_at_the_clock():
+    """Analytic case: 8 M and then 16 M instructions in two 100 ms windows at CPI 1 and the
+    profile's clock keep the core busy 8e6 / f and 16e6 / f of each window; no radio."""
+    profile = load_profile("esp32-c3")
+    clock = profile.cpu_clock_hz
+    t_ns = [100_000_000, 200_000_000]
+    zeros = [0, 0]
+    current = model.counted_current(
+        profile, t_ns, [8_000_000, 24_000_000], zeros, zeros, zeros, zeros, cpi=1.0
+    )
+    expected = np.minimum(np.array([8e6, 16e6]) / clock / 0.1, 1.0)
+    assert np.allclose(current.cpu_fraction, expected)
+    assert np.allclose(
+        current.current_ma,
+        profile.idle_associated_current_ma + profile.core_extra_current_ma * expected,
+    )
+    assert current.unmodelled_primitives == () and current.cpu_backlog_s == 0.0
