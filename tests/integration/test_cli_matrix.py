@@ -161,6 +161,7 @@ COMMANDS: dict[str, Command] = {
             "method": Option("name"),
             "stack": Option("name"),
             "device": Option("config-file"),
+            "target": Option("name"),  # the device emitter: rv32imc or cortex-m4
             "seed": Option("seed"),
             "out": Option("output-directory", base=("--quiet",)),
             "broker": Option("name"),

@@ -78,7 +78,7 @@ def counted_sample() -> CountedSample:
     connection = CountedConnection(
         counted=CountedRepetition(groups={"CLIENT_HELLO": hello, "CERT_CHAIN": chain},
                                   setup=CountedGroup(client=11), boundaries=4, primitive_calls=3),
-        segments=[], negotiated={"version": "1.3", "group": "x25519"},
+        segments=[], negotiated={"version": "1.3", "group": "x25519"}, tls=None,
         counters={"tls_heap_handshake_peak_bytes": 31_000}, t_start_ns=10, tcp_connect_ns=5,
         t_connack_ns=900, tcp={"tcp_bytes_sent": 300, "tcp_segments_in": 4},
     )  # fmt: skip
