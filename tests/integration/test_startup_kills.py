@@ -133,6 +133,7 @@ class Runner:
         return self.process.poll() is None
 
 
+@pytest.mark.serial  # it times each stop (within 1 s): alone under parallel workers
 def test_sigint_during_the_statistics_and_the_report_stops_within_a_second(
     tmp_path: Path,
 ) -> None:

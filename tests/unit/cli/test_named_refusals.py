@@ -38,6 +38,8 @@ def _spec(tmp_path: Path, text: str) -> str:
     return str(path)
 
 
+# over half a second of CPU (a store made and checked per seed)
+@pytest.mark.slow
 def test_seeds_beyond_the_store_are_refused_and_leave_no_database(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -160,6 +162,8 @@ def test_other_commands_refuse_in_one_line(
     assert sorted(p.name for p in golden.iterdir()) == before  # nothing written
 
 
+# over half a second of CPU (a report loaded per document)
+@pytest.mark.slow
 def test_garbage_stored_documents_are_corrupt_data(
     capsys: pytest.CaptureFixture[str], copy: Path
 ) -> None:
@@ -171,6 +175,8 @@ def test_garbage_stored_documents_are_corrupt_data(
     assert not (copy / "report").exists()
 
 
+# seconds of CPU: every reading command on three truncations
+@pytest.mark.slow
 def test_a_truncated_database_is_one_line_and_the_rebuild_hint_everywhere(
     capsys: pytest.CaptureFixture[str], golden: Path, copy: Path, tmp_path: Path
 ) -> None:
@@ -195,6 +201,8 @@ def test_a_truncated_database_is_one_line_and_the_rebuild_hint_everywhere(
         shutil.copy2(golden / "results.duckdb", copy / "results.duckdb")
 
 
+# the simulated run's host facts start a process (uname)
+@pytest.mark.integration
 def test_resume_on_a_truncated_database_is_one_line_and_the_rebuild_hint(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -241,6 +249,8 @@ def test_meter_refuses_what_it_cannot_honestly_reduce(
     _assert_one_line(main_in_process(capsys, "meter", str(huge)), 4, f"{huge}:2: current")
 
 
+# over half a second of CPU (a rebuild)
+@pytest.mark.slow
 def test_db_rebuild_says_what_it_drops_and_keeps_the_old_database(
     capsys: pytest.CaptureFixture[str], copy: Path
 ) -> None:
@@ -259,6 +269,8 @@ def test_db_rebuild_says_what_it_drops_and_keeps_the_old_database(
     assert aside.name in said and "never deleted" in said
 
 
+# the simulated run's host facts start a process (uname)
+@pytest.mark.integration
 def test_force_new_run_moves_the_report_and_exports_aside(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
