@@ -25,6 +25,7 @@ def analysis(tmp_path_factory):
     current.to_csv(directory / "current.csv", index=False)
     latency.to_csv(directory / "latency.csv", index=False)
     out = directory / "out" / "analysis.json"
+    out.parent.mkdir()  # an output file's directory must exist (docs/exit-codes.md)
     main(
         ["analyze", "--csv", str(directory / "current.csv"), "--latency-csv",
          str(directory / "latency.csv"), "--reps", "500", "--seed", "3", "--out", str(out)]

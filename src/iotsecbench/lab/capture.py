@@ -34,6 +34,12 @@ SESSION_KEYS_LABEL = "IOTSB_SESSION_KEYS"  # docs/wire-format.md "Key log"
 BUFFER_MIB = 32  # kernel capture buffer: a saturating run's burst fits (dumpcap's default is 2)
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 15.0  # dumpcap writes what it still holds and its statistics on SIGTERM
+# libpcap hands dumpcap a ring-buffer block only when it fills or times out (dumpcap: 250 ms),
+# and what SIGTERM finds still in the kernel's ring is lost: before the stop, the file must
+# have stopped growing for SETTLE_S (at most SETTLE_LIMIT_S on a loaded machine). Seen in CI:
+# the last two PUBLISHes of a run missing from its capture.
+SETTLE_S = 0.6
+SETTLE_LIMIT_S = 5.0
 INSTALL_HINT = "install Debian's wireshark-common (apt-get install wireshark-common)"
 PRIVILEGE_HINT = (
     "run as root, or let dumpcap capture (dpkg-reconfigure wireshark-common, then join the "
@@ -181,6 +187,7 @@ class PacketCapture:
     def __exit__(self, *exc_info: object) -> None:
         if self._process is None:
             return
+        self._settle()
         self._process.stop()  # SIGTERM: dumpcap flushes, closes the file, prints its counts
         self._process = None
         text = _text(self.directory / STDERR_FILE)
@@ -188,6 +195,18 @@ class PacketCapture:
         dropped = re.search(r"received/dropped on interface .*?: (\d+)/(\d+)", text)
         self.packets = int(captured.group(1)) if captured else None
         self.dropped_packets = int(dropped.group(2)) if dropped else None
+
+    def _settle(self) -> None:
+        """Wait until dumpcap has written what crossed the link (see SETTLE_S)."""
+        deadline = time.monotonic() + SETTLE_LIMIT_S
+        size, since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            now_size = self.raw_path.stat().st_size if self.raw_path.exists() else 0
+            if now_size != size:
+                size, since = now_size, time.monotonic()
+            elif time.monotonic() - since >= SETTLE_S:
+                return
+            time.sleep(0.05)
 
 
 def _text(path: Path) -> str:
