@@ -56,6 +56,17 @@ POOLED = "pooled"  # over every message or run of the configuration at once (ana
 class Group:
     key: str
     title: str  # the terminal summary table's title: says measured or modelled
+    # Its title when the emitter was the device client on a virtual MCU (`run --target`) and
+    # some of the group's emitter figures are the firmware's counts ("{target}" filled in).
+    counted_title: str = ""
+
+    def title_for(self, target: str | None) -> str:
+        """The title that says how this experiment's figures were taken."""
+        return (
+            self.counted_title.format(target=target)
+            if target and self.counted_title
+            else (self.title)
+        )
 
 
 # The terminal summary's tables, in the order they are printed.
@@ -66,16 +77,25 @@ GROUPS = (
         "Session set-up on the wire (measured on this host: TLS handshake bytes from TCP_INFO "
         "plus the payload key exchange's messages; ClientHello in MSS-sized segments)",
     ),
-    Group("message", "Cost per message (measured on this host)"),
+    Group(
+        "message",
+        "Cost per message (measured on this host)",
+        "Cost per message (the emitter's CPU and seal counted on {target}: instructions x CPI "
+        "/ clock; the receiver's, bytes, rate and memory measured on this host)",
+    ),
     Group(
         "per-byte",
         "Per payload byte (block-sizes; energy modelled, the rest measured on this host)",
+        "Per payload byte (the emitter's CPU and energy counted on {target}; the receiver's "
+        "energy modelled, throughput and round trips measured on this host)",
     ),
     Group(
         "stack",
         "The client's stack (measured on this host with each row's stack, for its TLS and "
         "payload scheme: heap through its allocator hooks, footprint = size of its x86-64 "
         "program; docs/native-agents.md)",
+        "The device client's firmware (counted on {target}: heap peaks on its counting heap, "
+        "flash and static RAM of its image; docs/device-client.md)",
     ),
     Group(
         "fleet",
@@ -87,7 +107,12 @@ GROUPS = (
         "broker",
         "Broker (measured on this host: mosquitto's mean CPU and peak memory; docs/scale.md)",
     ),
-    Group("energy", "Device energy (modelled; see docs/energy-model.md)"),
+    Group(
+        "energy",
+        "Device energy (modelled; see docs/energy-model.md)",
+        "Device energy (the emitter's counted on {target}: its instructions x CPI into the "
+        "device model; the receiver's modelled; docs/device-client.md)",
+    ),
 )
 FLEET = "fleet"  # a fleet's own figures: of one device they repeat the others, left empty
 
@@ -114,6 +139,9 @@ class Metric:
     finding: str = ""  # "" | SERIES | OVER_RUNS: a headline finding against the baseline
     across_experiments: bool = False  # compared between experiments (report A B) too
     follows_current: bool = False  # device current: modelled, or a meter's (report --current)
+    # The emitter's value is the firmware's counts when the emitter was the device client on a
+    # virtual MCU (`run --target`): then it says "counted on <target>" (Registry.counted_on).
+    from_counts: bool = False
 
     def __post_init__(self) -> None:
         if self.kind.split(" ")[0] not in KINDS:
@@ -170,15 +198,15 @@ def _per_role(template: Metric, columns: dict[str, str]) -> tuple[Metric, ...]:
 
 _CURRENT = Metric(
     "", CURRENT, "", "current", "mA", MODELLED, 2, "current", "energy",
-    finding=SERIES, follows_current=True,
+    finding=SERIES, follows_current=True, from_counts=True,
 )  # fmt: skip
 _CHARGE = Metric(
     "", CHARGE, "", "charge", "mAh", MODELLED, 4, "charge", "energy",
-    finding=SERIES, follows_current=True,
+    finding=SERIES, follows_current=True, from_counts=True,
 )  # fmt: skip
 _CPU_PER_MESSAGE = Metric(
     "", "cpu_us_per_message", "", "CPU time per message", "µs", MEASURED, 0, "CPU/msg", "message",
-    finding=OVER_RUNS,
+    finding=OVER_RUNS, from_counts=True,
 )  # fmt: skip
 
 
@@ -193,7 +221,12 @@ class Registry(Sequence[Metric]):
         self._by_key: dict[str, Metric] = {}
         for entry in self._metrics:
             first = self._by_key.setdefault(entry.key, entry)
-            if (first.name, first.unit, first.kind) != (entry.name, entry.unit, entry.kind):
+            # a device emitter's counted figure beside the host receiver's is the one way
+            # two roles of a metric may be taken differently
+            counted = first.from_counts or entry.from_counts
+            if (first.name, first.unit) != (entry.name, entry.unit) or (
+                first.kind != entry.kind and not counted
+            ):
                 raise ValueError(f"metric {entry.key}: its roles disagree on name, unit or kind")
 
     def __getitem__(self, index):  # type: ignore[override]
@@ -246,6 +279,17 @@ class Registry(Sequence[Metric]):
         headline = self.findings()
         return headline + [m for m in self if m.across_experiments and m not in headline]
 
+    def counted_on(self, target: str) -> Registry:
+        """This registry for an experiment whose emitter was the device client on ``target``
+        (``run --target``): the emitter's metrics taken from the firmware's counts say
+        *counted on <target>*; such a current is no meter's (it leaves ``--current``)."""
+        return Registry(
+            dataclasses.replace(m, kind=f"{COUNTED} on {target}", follows_current=False)
+            if m.from_counts and m.role == "emitter"
+            else m
+            for m in self._metrics
+        )
+
     def extended(self, *metrics: Metric) -> Registry:
         """This registry with more metrics (tests add one and see it everywhere)."""
         return Registry((*self._metrics, *metrics))
@@ -282,7 +326,7 @@ METRICS = Registry(
                "time from connecting to the first message", "ms", MEASURED, 2,
                "to 1st message", "setup"),
         Metric("seal_us", "seal_us", "emitter", "median seal time", "µs", MEASURED, 1, "seal",
-               "message", summary=POOLED),
+               "message", summary=POOLED, from_counts=True),
         Metric("open_us", "open_us", "receiver", "median open time", "µs", MEASURED, 1, "open",
                "message", summary=POOLED),
         *_per_role(_CPU_PER_MESSAGE, {"emitter": "emitter_cpu_us_per_message",
@@ -300,10 +344,10 @@ METRICS = Registry(
                lower_is_better=False),
         Metric("cpu_per_byte_emitter_us", "cpu_per_byte_us", "emitter",
                "CPU time per payload byte", "µs/B", MEASURED, 3, "CPU/byte emitter", "per-byte",
-               sources=("cpu_per_byte_emitter_us",)),
+               sources=("cpu_per_byte_emitter_us",), from_counts=True),
         Metric(ENERGY_PER_BYTE, "energy_per_byte_uj", "emitter",
                "energy per payload byte", "µJ/B", MODELLED, 3, "energy/byte emitter",
-               "per-byte", sources=(ENERGY_PER_BYTE,)),
+               "per-byte", sources=(ENERGY_PER_BYTE,), from_counts=True),
         Metric("energy_per_byte_receiver_uj", "energy_per_byte_uj", "receiver",
                "energy per payload byte", "µJ/B", MODELLED, 3, "energy/byte receiver",
                "per-byte", sources=("energy_per_byte_receiver_uj",)),
@@ -316,16 +360,19 @@ METRICS = Registry(
                lower_is_better=False),
         Metric("tls_heap_handshake_kib", "tls_heap_handshake_kib", "emitter",
                "TLS heap peak during the handshake", "KiB", MEASURED, 1, "heap TLS handshake",
-               "stack", sources=("tls_heap_handshake_peak_bytes",), scale=1 / 1024),
+               "stack", sources=("tls_heap_handshake_peak_bytes",), scale=1 / 1024,
+               from_counts=True),
         Metric("tls_heap_steady_kib", "tls_heap_steady_kib", "emitter",
                "TLS heap in the steady state", "KiB", MEASURED, 1, "heap steady", "stack",
-               sources=("tls_heap_steady_bytes",), scale=1 / 1024),
+               sources=("tls_heap_steady_bytes",), scale=1 / 1024, from_counts=True),
         Metric("flash_kib", "flash_kib", "emitter", "program flash (text + data)", "KiB",
                MEASURED, 1, "flash text+data", "stack",
-               sources=("footprint_text_bytes", "footprint_data_bytes"), scale=1 / 1024),
+               sources=("footprint_text_bytes", "footprint_data_bytes"), scale=1 / 1024,
+               from_counts=True),
         Metric("static_ram_kib", "static_ram_kib", "emitter", "static RAM (data + bss)", "KiB",
                MEASURED, 1, "static RAM data+bss", "stack",
-               sources=("footprint_data_bytes", "footprint_bss_bytes"), scale=1 / 1024),
+               sources=("footprint_data_bytes", "footprint_bss_bytes"), scale=1 / 1024,
+               from_counts=True),
         Metric("fleet_size", "fleet_size", "", "devices in the fleet", "", MEASURED, 0,
                "devices", FLEET, sources=("fleet_size",), lower_is_better=None),
         Metric("connect_rate_hz", "connect_rate_hz", "broker", "connection rate", "/s",

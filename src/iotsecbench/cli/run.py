@@ -432,14 +432,14 @@ def _summarise_and_report(
 ) -> None:
     """After the runs: the summary tables, then the statistics and the report (their modules
     were imported before the runs: ``_import_post_processing``)."""
-    from iotsecbench.report.summary import counted_emitter_lines, summarise
+    from iotsecbench.report.summary import counted_emitter_lines, summarise, target_of
     from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
     from iotsecbench.workflows.postprocess import analyze_and_report
 
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
     frame = summarise(out)
-    for table in summary_tables(frame):
+    for table in summary_tables(frame, target=target_of(out)):
         stdout.print(table)
     for line in warning_lines(frame):
         stdout.print(f"[yellow]security warning[/] {line}")

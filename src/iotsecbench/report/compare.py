@@ -73,7 +73,7 @@ class Contrast:
     baseline: str | None  # for a cost contrast: what the cost is measured over
     metric: str
     role: str
-    kind: str  # measured | modelled
+    kind: str  # in the experiment: measured | modelled | counted on <target> | measured with …
     unit: str
     experiment: str
     reference: str
@@ -84,6 +84,9 @@ class Contrast:
     runs: int  # fewest runs among the groups the contrast rests on
     sentence: str = ""
     caveat: str = ""
+    # How the reference experiment's figure was taken, when not as the experiment's (a run
+    # counted on a virtual MCU against a modelled one); "" when both were taken alike.
+    reference_kind: str = ""
 
     @property
     def significant(self) -> bool:
@@ -306,13 +309,17 @@ def _contrast(
     )
     if result is None:
         return None
+    # each experiment labels its own figure: a device emitter's is counted on its target
+    kind = experiment.data.metric_of(entry.key, entry.role).kind
+    reference_kind = reference.data.metric_of(entry.key, entry.role).kind
     return _described(
         entry,
         Contrast(
             kind_of_contrast=kind_of_contrast,
             configuration=configuration,
             baseline=baseline,
-            **entry.labels(),
+            **{**entry.labels(), "kind": kind},
+            reference_kind="" if reference_kind == kind else reference_kind,
             experiment=experiment.label,
             reference=reference.label,
             value=result.value,
@@ -326,13 +333,19 @@ def _contrast(
 
 def _described(about: Metric, c: Contrast) -> Contrast:
     shown = change(c.difference, c.interval.low, c.interval.high, c.reference_value, about.unit)
+    # taken alike, the kind is said once with the metric; otherwise with each value
+    mixed = bool(c.reference_kind)
     values = (
-        f"{number(c.value, shown.decimals)} on {c.experiment} against "
-        f"{with_unit(number(c.reference_value, shown.decimals), about.unit)} on {c.reference}"
+        f"{number(c.value, shown.decimals)} on {c.experiment}"
+        + (f" ({c.kind})" if mixed else "")
+        + f" against {with_unit(number(c.reference_value, shown.decimals), about.unit)} on "
+        + f"{c.reference}"
+        + (f" ({c.reference_kind})" if mixed else "")
     )
     interval_only = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval})"
     with_change = f"({shown.signed}, {shown.relative}{LEVEL * 100:.0f} % CI {shown.interval})"
-    what = f"{role_phrase(c.role)} {c.kind} {about.name}"
+    taken = about.name if mixed else dataclasses.replace(about, kind=c.kind).described
+    what = f"{role_phrase(c.role)} {taken}"
     name = configuration_name(c.configuration)
     between = f"between {c.reference} and {c.experiment}"
     if c.kind_of_contrast == "value":

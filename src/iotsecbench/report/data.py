@@ -8,6 +8,7 @@ says so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.document import FILENAMES, AnalysisDocument, read_analysis
-from iotsecbench.analysis.metrics import METRICS, MODELLED, Registry
+from iotsecbench.analysis.metrics import METRICS, MODELLED, Metric, Registry
 from iotsecbench.errors import SpecError
-from iotsecbench.report.summary import summary_frames
+from iotsecbench.report.summary import device_target, summary_frames
 from iotsecbench.spec.load import stored_spec_data
 from iotsecbench.store import read
 from iotsecbench.store.read import CURRENT_SOURCES
@@ -54,8 +55,11 @@ class ReportData:
     experiment: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     configurations: list[str] = field(default_factory=list)
-    # The metrics the per-run frame, summary, findings and contrasts hold (analysis.metrics).
+    # The metrics the per-run frame, summary, findings and contrasts hold (analysis.metrics);
+    # for a `run --target` experiment, with the emitter's counted figures labelled so.
     metrics: Registry = METRICS
+    # The virtual MCU the emitter ran on (`run --target`; docs/device-client.md), or None.
+    counted_target: str | None = None
 
     @property
     def has_store(self) -> bool:
@@ -65,6 +69,34 @@ class ReportData:
     def current_measured(self) -> bool:
         """The device current is a power meter's (``report --current measured``)."""
         return self.current_kind != MODELLED
+
+    @property
+    def current_words(self) -> str:
+        """What this report's device current is, in a caption's words: ``current_kind``; with
+        a device emitter, its current counted on the target beside the receiver's."""
+        if self.counted_target is None:
+            return self.current_kind
+        return (
+            f"counted on {self.counted_target} for the emitter (its instructions x CPI into "
+            f"the device model) and {self.current_kind} for the receiver"
+        )
+
+    def metric_of(self, key: str, role: str | None = None) -> Metric:
+        """The entry of metric ``key`` for ``role`` as this report labels it (a device
+        emitter's counted figures say so; the current follows ``current_kind``). Without a
+        role, a metric whose emitter was counted and whose receiver was not (a charge summed
+        over both devices) names both."""
+        found = self.metrics.of(key, role) if role else None
+        if found is not None:
+            return found.with_current(self.current_kind)
+        found = self.metrics.metric(key, self.current_kind)
+        receiver = self.metrics.of(found.key, "receiver")
+        if receiver is None or receiver.with_current(self.current_kind).kind == found.kind:
+            return found
+        receiver_kind = receiver.with_current(self.current_kind).kind
+        return dataclasses.replace(
+            found, kind=f"{found.kind} for the emitter and {receiver_kind} for the receiver"
+        )
 
     @property
     def meters(self) -> str:
@@ -198,6 +230,9 @@ def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> 
         _load_meter_data(data, results_dir)
         if current == "measured":
             _use_measured_current(data, results_dir)
+        data.counted_target = device_target(data.runs)
+        if data.counted_target is not None:
+            data.metrics = metrics.counted_on(data.counted_target)
         data.per_run, data.summary = summary_frames(results_dir, metrics)
         data.security = read.security_properties(results_dir)
         data.spec = stored_spec_data(results_dir) or {}

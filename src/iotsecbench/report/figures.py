@@ -28,12 +28,10 @@ from iotsecbench.analysis.metrics import (
     THROUGHPUT,
     WIRE_BYTES,
     Metric,
-    metric,
 )
 from iotsecbench.analysis.results import Comparison
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.interactive import render_svg
-from iotsecbench.report.readable import role_heading
 from iotsecbench.report.style import Palette, plt, styled
 
 # Log axes label ticks as 0.6, 1, 2 rather than 6×10⁻¹.
@@ -60,7 +58,9 @@ class ReportFigure:
     key: str  # stable identifier (file name, HTML anchor)
     title: str
     caption: str  # says measured/modelled and what bands and lines mean
-    provenance: str  # MEASURED, MODELLED or "measured with <meter>" (ReportData.current_kind)
+    # MEASURED, MODELLED, "measured with <meter>" or "counted on <target> …"
+    # (ReportData.current_words)
+    provenance: str
     png: bytes  # the static fallback (Markdown, LaTeX, figures/<key>.png)
     svg: bytes = b""  # inline in the HTML; series carry ids the page toggles
     hover: dict = field(default_factory=dict)  # interactive.Hover.to_dict()
@@ -147,7 +147,7 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Run repeatability",
         f"1 Hz mean current averaged over the {runs} runs of each configuration; "
         "band: 95 % t-interval across runs at each second.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -184,7 +184,7 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
         "Current over time",
         "Each line is one run; 5 s centred moving average of the 1 Hz series, for "
         "display only (all statistics use the raw 1 Hz series).",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -209,7 +209,7 @@ def cumulative_energy(data: ReportData, palette: Palette) -> ReportFigure | None
         "Cumulative energy, emitter and receiver",
         "E(t) = Σ I(i)·1 s / 3600 over the 1 Hz series, mean across runs; band: 95 % "
         "t-interval across runs.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -261,7 +261,7 @@ def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None
         f"Relative cumulative overhead vs {baseline}",
         f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
         "cumulative charge across runs.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -354,7 +354,7 @@ def autocorrelation(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Autocorrelation of the 1 Hz current",
         "ACF and PACF averaged over runs; grey band: 95 % white-noise band ±1.96/√n. "
         "The first lag inside the band is the effective correlation length k_c.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -395,7 +395,7 @@ def bootstrap_distributions(data: ReportData, palette: Palette) -> ReportFigure 
         f"{method} bootstrap (block length {block}) of the difference of mean "
         "current; dashed: 95 % percentile CI; red: zero. Significant when the CI "
         "excludes zero.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -411,7 +411,7 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
         return None
 
     def row(c: Comparison) -> str:
-        return role_heading(c.device, c.metric, data.current_kind)
+        return data.metric_of(c.metric, c.device).role_heading()
 
     rows = list(dict.fromkeys(row(c) for c in comparisons))
     pairs = list(dict.fromkeys(f"{c.a} − {c.b}" for c in comparisons))
@@ -444,9 +444,9 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
         "cohens-d",
         "Effect sizes (Cohen's d)",
         "d = (mean_a − mean_b) / pooled SD; |d| 0.2 small, 0.5 medium, 0.8 large "
-        f"(Cohen 1988). Current and energy rows are {data.current_kind}; latency rows measured "
+        f"(Cohen 1988). Current and energy rows are {data.current_words}; latency rows measured "
         "on this host.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -486,25 +486,25 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
     if len(points) > 1:
         points.sort()
         axis.plot(*zip(*points, strict=True), color="black", lw=0.8, ls="--", zorder=2)
-    axis.set_xlabel(_objective_label(x_key, data.current_kind))
-    axis.set_ylabel(_objective_label(y_key, data.current_kind))
+    axis.set_xlabel(_objective_label(x_key, data))
+    axis.set_ylabel(_objective_label(y_key, data))
     excluded = pareto.excluded
     note = f" Excluded by constraints: {', '.join(map(str, excluded))}." if excluded else ""
     return _finish(
         "pareto",
         "Pareto front",
         f"Both objectives minimised; circles and dashed line: non-dominated "
-        f"configurations, crosses: dominated. Energy is {data.current_kind}, latency measured "
+        f"configurations, crosses: dominated. Energy is {data.current_words}, latency measured "
         "on this host."
         f"{note}",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
 
-def _objective_label(key: str, current: str = MODELLED) -> str:
+def _objective_label(key: str, data: ReportData) -> str:
     """An axis of the Pareto front: charge is summed over both devices (analysis.pipeline)."""
-    about = metric(key, current)
+    about = data.metric_of(key)
     if key == CHARGE:
         return f"{about.described} per run, both devices ({about.unit})"
     return about.heading()
@@ -562,7 +562,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
         "Sensitivity of the energy ranking",
         "Cumulative energy recomputed with the transient (handshake) duration scaled by "
         f"±10/20 % and the steady-state level by α ∈ {{0.8 … 1.2}}. {verdicts}.",
-        data.current_kind,
+        data.current_words,
         figure,
     )
 
@@ -704,16 +704,17 @@ def _block_panels(data: ReportData, palette: Palette, entry: Metric) -> plt.Figu
 
 @styled
 def energy_per_byte(data: ReportData, palette: Palette) -> ReportFigure | None:
-    figure = _block_panels(data, palette, METRICS.column(ENERGY_PER_BYTE))
+    entry = data.metrics.column(ENERGY_PER_BYTE)
+    figure = _block_panels(data, palette, entry)
     if figure is None:
         return None
     return _finish(
         "energy-per-byte",
         "Energy per payload byte against block size (the block-sizes study)",
-        "Modelled device energy of the emitter over the run, V·ΣI·Δt, divided by the payload "
+        "Device energy of the emitter over the run, V·ΣI·Δt, divided by the payload "
         "bytes delivered (frame and crypto headers excluded), mean over runs; one panel per "
         "method.",
-        MODELLED,
+        entry.kind,
         figure,
     )
 

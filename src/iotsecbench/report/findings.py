@@ -86,7 +86,7 @@ class Finding:
     baseline: str
     metric: str  # a key of the registry (analysis.metrics)
     role: str  # emitter | receiver | end-to-end
-    kind: str  # measured (on this host) | modelled | measured with <meter>
+    kind: str  # measured (on this host) | modelled | measured with <meter> | counted on <target>
     unit: str
     value: float  # mean of the configuration
     baseline_value: float
@@ -319,6 +319,8 @@ def _context(data: ReportData) -> str:
     device = data.spec.get("device")
     facts = data.host
     parts = [f"device profile {device}"] if device else []
+    if data.counted_target is not None:
+        parts.append(f"the emitter the device client on {data.counted_target} (counted)")
     if facts:
         parts.append(
             f"host {facts.get('hostname', '?')} ({facts.get('machine', '?')}, "
@@ -337,7 +339,7 @@ def _pareto(data: ReportData, context: str) -> tuple[str, list[str]]:
     axes = [
         f"{about.described} ({'lower' if d == 'min' else 'higher'} is better)"
         for k, d in pareto.objectives.items()
-        for about in [data.metrics.metric(k, data.current_kind)]
+        for about in [data.metric_of(k)]
     ]
     front = [configuration_name(c) for c in result.front]
     listed = ", ".join(front[:-1]) + f" and {front[-1]}" if len(front) > 1 else front[0]

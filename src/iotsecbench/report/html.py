@@ -408,7 +408,7 @@ def _warnings_section(data: ReportData) -> str:
     for warning in data.analysis.warnings if data.analysis is not None else []:
         add(
             warning.kind,
-            in_words(f"{_subject_text(warning.subject)}: {warning.message}", data.current_kind),
+            in_words(f"{_subject_text(warning.subject)}: {warning.message}", data.current_words),
             warning.fix,
         )
     count = sum(len(items) for _, items in groups.values())
@@ -514,10 +514,10 @@ def _methods_section(data: ReportData) -> str:
     )
     option_text = in_words(
         ", ".join(f"{k} = {v}" for k, v in options.items() if not isinstance(v, dict | list)),
-        data.current_kind,
+        data.current_words,
     )
     notes = "".join(
-        f"<li>{escape(in_words(n, data.current_kind))}</li>"
+        f"<li>{escape(in_words(n, data.current_words))}</li>"
         for n in (data.analysis.notes if data.analysis is not None else [])
     )
     parameters = (

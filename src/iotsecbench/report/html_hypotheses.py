@@ -57,9 +57,9 @@ def _other(h: HypothesisRow) -> str:
     return _pair(_evidence(h).get("upper") or {})[0]
 
 
-def _what(evidence: dict[str, Any], current: str) -> str:
+def _what(evidence: dict[str, Any], data: ReportData) -> str:
     """ "the emitter's modelled current" """
-    about = metric(str(evidence.get("metric", "")), current)
+    about = data.metric_of(str(evidence.get("metric", "")), str(evidence.get("device", "")))
     return f"{role_phrase(str(evidence.get('device', '')))} {about.described}"
 
 
@@ -67,7 +67,7 @@ def statement(h: HypothesisRow, data: ReportData) -> str:
     """The hypothesis as a reader says it, from its evidence."""
     evidence = _evidence(h)
     baseline = configuration_name(str(data.baseline))
-    what = _what(evidence, data.current_kind)
+    what = _what(evidence, data)
     if h.id == "H1":
         subject = configuration_name(_subject(h))
         return f"{what[0].upper()}{what[1:]} is higher with {subject} than with {baseline}"
@@ -88,7 +88,7 @@ def statement(h: HypothesisRow, data: ReportData) -> str:
 def _axes(data: ReportData) -> list[str]:
     pareto = data.analysis.pareto if data.analysis is not None else None
     objectives = list(pareto.objectives) if pareto is not None else []
-    return [metric(k, data.current_kind).described for k in objectives]
+    return [data.metric_of(k).described for k in objectives]
 
 
 def _comparison_text(record: dict[str, Any], unit: str) -> str:
@@ -122,7 +122,7 @@ def evidence_text(h: HypothesisRow, data: ReportData) -> str:
         values = "; ".join(
             f"{configuration_name(str(name))}: "
             + ", ".join(
-                f"{metric(key, data.current_kind).described} "
+                f"{data.metric_of(key).described} "
                 f"{with_unit(f'{float(value):.4g}', metric(key).unit)}"
                 for key, value in (row or {}).items()
                 if value is not None
@@ -155,7 +155,7 @@ def hypotheses_section(data: ReportData) -> str:
         evidence = _evidence(h)
         role = str(evidence.get("device", "")) if h.id != "H3" else ""
         if evidence.get("metric"):
-            metric_names.add(metric(str(evidence["metric"]), data.current_kind).heading())
+            metric_names.add(data.metric_of(str(evidence["metric"]), role or None).heading())
         column = (str(h.id), role)
         if column not in columns:
             columns.append(column)

@@ -36,6 +36,23 @@ def summary_frames(
     return per_run, summarise_runs(runs, tables["messages"], latency, per_run, order, metrics)
 
 
+def device_target(runs: pd.DataFrame) -> str | None:
+    """The virtual MCU whose device client was the emitter of these runs (``run --target``:
+    ``cost_method`` 'counted' with the firmware's figures in ``details_json.counted``), or
+    None: then every figure is measured on this host or modelled."""
+    if runs.empty or "cost_method" not in runs:
+        return None
+    counted = runs.loc[runs["cost_method"] == "counted", "details_json"]
+    targets = {json.loads(text or "{}").get("counted", {}).get("target") for text in counted}
+    targets.discard(None)
+    return min(targets) if targets else None
+
+
+def target_of(results_dir: Path) -> str | None:
+    """``device_target`` of the runs stored in ``results_dir``."""
+    return device_target(read.runs_frame(results_dir))
+
+
 def counted_emitter_lines(results_dir: Path) -> list[str]:
     """For configurations whose emitter was the device client on a virtual MCU (``run
     --target``): the emitter's current counted on the target beside the priced one (the same

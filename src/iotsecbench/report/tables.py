@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from iotsecbench.report.compare import Comparison
+from iotsecbench.analysis.metrics import ROLES
+from iotsecbench.report.compare import Comparison, Contrast
 from iotsecbench.report.data import ReportData
-from iotsecbench.report.readable import decimals_for, metric, role_heading
+from iotsecbench.report.readable import decimals_for, metric
 
 
 @dataclass(frozen=True)
@@ -20,14 +22,15 @@ class TableColumn:
     unit: str = ""
     digits: int | None = None  # None: text
     digits_key: str | None = None  # a row field holding this row's digits (set by its interval)
-    # Text a reader sees for a value the CSV keeps as data (a metric key → its name).
-    shown: Callable[[Any], str] | None = None
+    # Text a reader sees for a value the CSV keeps as data (a metric key and its row → its
+    # name, which may depend on the row's role).
+    shown: Callable[[Any, dict[str, Any]], str] | None = None
 
     def format(self, value: Any, row: dict[str, Any] | None = None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "–"
         if self.shown is not None:
-            return self.shown(value)
+            return self.shown(value, row or {})
         digits = self.digits
         if self.digits_key is not None and row is not None and self.digits_key in row:
             digits = int(row[self.digits_key])
@@ -66,11 +69,25 @@ def summary_table(data: ReportData) -> ReportTable | None:
             if m.column in summary and summary[m.column].notna().any()
         ),
     )
+    note = (
+        "Means over runs. Handshake (emitter), latency, CPU, bytes and memory are measured on "
+        "this host; current and charge are modelled for the device (docs/energy-model.md)."
+    )
+    if data.counted_target is not None:
+        counted = ", ".join(
+            m.title for m in data.metrics.in_summary() if m.kind.startswith("counted")
+        )
+        note = (
+            f"Means over runs. The emitter was the device client on {data.counted_target}: "
+            f"its {counted} are counted on {data.counted_target} (instructions x CPI / clock "
+            "into the device model; heap and image of the firmware; docs/device-client.md). "
+            "Handshake times, latency, bytes and the receiver's CPU and memory are measured on "
+            "this host; the receiver's current and charge are modelled."
+        )
     return ReportTable(
         "summary",
         "Summary per configuration",
-        "Means over runs. Handshake (emitter), latency, CPU, bytes and memory are measured on "
-        "this host; current and charge are modelled for the device (docs/energy-model.md).",
+        note,
         columns,
         tuple(data.summary.to_dict("records")),
     )
@@ -91,7 +108,6 @@ def cv_table(data: ReportData) -> ReportTable | None:
         for e in data.analysis.cv
     )
     segments = data.analysis.options.get("segments", 5)
-    current = data.current_kind
     return ReportTable(
         "cv",
         "Coefficient of variation",
@@ -100,7 +116,11 @@ def cv_table(data: ReportData) -> ReportTable | None:
         (
             TableColumn("configuration", "configuration"),
             TableColumn("device", "device"),
-            TableColumn("metric", "metric", shown=lambda key: metric(key, current).heading()),
+            TableColumn(
+                "metric",
+                "metric",
+                shown=lambda key, row: data.metric_of(key, row.get("device")).heading(),
+            ),
             TableColumn("runs", "runs", "", 0),
             TableColumn("cv_runs", "CV across runs", "%", 2),
             TableColumn("cv_segments", "CV across segments", "%", 2),
@@ -120,7 +140,7 @@ def inference_table(data: ReportData) -> ReportTable | None:
     rows = tuple(
         {
             **c.to_dict(),
-            "metric_name": metric(c.metric, data.current_kind).heading(),
+            "metric_name": data.metric_of(c.metric, c.device).heading(),
             "decimals": decimals_for(
                 (c.interval.high - c.interval.low) / 2 or abs(c.difference) / 10
             ),
@@ -163,6 +183,16 @@ def _slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_")
 
 
+def _contrast_heading(c: Contrast) -> str:
+    """ "emitter modelled current (mA)"; taken differently in the experiments, the kind is
+    left to the kind column: "emitter current (mA)"."""
+    about = dataclasses.replace(metric(c.metric), role=c.role, kind=c.kind)
+    if not c.reference_kind:
+        return about.role_heading()
+    heading = f"{about.name} ({about.unit})" if about.unit else about.name
+    return f"{c.role} {heading}" if c.role in ROLES else heading
+
+
 def _contrast_table(comparison: Comparison, kind: str) -> ReportTable | None:
     """Rows: configuration × metric; a value column per experiment, then per experiment
     after the first its difference from the reference with the interval."""
@@ -172,15 +202,24 @@ def _contrast_table(comparison: Comparison, kind: str) -> ReportTable | None:
     reference = comparison.reference.label
     others = comparison.labels[1:]
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    kinds: dict[tuple[str, str, str], dict[str, str]] = {}  # per row: experiment → its kind
     for c in contrasts:
         row = rows.setdefault(
             (c.configuration, c.metric, c.role),
             {
                 "configuration": c.configuration,
-                "metric_name": role_heading(c.role, c.metric),
-                "kind": c.kind,
+                # taken differently in the experiments, the kind column says how in each
+                "metric_name": _contrast_heading(c),
                 f"value_{_slug(reference)}": c.reference_value,
             },
+        )
+        taken = kinds.setdefault((c.configuration, c.metric, c.role), {})
+        taken[reference] = c.reference_kind or c.kind
+        taken[c.experiment] = c.kind
+        row["kind"] = (
+            c.kind
+            if len(set(taken.values())) == 1
+            else "; ".join(f"{label}: {kind}" for label, kind in taken.items())
         )
         half = (c.interval.high - c.interval.low) / 2
         row["decimals"] = max(row.get("decimals", 0), decimals_for(half or abs(c.difference) / 10))

@@ -18,14 +18,18 @@ def _format(value: object, metric: Metric) -> str:
     return f"{float(value):,.{metric.digits}f}"  # type: ignore[arg-type]
 
 
-def summary_tables(frame: pd.DataFrame, registry: Registry = METRICS) -> list[Table]:
-    """One table per group of the registry (``analysis.metrics.GROUPS``) that has a value."""
+def summary_tables(
+    frame: pd.DataFrame, registry: Registry = METRICS, target: str | None = None
+) -> list[Table]:
+    """One table per group of the registry (``analysis.metrics.GROUPS``) that has a value;
+    ``target``: the emitter was the device client on that virtual MCU (``run --target``), and
+    the titles say which of its figures are counted there."""
     tables = []
     for group in GROUPS:
         metrics = registry.in_group(group.key)
         if not any(m.column in frame and frame[m.column].notna().any() for m in metrics):
             continue  # e.g. no echo and no tcp run: the per-byte group says nothing
-        table = Table(title=group.title, title_justify="left", header_style="bold")
+        table = Table(title=group.title_for(target), title_justify="left", header_style="bold")
         table.add_column("configuration", no_wrap=True)
         for m in metrics:
             table.add_column(f"{m.title}\n{m.unit}".rstrip(), justify="right")
