@@ -127,3 +127,28 @@ def test_a_rate_the_emulation_cannot_keep_fails_naming_the_rate(mosquitto, tmp_p
     ((status, error),) = _query(out, "select status, error from runs")
     assert status == "failed"
     assert "cannot keep the rate" in error and "achieved" in error and "400.000 Hz" in error
+
+
+def test_a_psk_scheme_on_the_device_and_its_report_say_counted(mosquitto, tmp_path):
+    """A psk-* scheme (the payload-schemes study's key establishment): the runner's key
+    reaches the firmware, the Python receiver opens every message; the report of the run
+    labels the emitter's figures counted on the target, the receiver's modelled."""
+    _ready("rv32imc")
+    out = tmp_path / "psk"
+    # 10 s: the analysis behind the current's findings needs 10 one-second values per run
+    code, text = _run(
+        out, "rv32imc", "--configs", "plain,psk-aes128-ccm8", "--payload", "512",
+        "--duration", "10",
+    )  # fmt: skip
+    assert code == 0, text
+    assert "The device client's firmware (counted on rv32imc" in text  # the stack table
+    rows = _query(out, "select configuration, status, messages_delivered, auth_failures from runs")
+    assert sorted(rows) == [("plain", "ok", 100, 0), ("psk-aes128-ccm8", "ok", 100, 0)]
+    analysed = run_cli("analyze", str(out))  # the current's findings are the analysis'
+    assert analysed.returncode == 0, analysed.stderr
+    report = run_cli("report", str(out), "--json")
+    assert report.returncode == 0, report.stderr
+    kinds = {(f["metric"], f["role"]): f["kind"] for f in json.loads(report.stdout)["findings"]}
+    assert kinds[("current_ma", "emitter")] == "counted on rv32imc"
+    assert kinds[("current_ma", "receiver")] == "modelled"
+    assert kinds[("energy_mah", "emitter")] == "counted on rv32imc"  # (one run: no CPU finding)

@@ -317,6 +317,8 @@ def run(
                 highlight=False,
             )
         spec = spec.model_copy(update={"device": profile})
+    if spec.target is not None and preset is not None and configs is None:
+        spec = _device_subset(spec, preset, console)
     if spec.target is not None and not simulate:
         from iotsecbench.runner.device_emitter import prepare_device_run
 
@@ -363,6 +365,35 @@ def run(
         for failure in failed:
             stdout.print(f"[red]failed[/] {failure.run_row['run_id']}: {failure.run_row['error']}")
         raise typer.Exit(1)
+
+
+def _device_subset(spec: ExperimentSpec, preset: str, console: Console) -> ExperimentSpec:
+    """A preset on a device runs the configurations its firmware runs and names the rest
+    (a study's subset is still worth running; a silent one would pass for the study). None
+    left: refused. A configuration the user named with --configs is never dropped."""
+    from iotsecbench.runner.device_emitter import device_subset
+
+    subset, left_out = device_subset(spec)
+    if not subset.configurations:
+        raise SpecError(
+            f"--preset {preset} --target {spec.target}: the device client runs none of its "
+            f"configurations ({', '.join(left_out)})"
+        )
+    if left_out:
+        # the stored spec says it too, so the report cannot pass for the whole study
+        subset = subset.model_copy(
+            update={
+                "description": f"{subset.description} — on {spec.target}, without "
+                f"{', '.join(left_out)} (not in the device's firmware)"
+            }
+        )
+        console.print(
+            f"note: --preset {preset} on {spec.target} runs {len(subset.configurations)} of "
+            f"its {len(spec.configurations)} configurations; left out, not in the device's "
+            f"firmware (docs/device-client.md, 'Presets'): {', '.join(left_out)}",
+            highlight=False,
+        )
+    return subset
 
 
 def _executor(

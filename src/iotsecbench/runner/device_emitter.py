@@ -51,6 +51,7 @@ from iotsecbench.runner.device import DeviceRun, run_device
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.key_establishment import exchange_operations
 from iotsecbench.security.tls import TlsProfile, handshake_operations, record_operations
+from iotsecbench.security.tls.stacks import NATIVE_CIPHERS, NATIVE_KEY_ESTABLISHMENTS
 from iotsecbench.vmcu.client import DeviceFirmware, build_of, device_firmware, device_problem
 from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_for
 from iotsecbench.vmcu.targets import TARGETS
@@ -72,9 +73,7 @@ def prepare_device_run(spec: Any) -> list[str]:
         security = resolve_configuration(name)
         tls = security.tls_profile_with(spec.tls.model_dump())
         for stack in spec.stack:
-            problem = scheme_problem(security, stack) or (
-                device_problem(stack, tls) if tls is not None else None
-            )
+            problem = _device_problem(name, spec, stack)
             if problem is not None:
                 raise SpecError(f"{name} on the {stack} device client: {problem}")
             builds.add(build_of(stack, tls, security.scheme.name != "none"))
@@ -88,11 +87,34 @@ def prepare_device_run(spec: Any) -> list[str]:
     ]
 
 
-DEVICE_AGREEMENTS = ("ecdh-p256", "x25519")  # the key exchanges publish.c runs (no PSK file)
+def device_subset(spec: Any) -> tuple[Any, list[str]]:
+    """A preset's spec with ``--target``: the configurations the device client runs, and
+    the names of those it cannot (each with why), which the caller says it left out. A
+    configuration the user named is never dropped: ``prepare_device_run`` refuses it."""
+    kept, left_out = [], []
+    for name in spec.configurations:
+        problems = [_device_problem(name, spec, stack) for stack in spec.stack]
+        if any(problem is not None for problem in problems):
+            left_out.append(name)
+        else:
+            kept.append(name)
+    return spec.model_copy(update={"configurations": kept}), left_out
+
+
+def _device_problem(name: str, spec: Any, stack: str) -> str | None:
+    """Why the device client on ``stack`` cannot run configuration ``name``, or None."""
+    security = resolve_configuration(name)
+    tls = security.tls_profile_with(spec.tls.model_dump())
+    return scheme_problem(security, stack) or (
+        device_problem(stack, tls) if tls is not None else None
+    )
 
 
 def scheme_problem(security: Any, stack: str) -> str | None:
-    """Why the device emitter cannot run this configuration's payload scheme, or None."""
+    """Why the device emitter cannot run this configuration's payload scheme, or None. The
+    firmware's schemes are the native agent's ``scheme.c`` compiled unchanged, so its
+    ciphers and key establishments (``NATIVE_*``; PSK with the runner's key in the
+    configuration) are the device's."""
     scheme = security.scheme
     if scheme.name == "none":
         return None
@@ -100,10 +122,11 @@ def scheme_problem(security: Any, stack: str) -> str | None:
         return "a payload scheme over TLS is not on the device yet: one or the other"
     if stack != "mbedtls":
         return "the device's payload schemes run on mbedtls (the mbedtls-scheme build)"
-    if scheme.key_establishment not in DEVICE_AGREEMENTS:
+    cipher = scheme.name.removeprefix(f"{scheme.key_establishment}-")
+    if scheme.key_establishment not in NATIVE_KEY_ESTABLISHMENTS or cipher not in NATIVE_CIPHERS:
         return (
-            f"the device's payload schemes establish keys with {' or '.join(DEVICE_AGREEMENTS)}"
-            f", not {scheme.key_establishment}"
+            f"the device runs the payload schemes {{{','.join(NATIVE_KEY_ESTABLISHMENTS)}}}-"
+            f"{{{','.join(NATIVE_CIPHERS)}}} (the native agent's scheme.c), not {scheme.name}"
         )
     return None
 
@@ -134,6 +157,7 @@ def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
         scheme=scheme
         if (scheme := resolve_configuration(config.configuration).scheme.name) != "none"
         else "",
+        psk=Path(config.psk_file).read_bytes() if config.psk_file else b"",
     )
 
 

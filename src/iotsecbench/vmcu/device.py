@@ -66,6 +66,7 @@ class DeviceConfig:
     payload_bytes: int = 0
     filler_seed: int = 0  # agents/wire.py make_filler's seed
     scheme: str = ""  # a payload scheme (the mbedtls-scheme build), or "" for none
+    psk: bytes = b""  # a psk-* scheme's pre-shared key (the runner's psk_file), or none
 
     def __post_init__(self) -> None:
         if len(self.seed) != SEED_BYTES:
@@ -92,6 +93,8 @@ class DeviceConfig:
                 ("filler_seed", struct.pack("<Q", self.filler_seed)),
                 ("scheme", self.scheme.encode()),
             ]
+            if self.psk:
+                entries.append(("psk", self.psk))
         if self.username is not None:
             entries.append(("username", self.username.encode()))
         if self.password is not None:

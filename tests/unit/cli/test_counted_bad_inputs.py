@@ -75,3 +75,21 @@ def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):
     assert result.returncode == 3, result.stderr
     assert "qemu-system-arm" in result.stderr and "Traceback" not in result.stderr
     assert not Path(tmp_path / "out" / "lab").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["--preset", "block-sizes"], "bench crypto --target rv32imc"),
+        (["--configs", "psk-ascon128v12"], "not psk-ascon128v12"),
+    ],
+)
+def test_run_target_refuses_what_the_firmware_cannot_run(cli, tmp_path, arguments, fragment):
+    """block-sizes' raw TCP and saturating runs, and a named scheme the firmware does not
+    have: one line, exit 2, nothing started (a preset's subset is the run's own note)."""
+    result = cli("run", "--target", "rv32imc", *arguments, "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr and "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("note:")]
+    assert len(errors) == 1, result.stderr  # (the profile's note may come first)
+    assert not (tmp_path / "out").exists()

@@ -4,6 +4,8 @@ agents' vocabulary, and the energy model fed with counted instructions."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import struct
 from pathlib import Path
@@ -20,9 +22,11 @@ from iotsecbench.runner.device_emitter import (
     DevicePricing,
     Translator,
     device_config,
+    device_subset,
     scheme_problem,
 )
 from iotsecbench.security import resolve_configuration
+from iotsecbench.spec.load import load_spec
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.vmcu.client import DeviceFirmware
 from iotsecbench.vmcu.device import DeviceConfig
@@ -36,6 +40,7 @@ from iotsecbench.vmcu.device import DeviceConfig
         ({"qos": [2]}, "QoS 0 or 1"),
         ({"payload_bytes": [70_000]}, "buffer"),
         ({"saturating": True}, "fixed rate"),
+        ({"saturating": True}, "bench crypto --target rv32imc"),
         ({"transport": ["tcp"]}, "transport mqtt"),
     ],
 )
@@ -60,7 +65,10 @@ def test_a_spec_without_target_keeps_its_hash():
         ("ecdh-p256-aes128-gcm", "mbedtls", None),
         ("x25519-chacha20-poly1305", "mbedtls", None),
         ("ecdh-p256-aes128-gcm", "wolfssl", "run on mbedtls"),
-        ("psk-aes128-gcm", "mbedtls", "not psk"),
+        ("psk-aes128-gcm", "mbedtls", None),
+        ("psk-chacha20-poly1305", "mbedtls", None),
+        ("psk-ascon128v12", "mbedtls", "not psk-ascon128v12"),
+        ("x25519-ecdsap256-aes128-gcm", "mbedtls", "scheme.c"),
         ("tls1.2+ecdh-p256-aes128-gcm", "mbedtls", "over TLS"),
     ],
 )
@@ -90,10 +98,35 @@ def test_the_firmware_gets_the_emitters_run(tmp_path):
         (b"scheme", b"ecdh-p256-aes128-gcm"),
     ):  # client/config.c's entries: key length, key, value length, value, NUL
         assert bytes([len(key)]) + key + struct.pack("<I", len(value)) + value + b"\0" in encoded
+    assert b"psk" not in encoded
     plain = device_config(_agent_config(tmp_path), 3)
     assert plain.scheme == ""
     # the handshake benchmark's role carries none of it
     assert b"period_ns" not in DeviceConfig(seed=bytes(32), client_id="d").encode()
+
+
+def test_a_psk_scheme_hands_the_firmware_the_runs_key(tmp_path):
+    key = bytes(range(32))
+    (tmp_path / "psk").write_bytes(key)
+    agent = dataclasses.replace(
+        _agent_config(tmp_path, "psk-aes128-gcm"), psk_file=str(tmp_path / "psk")
+    )
+    config = device_config(agent, 3)
+    assert config.psk == key
+    assert b"\x03psk" + struct.pack("<I", 32) + key + b"\0" in config.encode()
+
+
+def test_a_preset_on_the_device_runs_what_its_firmware_runs():
+    """payload-schemes: plain and the AES-GCM, AES-CCM8 and ChaCha20-Poly1305 schemes under
+    PSK run on the device; the ciphers scheme.c does not have are left out, by name."""
+    spec = load_spec(None, "payload-schemes", {"target": "rv32imc"})
+    subset, left_out = device_subset(spec)
+    assert subset.configurations == [
+        "plain", "psk-aes128-gcm", "psk-aes256-gcm", "psk-aes128-ccm8", "psk-aes256-ccm8",
+        "psk-chacha20-poly1305",
+    ]  # fmt: skip
+    assert len(left_out) == 11 and "psk-ascon128v12" in left_out
+    assert set(left_out).isdisjoint(subset.configurations)
 
 
 def test_the_firmwares_records_become_the_emitters(tmp_path):

@@ -119,6 +119,8 @@ int config_load(const char *path, char *why, size_t cap)
             config.scheme = text;
         else if (strcmp(key, "filler_seed") == 0 && len == 8)
             config.filler_seed = le64(value);
+        else if (strcmp(key, "psk") == 0)
+            config.psk = value, config.psk_len = len;
         else
             return fail(why, cap, "unknown configuration key", key);
     }

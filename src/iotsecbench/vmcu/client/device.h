@@ -56,6 +56,8 @@ struct device_config {
     uint32_t payload_bytes;   /* plaintext: seq, t_created_ns, filler (agents/wire.py) */
     uint64_t filler_seed;     /* agents/wire.py make_filler's seed */
     const char *scheme;       /* a payload scheme's name (docs/wire-format.md), or "" */
+    const uint8_t *psk;       /* a psk-* scheme's pre-shared key (the runner's, per run) */
+    size_t psk_len;           /* 0: none */
 };
 
 extern struct device_config config;

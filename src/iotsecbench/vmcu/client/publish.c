@@ -209,7 +209,10 @@ static struct direction *key_exchange(void)
     struct counts before = counts_now();
     uint8_t reply[KX_MAX_MESSAGE];
     const char *why = "?";
-    size_t reply_len = kx_emitter_answer(NULL, 0, got.hello_bytes, got.hello_len, reply, &why);
+    /* a psk-* scheme's key came with the configuration (kx_emitter_answer refuses a short
+     * or missing one, as the host agents do) */
+    size_t reply_len = kx_emitter_answer(config.psk_len ? config.psk : NULL, config.psk_len,
+                                         got.hello_bytes, got.hello_len, reply, &why);
     if (reply_len == 0)
         device_fail("key exchange failed", why);
     id = next_id++;
