@@ -1,6 +1,7 @@
 """How large a fleet this machine can run (docs/scale.md): each device is an emitter and a
-receiver process, two broker connections, two loopback ports and their memory. A fleet above
-the smallest of these limits is refused before anything starts, naming the limit."""
+receiver process, two broker connections, two loopback ports and their memory; a virtual
+device (``run --target``) is also a QEMU process that must keep the lab's real time. A fleet
+above the smallest of these limits is refused before anything starts, naming the limit."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ TASKS_PER_DEVICE = 8  # two agents: main, network and sampler threads each, and 
 FDS_RESERVED = 64  # the runner's own files, the broker's listeners and log
 PORTS_RESERVED = 1000  # leave the rest of the machine its ephemeral ports
 MEMORY_SHARE = 0.8  # of MemAvailable
+# A virtual device (run --target): QEMU (about 40 MB resident) beside the Python bridge that
+# runs it and the Python receiver; how many a core keeps at real time is the target's
+# (vmcu.targets.Target.fleet_per_core, measured).
+EMULATED_QEMU_BYTES = 48 * 2**20
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,24 @@ def _int_file(path: str) -> int | None:
         return None
 
 
-def fleet_limit(native: bool = False) -> FleetLimit:
+def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -> FleetLimit:
     """The smallest of the per-device limits: file descriptors (the broker's two connections
     per device, under the hard limit: a fleet raises the soft one), loopback ephemeral ports,
-    processes and threads, and available memory for the agents (``native``: the C agent)."""
+    processes and threads, and available memory for the agents (``native``: the C agent;
+    ``emulated``: virtual devices of a target, (its name, how many a core keeps at real
+    time): QEMU beside each device's agents, on this process's cores)."""
     limits: list[FleetLimit] = []
+    emulated_per_core = emulated[1] if emulated else 0
+    if emulated:
+        cores = len(os.sched_getaffinity(0))
+        limits.append(
+            FleetLimit(
+                cores * emulated_per_core,
+                f"emulation: {emulated_per_core} virtual {emulated[0]} devices per core keep "
+                f"real time ({cores} cores; measured at 10 Hz with TLS 1.2 and 1 KiB, "
+                "docs/device-client.md)",
+            )
+        )
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY:
         limits.append(
@@ -86,12 +104,17 @@ def fleet_limit(native: bool = False) -> FleetLimit:
     available = _mem_available_bytes()
     if available is not None:
         per_device = 2 * AGENT_BYTES["native" if native else "python"]
+        per_device += EMULATED_QEMU_BYTES if emulated_per_core else 0
+        agents = (
+            "QEMU, its Python bridge and receiver"
+            if emulated
+            else (f"{'native' if native else 'Python'} emitter and receiver")
+        )
         limits.append(
             FleetLimit(
                 int(available * MEMORY_SHARE) // per_device,
                 f"memory: {available / 2**30:.1f} GiB available, about "
-                f"{per_device / 2**20:.0f} MiB per device ({'native' if native else 'Python'} "
-                "emitter and receiver)",
+                f"{per_device / 2**20:.0f} MiB per device ({agents})",
             )
         )
     if not limits:

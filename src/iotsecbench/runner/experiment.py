@@ -203,7 +203,15 @@ def validate(
     if spec.devices > 1:
         # Checked on this machine, which runs the fleets (with --executor dask: each worker's
         # machine should match it).
-        limit = fleet_limit(native=all(stack in NATIVE_STACKS for stack in spec.stack))
+        emulated = None
+        if spec.target is not None:  # each device a QEMU, its bridge and a receiver
+            from iotsecbench.vmcu.targets import TARGETS
+
+            emulated = (spec.target, TARGETS[spec.target].fleet_per_core)
+        limit = fleet_limit(
+            native=emulated is None and all(stack in NATIVE_STACKS for stack in spec.stack),
+            emulated=emulated,
+        )
         if spec.devices > limit.devices:
             raise SpecError(
                 f"devices {spec.devices}: this machine allows {limit.devices} at most, "

@@ -58,6 +58,7 @@ def check_device_client() -> list[Check]:
     """One line per target: can the device's own client run there (`bench handshake
     --target`, `run --target`: docs/device-client.md)?"""
     from iotsecbench.lab import seeded_rand
+    from iotsecbench.lab.limits import fleet_limit
     from iotsecbench.vmcu import TARGETS
     from iotsecbench.vmcu.client import readiness
 
@@ -70,6 +71,9 @@ def check_device_client() -> list[Check]:
         if ok and broker is not None:  # the seeded broker is the handshake benchmark's only
             ok, detail = False, f"{detail}; {broker}"
             consequence = f"`bench handshake --target {name}` will be refused (`run` works)"
+        if ok:
+            fleet = fleet_limit(emulated=(name, target.fleet_per_core))
+            detail = f"{detail}; fleets up to {fleet.devices} virtual devices ({fleet.reason})"
         checks.append(Check(f"Device client on {name}", ok, detail, consequence))
     return checks
 

@@ -5,7 +5,6 @@ agents' vocabulary, and the energy model fed with counted instructions."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import struct
 from pathlib import Path
@@ -36,7 +35,6 @@ from iotsecbench.vmcu.device import DeviceConfig
     ("changes", "words"),
     [
         ({"stack": ["openssl"]}, "not openssl"),
-        ({"devices": 2}, "--devices 1"),
         ({"qos": [2]}, "QoS 0 or 1"),
         ({"payload_bytes": [70_000]}, "buffer"),
         ({"saturating": True}, "fixed rate"),

@@ -16,6 +16,7 @@ from iotsecbench.measure.process import process_cpu_ns
 from iotsecbench.runner.broker_watch import broker_figures
 from iotsecbench.runner.cluster import ClusterOptions, blocks, connect, scheduler_address
 from iotsecbench.runner.collect import collect_fleet
+from iotsecbench.runner.experiment import validate
 from iotsecbench.spec.matrix import plan_runs
 from iotsecbench.spec.models import ExperimentSpec
 
@@ -134,6 +135,20 @@ def test_fleet_limit_names_a_positive_limit() -> None:
     python, native = fleet_limit(), fleet_limit(native=True)
     assert python.devices > 0 and python.reason
     assert native.devices >= python.devices  # the C agent is smaller
+
+
+def test_a_fleet_of_virtual_devices_is_limited_by_the_cores_that_emulate_it(monkeypatch):
+    """run --target --devices N: the target's devices per core x this process's cores, and
+    QEMU's memory beside each device's agents."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    limit = fleet_limit(emulated=("rv32imc", 6))
+    assert limit.devices == 12
+    assert limit.reason.startswith("emulation: 6 virtual rv32imc devices per core")
+    assert fleet_limit(emulated=("rv32imc", 10_000)).devices < fleet_limit().devices  # memory
+    spec = ExperimentSpec(target="rv32imc", devices=13)  # the spec allows it; the machine not
+    with pytest.raises(SpecError, match="devices 13: this machine allows 12 at most, limited "
+                       "by emulation"):  # fmt: skip
+        validate(spec, None)
 
 
 def test_process_probes_read_this_process_and_none_for_a_gone_one() -> None:
