@@ -57,11 +57,49 @@ def _spec_to_run(
     overrides: dict[str, object],
     out: Path | None,
     resume: bool,
+    notes: list[str],
 ) -> ExperimentSpec:
     """The spec from the file, preset and options; with --resume, the one stored in --out
-    (never a default: spec.load.resume_spec refuses what it cannot find)."""
-    from iotsecbench.runner.experiment import canonical_configurations as canonical
+    (never a default: spec.load.resume_spec refuses what it cannot find). With --target, the
+    target's device profile and (a preset) the configurations its firmware runs; ``notes``
+    gets what the user should be told about that."""
+    from iotsecbench.runner.experiment import canonical_configurations
     from iotsecbench.spec.load import load_spec, resume_spec
+
+    def canonical(spec: ExperimentSpec) -> ExperimentSpec:
+        spec = canonical_configurations(spec)
+        if spec.target is None:
+            return spec
+        # what a device run stores (so --resume compares like with like): the target's
+        # device profile (its clock and CPI) unless --device names one, and with a preset the
+        # configurations the firmware has
+        from iotsecbench.runner.device_emitter import device_subset
+        from iotsecbench.vmcu.targets import TARGETS
+
+        profile = TARGETS[spec.target].profile
+        if overrides.get("device") is None and spec.device != profile:
+            if "device" in spec.model_fields_set:
+                notes.append(
+                    f"device profile {profile} ({spec.target}'s) instead of {spec.device}: "
+                    "--device overrides"
+                )
+            spec = spec.model_copy(update={"device": profile})
+        if preset is None or overrides.get("configurations") is not None:
+            return spec
+        # A study's subset is still worth running; a silent one would pass for the study.
+        subset, left_out = device_subset(spec)
+        if not subset.configurations:
+            raise SpecError(
+                f"--preset {preset} --target {spec.target}: the device client runs none of "
+                f"its configurations ({', '.join(left_out)})"
+            )
+        if left_out:
+            notes.append(
+                f"--preset {preset} on {spec.target} runs {len(subset.configurations)} of its "
+                f"{len(spec.configurations)} configurations; left out, not in the device's "
+                f"firmware (docs/device-client.md, 'Presets'): {', '.join(left_out)}"
+            )
+        return subset
 
     if not resume:
         return canonical(load_spec(spec_file, preset, overrides))
@@ -296,8 +334,11 @@ def run(
         raise SpecError(
             "--resume continues the experiment in --out, --force-new-run starts over: give one"
         )
-    spec = _spec_to_run(spec_file, preset, overrides, out, resume)
+    notes: list[str] = []
+    spec = _spec_to_run(spec_file, preset, overrides, out, resume, notes)
     console = Console(stderr=True)
+    for note in notes:
+        console.print(f"note: {note}", highlight=False)
     for canonical_name, written in spec.configuration_labels.items():
         console.print(f"note: configuration {written} is stored as {canonical_name}")
     spec, stack_note = with_post_quantum_stack(spec)
@@ -305,20 +346,6 @@ def run(
         console.print(f"note: {stack_note}", highlight=False)
     if not simulate:
         _check_network(spec.network, broker)
-    if spec.target is not None and device is None:
-        from iotsecbench.vmcu.targets import TARGETS
-
-        # the target's device profile (its clock and CPI) unless --device names one
-        profile = TARGETS[spec.target].profile
-        if spec.device != profile and "device" in spec.model_fields_set:
-            console.print(
-                f"note: device profile {profile} ({spec.target}'s) instead of {spec.device}: "
-                "--device overrides",
-                highlight=False,
-            )
-        spec = spec.model_copy(update={"device": profile})
-    if spec.target is not None and preset is not None and configs is None:
-        spec = _device_subset(spec, preset, console)
     if spec.target is not None and not simulate:
         from iotsecbench.runner.device_emitter import prepare_device_run
 
@@ -365,35 +392,6 @@ def run(
         for failure in failed:
             stdout.print(f"[red]failed[/] {failure.run_row['run_id']}: {failure.run_row['error']}")
         raise typer.Exit(1)
-
-
-def _device_subset(spec: ExperimentSpec, preset: str, console: Console) -> ExperimentSpec:
-    """A preset on a device runs the configurations its firmware runs and names the rest
-    (a study's subset is still worth running; a silent one would pass for the study). None
-    left: refused. A configuration the user named with --configs is never dropped."""
-    from iotsecbench.runner.device_emitter import device_subset
-
-    subset, left_out = device_subset(spec)
-    if not subset.configurations:
-        raise SpecError(
-            f"--preset {preset} --target {spec.target}: the device client runs none of its "
-            f"configurations ({', '.join(left_out)})"
-        )
-    if left_out:
-        # the stored spec says it too, so the report cannot pass for the whole study
-        subset = subset.model_copy(
-            update={
-                "description": f"{subset.description} — on {spec.target}, without "
-                f"{', '.join(left_out)} (not in the device's firmware)"
-            }
-        )
-        console.print(
-            f"note: --preset {preset} on {spec.target} runs {len(subset.configurations)} of "
-            f"its {len(spec.configurations)} configurations; left out, not in the device's "
-            f"firmware (docs/device-client.md, 'Presets'): {', '.join(left_out)}",
-            highlight=False,
-        )
-    return subset
 
 
 def _executor(

@@ -88,9 +88,11 @@ def prepare_device_run(spec: Any) -> list[str]:
 
 
 def device_subset(spec: Any) -> tuple[Any, list[str]]:
-    """A preset's spec with ``--target``: the configurations the device client runs, and
-    the names of those it cannot (each with why), which the caller says it left out. A
-    configuration the user named is never dropped: ``prepare_device_run`` refuses it."""
+    """A preset's spec with ``--target``: the configurations the device client runs, with the
+    names of those it cannot in its description (so the stored experiment and its report
+    cannot pass for the whole study), and those names, which the caller says it left out. A
+    configuration the user named is never dropped: ``prepare_device_run`` refuses it. A
+    subset's subset is itself (``run --resume`` compares them)."""
     kept, left_out = [], []
     for name in spec.configurations:
         problems = [_device_problem(name, spec, stack) for stack in spec.stack]
@@ -98,7 +100,13 @@ def device_subset(spec: Any) -> tuple[Any, list[str]]:
             left_out.append(name)
         else:
             kept.append(name)
-    return spec.model_copy(update={"configurations": kept}), left_out
+    if not left_out:
+        return spec, []
+    description = (
+        f"{spec.description} — on {spec.target}, without {', '.join(left_out)} (not in the "
+        "device's firmware)"
+    )
+    return spec.model_copy(update={"configurations": kept, "description": description}), left_out
 
 
 def _device_problem(name: str, spec: Any, stack: str) -> str | None:

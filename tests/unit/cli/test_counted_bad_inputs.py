@@ -4,6 +4,7 @@ exit 3 for a missing cross toolchain or QEMU (docs/device-client.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -93,3 +94,23 @@ def test_run_target_refuses_what_the_firmware_cannot_run(cli, tmp_path, argument
     errors = [line for line in result.stderr.splitlines() if not line.startswith("note:")]
     assert len(errors) == 1, result.stderr  # (the profile's note may come first)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow  # two simulated experiments of six runs
+def test_a_preset_on_the_device_runs_its_subset_names_the_rest_and_resumes(cli, tmp_path):
+    """--preset payload-schemes --target: the six configurations the firmware has (simulated
+    here: what is stored, said and resumed is the CLI's), the eleven others named on the
+    terminal and in the stored description; --resume with the same options agrees with it."""
+    out = tmp_path / "out"
+    options = ["--preset", "payload-schemes", "--target", "rv32imc", "--simulate",
+               "--duration", "1", "--payload", "1024", "--no-report", "--quiet",
+               "--out", str(out)]  # fmt: skip
+    first = cli("run", *options, "--reps", "1")
+    assert first.returncode == 0, first.stderr
+    assert "runs 6 of its 17 configurations" in first.stderr and "psk-ascon128v12" in first.stderr
+    stored = json.loads((out / "spec.json").read_text())
+    assert len(stored["configurations"]) == 6 and stored["device"] == "esp32-c3"
+    assert "without psk-salsa20-128-blake2b" in stored["description"]
+    again = cli("run", *options, "--reps", "2", "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "6 runs executed, 6 kept" in again.stdout
