@@ -44,10 +44,10 @@ def counted(golden_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Rep
     return load(_count_on_device(results))
 
 
-def test_the_emitters_counted_figures_say_so_and_the_receivers_stay_modelled(
-    counted: ReportData,
-) -> None:
-    assert counted.counted_target == "rv32imc"
+def test_the_emitters_counted_figures_say_so_and_the_receivers_stay_modelled() -> None:
+    counted = ReportData(
+        source=Path("/results"), counted_target="rv32imc", metrics=METRICS.counted_on("rv32imc")
+    )
     assert counted.metric_of("current_ma", "emitter").kind == COUNTED
     assert counted.metric_of("current_ma", "receiver").kind == MODELLED
     assert counted.metric_of("cpu_us_per_message", "emitter").kind == COUNTED
@@ -57,8 +57,19 @@ def test_the_emitters_counted_figures_say_so_and_the_receivers_stay_modelled(
     # a charge summed over both devices names both
     both = counted.metric_of("energy_mah")
     assert both.kind.startswith(COUNTED) and "modelled for the receiver" in both.kind
+    assert counted.current_words.startswith(COUNTED + " for the emitter")
+    stack = next(g for g in GROUPS if g.key == "stack")
+    assert "counted on rv32imc" in stack.title_for("rv32imc")
+    assert "x86-64" not in stack.title_for("rv32imc") and "x86-64" in stack.title_for(None)
 
 
+@pytest.mark.slow  # loads and summarises the store: about a second of CPU
+def test_a_stored_device_run_is_found_as_counted(counted: ReportData) -> None:
+    assert counted.counted_target == "rv32imc"
+    assert counted.metric_of("current_ma", "emitter").kind == COUNTED
+
+
+@pytest.mark.slow  # the findings' bootstraps: about a second of CPU
 def test_findings_and_report_json_label_each_role(counted: ReportData) -> None:
     findings = find(counted)
     kinds = {(f.metric, f.role): f.kind for f in findings.items}
@@ -72,15 +83,13 @@ def test_findings_and_report_json_label_each_role(counted: ReportData) -> None:
     assert "counted on rv32imc" in findings.pareto
 
 
+@pytest.mark.slow  # reads the store again for the terminal's summary
 def test_summary_tables_and_the_report_table_say_counted(counted: ReportData) -> None:
     results = counted.source
     assert target_of(results) == "rv32imc"
     titles = [str(t.title) for t in summary_tables(summarise(results), target="rv32imc")]
     assert any(t.startswith("Device energy (the emitter's counted on rv32imc") for t in titles)
     assert any(t.startswith("Cost per message (the emitter's CPU and seal counted") for t in titles)
-    stack = next(g for g in GROUPS if g.key == "stack")  # (the golden runs have no footprint)
-    assert "counted on rv32imc" in stack.title_for("rv32imc")
-    assert "x86-64" not in stack.title_for("rv32imc") and "x86-64" in stack.title_for(None)
     host_titles = [str(t.title) for t in summary_tables(summarise(results))]
     assert host_titles[0] == GROUPS[0].title  # a host run's titles are unchanged
     note = summary_table(counted).note  # type: ignore[union-attr]
