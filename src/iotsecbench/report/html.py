@@ -92,6 +92,7 @@ figcaption { font-size: .88rem; color: var(--muted); margin-top: .3rem; }
        margin-right: .4rem; color: white; vertical-align: middle; }
 .tag.measured { background: var(--ok); }
 .tag.modelled { background: var(--warn); }
+.tag.counted { background: #6a4c93; } /* counted on a virtual MCU (run --target) */
 .verdict-supported { color: var(--ok); font-weight: 600; }
 .verdict-not-supported, .verdict-inconclusive { color: var(--muted); font-weight: 600; }
 .warning { background: var(--bg-warn); border-left: 4px solid var(--warn); padding: .4rem .7rem;
