@@ -127,7 +127,10 @@ def run(
     ] = None,
     preset: Annotated[
         str | None,
-        typer.Option(help="A built-in experiment instead of a file: default, stability."),
+        typer.Option(
+            help="A built-in experiment instead of a file: default, stability, payload-schemes, "
+            "block-sizes, pq (docs/studies.md)."
+        ),
     ] = None,
     configs: Annotated[
         str | None,
@@ -194,7 +197,10 @@ def run(
             "own firmware (MQTT over TLS on --stack mbedtls or wolfssl) publishes under QEMU at "
             "the spec's rate, size and QoS, every instruction counted; the receiver stays the "
             "Python agent. Samples carry counted instructions and the energy is counted on "
-            "the target beside the priced figure (docs/device-client.md, 'The whole run').",
+            "the target beside the priced figure, labelled 'counted on <target>' in the "
+            "summary, findings and report. With --preset, the configurations the firmware has "
+            "run and the rest are named; --devices N emulates a fleet (docs/device-client.md, "
+            "'The whole run').",
         ),
     ] = None,
     saturating: Annotated[
@@ -261,7 +267,8 @@ def run(
         typer.Option(
             help="A fleet: this many emitting devices per run, each with its own connection, "
             "credentials, keys and receiver, on one broker (docs/scale.md). Refused above what "
-            "this machine allows (file descriptors, ports, processes, memory).",
+            "this machine allows (file descriptors, ports, processes, memory; with --target, "
+            "the cores that keep QEMU at real time: `doctor` prints it).",
         ),
     ] = None,
     ramp: Annotated[
