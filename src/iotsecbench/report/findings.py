@@ -320,7 +320,7 @@ def _context(data: ReportData) -> str:
     facts = data.host
     parts = [f"device profile {device}"] if device else []
     if data.counted_target is not None:
-        parts.append(f"the emitter the device client on {data.counted_target} (counted)")
+        parts.append(f"emitter: the device client on {data.counted_target} (counted)")
     if facts:
         parts.append(
             f"host {facts.get('hostname', '?')} ({facts.get('machine', '?')}, "
