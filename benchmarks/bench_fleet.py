@@ -1,4 +1,6 @@
-"""The largest fleet this machine sustains at 1 msg/s per device, plain MQTT against TLS 1.2:
+"""The largest fleet this machine sustains at 1 msg/s per device with two agent processes per
+device (``--fleet-agent processes``; benchmarks/bench_fleet_agent.py measures the fleet agent),
+plain MQTT against TLS 1.2:
 fleets of growing size, each size run for both configurations back to back (alternating which
 goes first), on the embedded broker.
 
@@ -37,6 +39,7 @@ def run_fleet(configuration: str, devices: int, args: argparse.Namespace, out: P
         sys.executable, "-m", "iotsecbench", "run", "--configs", configuration,
         "--devices", str(devices), "--rate", "1", "--duration", str(args.duration),
         "--reps", "1", "--out", str(directory), "--quiet", "--no-report",
+        "--fleet-agent", "processes",  # the per-device agents: bench_fleet_agent.py the other
         *(["--ramp", str(args.ramp)] if args.ramp else []),
     ]  # fmt: skip
     completed = subprocess.run(command, capture_output=True, text=True)

@@ -5,9 +5,11 @@ executor, fails the block of a worker killed mid-block and completes it with --r
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,15 +86,36 @@ def test_fleet_on_an_emulated_network_reads_the_brokers_counters_inside_its_name
     assert counters["publish/messages/received"] >= sent
 
 
+def _with_descriptors(limit: int) -> Callable[[], None]:
+    """A child's pre-exec hook: at most ``limit`` file descriptors (lowering is always allowed)."""
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+
 def test_fleet_beyond_the_machine_is_refused_naming_the_limit(tmp_path: Path) -> None:
+    # Two agent processes per device: memory sets the limit (about 190 here).
     result = run_cli(
-        "run", "--configs", "plain", "--devices", "9000", "--duration", "1", "--reps", "1",
-        "--out", str(tmp_path / "big"), "--quiet", "--no-report",
+        "run", "--configs", "plain", "--devices", "9000", "--fleet-agent", "processes",
+        "--duration", "1", "--reps", "1", "--out", str(tmp_path / "big"), "--quiet",
+        "--no-report",
     )  # fmt: skip
     assert result.returncode == 2
     assert "devices 9000: this machine allows" in result.stderr
     assert any(word in result.stderr for word in ("memory", "file descriptors", "ports"))
     assert not (tmp_path / "big" / "results.duckdb").exists()
+    # The fleet agent under a hard limit of 1064 descriptors: the broker's two per device.
+    result = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", "run", "--configs", "tls1.2", "--devices", "501",
+         "--duration", "1", "--reps", "1", "--out", str(tmp_path / "fds"), "--quiet",
+         "--no-report"],
+        capture_output=True, text=True, check=False, timeout=120,
+        preexec_fn=_with_descriptors(1064),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "devices 501: this machine allows 500 at most, limited by file descriptors" in (
+        result.stderr
+    )
+    assert "ulimit -Hn" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "fds" / "results.duckdb").exists()
 
 
 @pytest.mark.skipif(dask_problem() is not None, reason=str(dask_problem()))

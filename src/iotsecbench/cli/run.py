@@ -48,7 +48,24 @@ OPTION_OF_FIELD = {
     "devices": "--devices",
     "connect_ramp_hz": "--ramp",
     "target": "--target",
+    "fleet_agent": "--fleet-agent",
+    "storm_at_s": "--storm-at",
+    "fleet_raw_devices": "--raw-devices",
 }
+
+
+def _raw_devices(text: str | None) -> int | None:
+    """--raw-devices N or all (every device of the largest fleet a spec allows)."""
+    if text is None:
+        return None
+    if text.strip().lower() == "all":
+        from iotsecbench.spec.models import FLEET_MAX_DEVICES
+
+        return FLEET_MAX_DEVICES
+    try:
+        return int(text)
+    except ValueError:
+        raise SpecError(f"--raw-devices {text!r}: give a number of devices or all") from None
 
 
 def _spec_to_run(
@@ -277,6 +294,35 @@ def run(
             help="With --devices: devices that start connecting per second (default: all at once)."
         ),
     ] = None,
+    fleet_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--fleet-agent",
+            help="Who drives a fleet: auto (default: the native fleet agent, one process per "
+            "core, for mqtt runs on loopback without a payload scheme on stack openssl or "
+            "mbedtls; two "
+            "agent processes per device otherwise) or processes (always two per device). "
+            "docs/scale.md.",
+        ),
+    ] = None,
+    storm_at: Annotated[
+        float | None,
+        typer.Option(
+            "--storm-at",
+            help="With the fleet agent: SECONDS after the emitters start, cut every emitter's "
+            "connection and reconnect all at once (a reconnect storm; a resume profile offers "
+            "each device's TLS session).",
+        ),
+    ] = None,
+    raw_devices: Annotated[
+        str | None,
+        typer.Option(
+            "--raw-devices",
+            help="With --devices: keep the raw messages, samples and operations of N devices "
+            "spread evenly from device 0 (default 100), or all; every device gets a summary "
+            "row (fleet_devices) either way. docs/scale.md, 'Storage'.",
+        ),
+    ] = None,
     executor_name: Annotated[
         str,
         typer.Option(
@@ -301,6 +347,16 @@ def run(
             "disturb each other's timing (recorded with every run).",
         ),
     ] = 1,
+    split_fleet: Annotated[
+        bool,
+        typer.Option(
+            "--split-fleet",
+            help="With --executor dask and --devices: run each run here (broker, its CPU "
+            "samples, storage) and split its fleet over the workers, one share each; the "
+            "embedded broker listens on loopback, so the workers must run on this machine "
+            "(docs/scale.md).",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress display.")] = False,
     simulate: Annotated[
         bool,
@@ -336,6 +392,9 @@ def run(
         "devices": devices,
         "connect_ramp_hz": ramp,
         "target": target,
+        "fleet_agent": fleet_agent,
+        "storm_at_s": storm_at,
+        "fleet_raw_devices": _raw_devices(raw_devices),
     }
     if resume and force_new_run:
         raise SpecError(
@@ -361,7 +420,9 @@ def run(
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
-    executor = _executor(executor_name, scheduler, dask_workers, keylog, capture, simulate, console)
+    executor = _executor(
+        executor_name, scheduler, dask_workers, keylog, capture, simulate, console, split_fleet
+    )
     _import_post_processing(report)
     try:
         outcome = run_experiment(
@@ -409,6 +470,7 @@ def _executor(
     capture: bool,
     simulate: bool,
     console: Console,
+    split_fleet: bool = False,
 ) -> Any:
     """The executor ``--executor`` names, its options checked before anything starts."""
     if name not in ("local", "dask"):
@@ -423,6 +485,8 @@ def _executor(
         from iotsecbench.lab.capture import require_capture
 
         require_capture()  # exit 3 (no dumpcap, no privilege) before anything starts
+    if split_fleet and name != "dask":
+        raise SpecError("--split-fleet splits a fleet over Dask workers: add --executor dask")
     if name == "local":
         if scheduler is not None or workers != 1:
             raise SpecError("--scheduler and --dask-workers need --executor dask")
@@ -440,6 +504,15 @@ def _executor(
     from iotsecbench.runner.cluster import ClusterOptions, DaskSweep
 
     options = ClusterOptions(scheduler=scheduler, workers=workers, simulate=simulate)
+    if split_fleet:
+        from iotsecbench.runner.fleet_split import FleetSplit
+        from iotsecbench.runner.local import LocalExecutor
+
+        console.print(
+            "note: runs go one by one; each fleet's devices are split over the Dask workers",
+            highlight=False,
+        )
+        return LocalExecutor(fleet_split=FleetSplit(DaskSweep(options).client))
     sweep = DaskSweep(options)
     console.print(f"note: {options.note}", highlight=False)
     return sweep

@@ -137,11 +137,13 @@ def check_fleet() -> Check:
     from iotsecbench.lab.limits import fleet_limit
 
     python, native = fleet_limit(), fleet_limit(native=True)
+    driven = fleet_limit(fleet_agent=True)
     return Check(
         "Fleets",
         python.devices >= 2,
         f"up to {python.devices} devices per run with the Python agents ({native.devices} "
-        f"native), limited by {python.reason}",
+        f"native), limited by {python.reason}; {driven.devices} with the fleet agent "
+        f"(limited by {driven.reason.split(':')[0]})",
         "run --devices needs at least two",
     )
 

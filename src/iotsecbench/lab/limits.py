@@ -13,6 +13,10 @@ from pathlib import Path
 # Measured on this project's agents (peak RSS of a run, runs.peak_rss_*_bytes): a Python
 # agent holds about 45 MB, the native C agent about 8 MB. With a margin for the broker.
 AGENT_BYTES = {"python": 48 * 2**20, "native": 10 * 2**20}
+# The fleet agent (agents/native/fleet.c): both roles of a TLS device in one process plus the
+# broker's two TLS connections, measured at 1,000 TLS 1.2 devices (docs/scale.md), with a
+# margin; per device, not per agent.
+FLEET_DEVICE_BYTES = 512 * 2**10
 TASKS_PER_DEVICE = 8  # two agents: main, network and sampler threads each, and slack
 FDS_RESERVED = 64  # the runner's own files, the broker's listeners and log
 PORTS_RESERVED = 1000  # leave the rest of the machine its ephemeral ports
@@ -48,12 +52,15 @@ def _int_file(path: str) -> int | None:
         return None
 
 
-def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -> FleetLimit:
+def fleet_limit(
+    native: bool = False, emulated: tuple[str, int] | None = None, fleet_agent: bool = False
+) -> FleetLimit:
     """The smallest of the per-device limits: file descriptors (the broker's two connections
     per device, under the hard limit: a fleet raises the soft one), loopback ephemeral ports,
     processes and threads, and available memory for the agents (``native``: the C agent;
     ``emulated``: virtual devices of a target, (its name, how many a core keeps at real
-    time): QEMU beside each device's agents, on this process's cores)."""
+    time): QEMU beside each device's agents, on this process's cores; ``fleet_agent``: the
+    fleet agent, one process per core, so no task limit per device)."""
     limits: list[FleetLimit] = []
     emulated_per_core = emulated[1] if emulated else 0
     if emulated:
@@ -72,7 +79,8 @@ def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -
             FleetLimit(
                 (hard - FDS_RESERVED) // 2,
                 f"file descriptors: the broker needs two per device, hard limit {hard} "
-                "(ulimit -Hn; raise it in /etc/security/limits.conf)",
+                "(raise it where the run starts: ulimit -Hn with CAP_SYS_RESOURCE, "
+                "/etc/security/limits.conf, or the container's nofile limit)",
             )
         )
     try:
@@ -92,7 +100,7 @@ def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -
         resource.getrlimit(resource.RLIMIT_NPROC)[0],
     )
     tasks = [n for n in candidates if n is not None and n != resource.RLIM_INFINITY and n > 0]
-    if tasks:
+    if tasks and not fleet_agent:
         running = len([name for name in os.listdir("/proc") if name.isdigit()])
         limits.append(
             FleetLimit(
@@ -103,18 +111,23 @@ def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -
         )
     available = _mem_available_bytes()
     if available is not None:
-        per_device = 2 * AGENT_BYTES["native" if native else "python"]
+        per_device = (
+            FLEET_DEVICE_BYTES if fleet_agent else 2 * AGENT_BYTES["native" if native else "python"]
+        )
         per_device += EMULATED_QEMU_BYTES if emulated_per_core else 0
         agents = (
             "QEMU, its Python bridge and receiver"
             if emulated
-            else (f"{'native' if native else 'Python'} emitter and receiver")
+            else "the fleet agent's emitter and receiver"
+            if fleet_agent
+            else f"{'native' if native else 'Python'} emitter and receiver"
         )
         limits.append(
             FleetLimit(
                 int(available * MEMORY_SHARE) // per_device,
                 f"memory: {available / 2**30:.1f} GiB available, about "
-                f"{per_device / 2**20:.0f} MiB per device ({agents})",
+                f"{per_device / 2**20:.2f} MiB per device ({agents}; free memory or run "
+                "fewer devices)",
             )
         )
     if not limits:
@@ -123,8 +136,9 @@ def fleet_limit(native: bool = False, emulated: tuple[str, int] | None = None) -
 
 
 def raise_fd_limit(devices: int) -> None:
-    """Lift the soft file-descriptor limit (inherited by the broker) to what ``devices``
-    need, within the hard limit."""
+    """Lift the soft file-descriptor limit (inherited by the broker and the fleet agents) to
+    what ``devices`` need, within the hard limit (raising that needs CAP_SYS_RESOURCE, which
+    even root may not have in a container: fleet_limit refuses beyond it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     needed = 2 * devices + FDS_RESERVED
     if soft != resource.RLIM_INFINITY and soft < needed:

@@ -151,6 +151,7 @@ class Supervised:
         argv: Sequence[str],
         *,
         stdout: int | IO[bytes] | None = subprocess.DEVNULL,
+        stdin: int | IO[bytes] | None = subprocess.DEVNULL,
         stderr_path: Path | None = None,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
@@ -158,6 +159,7 @@ class Supervised:
     ) -> None:
         self.argv = list(argv)
         self._stdout = stdout
+        self._stdin = stdin
         self._stderr_path = stderr_path
         self._env = env
         self._cwd = cwd
@@ -171,7 +173,7 @@ class Supervised:
             self._stderr_handle = open(self._stderr_path, "wb")
         self.process = subprocess.Popen(
             self.argv,
-            stdin=subprocess.DEVNULL,
+            stdin=self._stdin,
             stdout=self._stdout,
             stderr=self._stderr_handle if self._stderr_handle else subprocess.DEVNULL,
             env=self._env,

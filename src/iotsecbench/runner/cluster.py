@@ -190,7 +190,8 @@ class DaskSweep:
         self.options = options
 
     @contextlib.contextmanager
-    def _client(self) -> Iterator[Any]:
+    def client(self) -> Iterator[Any]:
+        """A client of the cluster (a LocalCluster is started and stopped with it)."""
         import dask
         from distributed import Client, LocalCluster
 
@@ -221,7 +222,7 @@ class DaskSweep:
 
         if not runs:
             return
-        with self._client() as client:
+        with self.client() as client:
             where = self.options.scheduler or "the local cluster"
             parallel = runs_at_once_per_host(_workers(client, where))
             queue = Queue(f"iotsb-{uuid.uuid4().hex}", client=client)

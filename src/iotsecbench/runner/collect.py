@@ -373,24 +373,103 @@ def _percentile_ms(values_ns: list[int], q: float) -> float | None:
     return percentile(np.asarray(values_ns, dtype=float) / 1e6, q) if values_ns else None
 
 
+# A fleet device's rows kept only for the raw sample (docs/scale.md, "Storage"); the rest
+# (handshakes, events) are a few rows per device and stay for every device.
+RAW_TABLES = ("messages", "samples", "operations")
+
+
+def raw_sample(devices: int, raw_devices: int) -> set[int]:
+    """The devices whose raw rows a fleet keeps: all of them up to ``raw_devices``, else
+    ``raw_devices`` spread evenly from device 0 (index round(i * devices / raw_devices))."""
+    if raw_devices >= devices:
+        return set(range(devices))
+    return {round(i * devices / raw_devices) for i in range(raw_devices)}
+
+
+def _device_summary(
+    run_id: str, index: int, facts: dict[str, Any], tables: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """A fleet device's fleet_devices row, from its own facts and rows."""
+    phases = {
+        h["phase"]: h for h in tables["handshakes"] if h["agent"] == "emitter"
+    }  # the measured connection's (a storm's reconnections are events)
+    setup = [phases[p] for p in SETUP_PHASES if p in phases]
+    latencies = [
+        (m["t_delivered_ns"] - m["t_created_ns"]) / 1e6
+        for m in tables["messages"]
+        if m["status"] == "delivered" and m.get("t_created_ns") is not None
+    ]
+    cpu = {
+        agent: max((s["cpu_ns"] for s in tables["samples"] if s["agent"] == agent), default=None)
+        for agent in ("emitter", "receiver")
+    }
+    reconnections = [
+        json.loads(e["detail_json"])
+        for e in tables["events"]
+        if e["agent"] == "emitter" and e["kind"] == "reconnected"
+    ]
+    return {
+        "run_id": run_id,
+        "device_index": index,
+        "messages_sent": facts.get("messages_sent"),
+        "messages_delivered": facts.get("messages_delivered"),
+        "messages_lost": facts.get("messages_lost"),
+        "duplicates": facts.get("duplicates"),
+        "setup_ms": (
+            (max(h["t_end_ns"] for h in setup) - min(h["t_start_ns"] for h in setup)) / 1e6
+            if "mqtt_connect" in phases
+            else None
+        ),
+        "tls_handshake_ms": (
+            phases["tls_handshake"]["wall_ns"] / 1e6 if "tls_handshake" in phases else None
+        ),
+        "setup_cpu_ns": sum(h["cpu_ns"] for h in setup) if setup else None,
+        "latency_p50_ms": percentile(np.asarray(latencies), 50) if latencies else None,
+        "latency_p99_ms": percentile(np.asarray(latencies), 99) if latencies else None,
+        "latency_max_ms": max(latencies) if latencies else None,
+        "emitter_cpu_ns": cpu["emitter"],
+        "receiver_cpu_ns": cpu["receiver"],
+        "reconnections": len(reconnections),
+        "reconnect_ms": reconnections[-1]["wall_ns"] / 1e6 if reconnections else None,
+        "reconnect_resumed": sum(1 for r in reconnections if r.get("resumed")),
+    }
+
+
 def collect_fleet(
     run_id: str,
     fleet: list[dict[str, list[dict[str, Any]]]],
     payload_bytes: int,
     device: DeviceProfile | None,
+    raw_devices: int | None = None,
+    workers: dict[int, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """``collect`` for every device of a run (one without a fleet), its rows tagged with
     ``device_index``, plus the fleet's figures: devices connected per second, session set-up
-    and message latency percentiles across the fleet."""
+    and message latency percentiles across the fleet. A fleet also gets a ``fleet_devices``
+    row per device (``workers``: who drove it), and keeps the ``RAW_TABLES`` rows of
+    ``raw_sample`` only (None: all)."""
     facts: dict[str, Any] = {}
     tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
     setups: list[tuple[int, int]] = []  # per device: set-up wall time, completion time
+    latencies: list[int] = []
+    kept = raw_sample(len(fleet), raw_devices or len(fleet))
     for index, records in enumerate(fleet):
         device_facts, device_tables = collect(run_id, records, payload_bytes, device)
-        for name, rows in device_tables.items():
+        for rows in device_tables.values():
             for row in rows:
                 row["device_index"] = index
-            tables[name] += rows
+        latencies += [
+            m["t_delivered_ns"] - m["t_created_ns"]
+            for m in device_tables["messages"]
+            if m["status"] == "delivered" and m.get("t_created_ns") is not None
+        ]
+        if len(fleet) > 1:
+            summary = _device_summary(run_id, index, device_facts, device_tables)
+            worker = (workers or {}).get(index)
+            tables["fleet_devices"].append({**summary, "raw": int(index in kept), "worker": worker})
+        for name, rows in device_tables.items():
+            if index in kept or name not in RAW_TABLES:
+                tables[name] += rows
         if index == 0:
             facts = device_facts
         else:
@@ -413,11 +492,6 @@ def collect_fleet(
             start = min(h["t_start_ns"] for h in phases)
             end = max(h["t_end_ns"] for h in phases)
             setups.append((end - start, end))
-    latencies = [
-        m["t_delivered_ns"] - m["t_created_ns"]
-        for m in tables["messages"]
-        if m["status"] == "delivered" and m.get("t_created_ns") is not None
-    ]
     completions = sorted(end for _, end in setups)
     span_s = (completions[-1] - completions[0]) / 1e9 if len(completions) > 1 else 0.0
     facts.update(
@@ -462,6 +536,7 @@ def build_outcome(
     details: dict[str, Any] | None = None,
     host_counters: list[Any] | None = None,
     broker: dict[str, Any] | None = None,
+    workers: dict[int, str] | None = None,
 ) -> RunOutcome:
     """The run's ``runs`` row and table rows, from its agents' records: one role → records
     mapping per device (a list of one without a fleet).
@@ -469,8 +544,16 @@ def build_outcome(
     ``host_counters`` are the ``lab.network.CounterRow``s of an emulated network (None on
     loopback); their TCP retransmissions are summed into ``tcp_retransmissions``.
     ``broker``: the embedded broker's figures and samples (runner/broker_watch.py).
+    ``workers``: which worker's fleet agent drove each device (runner/fleet_agent.py).
     """
-    facts, tables = collect_fleet(run.run_id, fleet, run.cell.payload_bytes, context.device)
+    facts, tables = collect_fleet(
+        run.run_id,
+        fleet,
+        run.cell.payload_bytes,
+        context.device,
+        raw_devices=context.spec.fleet_raw_devices,
+        workers=workers,
+    )
     tables.setdefault("host_counters", [])
     retransmissions = None
     if host_counters is not None:

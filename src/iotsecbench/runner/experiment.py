@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from iotsecbench.agents import native
+from iotsecbench.agents.native import fleet
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import EnvironmentProblem, Interrupted, SpecError
 from iotsecbench.files import without_credentials, write_atomic
@@ -26,6 +27,7 @@ from iotsecbench.lab.broker import mosquitto_binary, mosquitto_version
 from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.lab.network import remove_recorded_namespaces
 from iotsecbench.lab.processes import recording_pids, stop_leftovers
+from iotsecbench.runner.fleet_agent import drives
 from iotsecbench.runner.interrupts import SignalGuard
 from iotsecbench.runner.outcome import (
     BlockRunner,
@@ -208,9 +210,16 @@ def validate(
             from iotsecbench.vmcu.targets import TARGETS
 
             emulated = (spec.target, TARGETS[spec.target].fleet_per_core)
+        driven = [drives(cell, spec, key_log or capture) for cell in expand(spec)]
+        if spec.storm_at_s is not None and not all(driven):
+            raise SpecError(
+                "storm_at_s needs the fleet agent for every cell: transport mqtt on loopback, "
+                f"no payload scheme, stack {' or '.join(fleet.FLEET_STACKS)}, no --keylog"
+            )
         limit = fleet_limit(
             native=emulated is None and all(stack in NATIVE_STACKS for stack in spec.stack),
             emulated=emulated,
+            fleet_agent=all(driven),
         )
         if spec.devices > limit.devices:
             raise SpecError(

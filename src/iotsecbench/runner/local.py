@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -25,7 +24,7 @@ from urllib.parse import urlparse
 
 from iotsecbench.agents import native
 from iotsecbench.agents.config import AgentConfig, TlsClientFiles
-from iotsecbench.agents.native import translate
+from iotsecbench.agents.native import fleet, translate
 from iotsecbench.agents.records import read_records
 from iotsecbench.errors import SpecError
 from iotsecbench.files import check_output_file, private_directory, write_secret
@@ -37,6 +36,8 @@ from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.runner.broker_watch import BrokerWatch
 from iotsecbench.runner.capture import RunCaptures
 from iotsecbench.runner.collect import build_outcome, first_error
+from iotsecbench.runner.fleet_agent import device_workers, drives, run_fleet
+from iotsecbench.runner.fleet_split import FleetSplit, run_fleet_split
 from iotsecbench.runner.outcome import (
     ExperimentContext,
     ProgressCallback,
@@ -44,6 +45,13 @@ from iotsecbench.runner.outcome import (
     RunOutcome,
 )
 from iotsecbench.runner.rows import utc_now
+from iotsecbench.runner.supervision import (
+    AGENT_SILENCE_S,
+    RunFailure,
+    SilenceWatch,
+    check_running,
+    said_ready,
+)
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.key_establishment import provision_signing_keys, signature_suite
 from iotsecbench.security.tls import TlsProfile
@@ -55,6 +63,7 @@ from iotsecbench.security.tls.stacks import (
 )
 from iotsecbench.spec.hosts import LOOPBACK
 from iotsecbench.spec.matrix import Cell, PlannedRun
+from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.spec.network import resolve_profile
 
 # Fault injection for the test suite only, e.g. IOTSB_TEST_FAULT="emitter:crash-after=5@<run
@@ -119,6 +128,9 @@ class RunPlan:
     network: NetworkLab | None = None  # the emulated network (None: loopback)
 
 
+# Extra start-up time per other device of a fleet: two Python agents take about 0.4 s of CPU
+# to start, and a fleet starts them all on the same cores (benchmarks/bench_fleet.py).
+FLEET_START_S = 0.2
 DEVICES_DIRNAME = "devices"  # a fleet's run directory holds one dNNN/ directory per device
 PSK_FILE = "psk.key"  # in the (0700) run directory, mode 0600, removed after the run
 SIGNING_FILE = "{role}.signing.json"  # a signed key exchange's pinned keys, as PSK_FILE
@@ -147,58 +159,10 @@ def _forget_password(directory: Path) -> None:
             write_secret(path, dataclasses.replace(config, password="").to_json().encode())
 
 
-AGENT_SILENCE_S = 10.0  # docs/reliability.md #10: this long without a record = hung
-# Extra start-up time per other device of a fleet: two Python agents take about 0.4 s of CPU
-# to start, and a fleet starts them all on the same cores (benchmarks/bench_fleet.py).
-FLEET_START_S = 0.2
-
-
-class SilenceWatch:
-    """Finds an agent that is alive but silent. A working agent writes a sample record at
-    10 Hz and flushes each one (agents/records.py), so its file never stops growing for
-    long; one that has not grown for ``AGENT_SILENCE_S`` belongs to a hung agent."""
-
-    def __init__(
-        self, agents: dict[str, tuple[Path, Supervised]], startup_s: float = AGENT_SILENCE_S
-    ) -> None:
-        self._agents: dict[str, tuple[Path, Supervised]] = {}
-        self._seen: dict[str, tuple[int, float]] = {}  # name → file size, when it changed
-        self._startup_s = startup_s  # how long an agent may take to write its first record
-        for name, (path, process) in agents.items():
-            self.add(name, path, process)
-
-    def add(self, name: str, path: Path, process: Supervised) -> None:
-        """Watch one more agent, from now."""
-        self._agents[name] = (path, process)
-        self._seen[name] = (-1, time.monotonic())
-
-    def silent(self, now: float) -> str | None:
-        """The running agent that has been silent too long, or None (a finished agent
-        has nothing more to say)."""
-        for name, (path, process) in self._agents.items():
-            if process.poll() is not None:
-                continue
-            try:
-                size = path.stat().st_size
-            except OSError:
-                size = -1  # not created yet: the clock runs for a start-up hang
-            last_size, since = self._seen[name]
-            allowed = self._startup_s if last_size <= 0 else AGENT_SILENCE_S
-            if size != last_size:
-                self._seen[name] = (size, now)
-            elif now - since > allowed:
-                return name
-        return None
-
-
 def _device_directories(run_dir: Path) -> list[Path]:
     """Where a run's agents wrote: the run directory, or each fleet device's, in order."""
     devices = sorted((run_dir / DEVICES_DIRNAME).glob("d*"))
     return devices or [run_dir]
-
-
-class RunFailure(Exception):
-    """A run could not complete; the message becomes the run's ``error``."""
 
 
 def _native_roles(cell: Cell) -> tuple[str, ...]:
@@ -212,7 +176,12 @@ class LocalExecutor:
 
     READY_TIMEOUT_S = 30.0
 
-    def __init__(self, keylog: Path | None = None, capture: bool = False) -> None:
+    def __init__(
+        self,
+        keylog: Path | None = None,
+        capture: bool = False,
+        fleet_split: FleetSplit | None = None,
+    ) -> None:
         self._certificates: dict[str, CertificateSet] = {}
         self._networks: dict[str, NetworkLab] = {}  # run id → its network, until stored
         self._keylog = _check_keylog(keylog) if keylog is not None else None
@@ -220,6 +189,10 @@ class LocalExecutor:
         self._captures = RunCaptures(self._keylog) if capture else None
         self._faults = FaultPlan.from_environment()
         self._broker_result: dict | None = None  # the current run's BrokerWatch.result()
+        self._fleet_split = fleet_split  # --split-fleet: fleet processes on Dask workers
+        # The agents log TLS secrets (--keylog, or --capture's key log): the fleet agent
+        # cannot, so the per-device agents drive such fleets.
+        self._logs_secrets = self._keylog is not None or self._captures is not None
 
     def certificates(
         self, context: ExperimentContext, key_type: str, chain_length: int = 1
@@ -241,10 +214,14 @@ class LocalExecutor:
         for stale in ("emitter.jsonl", "receiver.jsonl"):
             (run_dir / stale).unlink(missing_ok=True)
         shutil.rmtree(run_dir / DEVICES_DIRNAME, ignore_errors=True)
+        for stale in run_dir.glob("fleet-*"):  # a fleet agent's files (runner/fleet_agent.py)
+            stale.unlink()
         if self._captures is not None:
             self._captures.prepare(run_dir)
         started = utc_now()
         self._broker_result = None
+        if self._fleet_split is not None:  # the cluster up before the broker's CPU is watched
+            self._fleet_split.client()
         try:
             self._run_processes(run, context, run_dir, on_progress)
         except RunFailure as failure:
@@ -275,26 +252,27 @@ class LocalExecutor:
         error: str | None,
         started: str,
     ) -> RunOutcome:
-        fleet = []
+        devices = []
         # Once per run, not per device: finding the program hashes the agent's sources.
         program = self._native_program(run.cell, context.spec.target)
+        driven = self._fleet_program(run.cell, context.spec, self._logs_secrets) is not None
+        # the fleet agent's program is no device's footprint
+        footprint = native.footprint(program) if program is not None and not driven else None
         for directory in _device_directories(run_dir):
             records = {
                 agent: read_records(directory / f"{agent}.jsonl")
                 for agent in ("emitter", "receiver", "attacker")
             }
-            if program is not None:
+            if program is not None or driven:  # the fleet agent's footprint is no device's
                 for role in _native_roles(run.cell):
                     config_path = directory / f"{role}.config.json"
                     if not config_path.exists():
                         continue
                     config = AgentConfig.from_file(config_path)
-                    records[role], problem = translate.complete(
-                        records[role], config, native.footprint(program)
-                    )
+                    records[role], problem = translate.complete(records[role], config, footprint)
                     if problem is not None and status == "ok":
                         status, error = "failed", f"{role}: {problem}"
-            fleet.append(records)
+            devices.append(records)
         network = self._networks.pop(run.run_id, None)
         details = None
         if self._captures is not None:
@@ -302,13 +280,14 @@ class LocalExecutor:
         return build_outcome(
             run,
             context,
-            fleet,
+            devices,
             status=status,
             error=error,
             started_utc=started,
             details=details,
             host_counters=network.counter_rows if network is not None else None,
             broker=self._broker_result,
+            workers=device_workers(run_dir),
         )
 
     def _network(
@@ -545,9 +524,34 @@ class LocalExecutor:
         emitters, ``connect_ramp_hz`` per second or all at once; supervised until every
         emitter has finished and every receiver has seen its end."""
         spec, broker, network = plan.context.spec, plan.broker, plan.network
+        environment = stack_environment(plan.run.cell.stack)
+        fleet_program = self._fleet_program(plan.run.cell, spec, self._logs_secrets)
+        if fleet_program is not None and self._fleet_split is not None:
+            run_fleet_split(
+                self._fleet_split,
+                spec,
+                plan.run_dir,
+                broker,
+                plan.devices,
+                lambda role, device: self._agent_config(role, plan, device),
+                fleet.build_of(plan.run.cell.stack, plan.run.cell.configuration),
+                on_progress,
+            )
+            return
+        if fleet_program is not None:
+            run_fleet(
+                spec,
+                plan.run_dir,
+                broker,
+                plan.devices,
+                lambda role, device: self._agent_config(role, plan, device),
+                fleet_program,
+                environment,
+                on_progress,
+            )
+            return
         device_target = spec.target
         program = self._native_program(plan.run.cell, device_target)
-        environment = stack_environment(plan.run.cell.stack)
 
         def argv(role: str, config: Path) -> list[str]:
             # The attacker (a test hook) sits on the emitter's host of an emulated network.
@@ -630,14 +634,7 @@ class LocalExecutor:
                         f"emitter did not finish within {budget_s:.0f} s "
                         "(watchdog); processes killed"
                     )
-                hung = watch.silent(time.monotonic())
-                if hung is not None:
-                    raise RunFailure(
-                        f"{hung} wrote nothing for {AGENT_SILENCE_S:.0f} s "
-                        "(watchdog: alive but hung); processes killed"
-                    )
-                if broker is not None and not broker.alive():
-                    raise RunFailure(f"broker exited ({broker.exit_description()})")
+                check_running(watch, broker)
                 for device, emitter in emitters.items():
                     # An emitter that failed ends the run at once, as a receiver that failed:
                     # a receiver may finish first (end seen, all delivered) without error.
@@ -662,6 +659,14 @@ class LocalExecutor:
         on_progress(1.0)
 
     @staticmethod
+    def _fleet_program(cell: Cell, spec: ExperimentSpec, keylog: bool) -> Path | None:
+        """The fleet agent that drives a run of ``cell`` (agents/native/fleet.py's rule), or
+        None: the per-device agents do."""
+        if not drives(cell, spec, keylog):
+            return None
+        return fleet.binary(fleet.build_of(cell.stack, cell.configuration))
+
+    @staticmethod
     def _native_program(cell: Cell, device_target: str | None = None) -> Path | None:
         """The native agent of a run of ``cell`` (None: the Python agents), built if needed:
         the one that runs the agents, and whose footprint the run records. With a device
@@ -671,20 +676,8 @@ class LocalExecutor:
         return native.binary(native.build_of(cell.stack, cell.configuration))
 
     def _wait_ready(self, receiver: Supervised, device: FleetDevice) -> None:
-        assert receiver.process is not None and receiver.process.stdout is not None
-        stream = receiver.process.stdout
-        deadline = time.monotonic() + self.READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            readable, _, _ = select.select([stream], [], [], 0.1)
-            if readable:
-                line = stream.readline()
-                if line.strip() == b"READY":
-                    return
-                if not line:
-                    break
-            if receiver.poll() is not None:
-                break
-        raise RunFailure(self._agent_problem("receiver", receiver, device, before_ready=True))
+        if not said_ready(receiver, self.READY_TIMEOUT_S):
+            raise RunFailure(self._agent_problem("receiver", receiver, device, before_ready=True))
 
     @staticmethod
     def _agent_problem(

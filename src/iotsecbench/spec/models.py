@@ -149,6 +149,17 @@ class ExperimentSpec(StrictModel):
     # second (None: all at once). What this machine allows is checked before a run starts.
     devices: int = Field(1, ge=1, le=FLEET_MAX_DEVICES)
     connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
+    # Who drives a fleet (agents/native/fleet.py): `auto` runs the fleet agent — one process
+    # per core, many devices each — where it can (mqtt, no payload scheme, a stack it is
+    # built for: openssl, mbedtls), `processes` two agent processes per device as before.
+    fleet_agent: Literal["auto", "processes"] = "auto"
+    # A reconnect storm (fleet agent only): this long after the emitters' start every
+    # emitter's connection is cut and reconnects at once (docs/scale.md).
+    storm_at_s: float | None = Field(None, gt=0, le=3600)
+    # Storage that scales: a fleet stores a summary row per device (fleet_devices) and the
+    # raw messages, samples and operations of this many devices, spread evenly from device 0
+    # (at least the whole fleet: everything raw).
+    fleet_raw_devices: int = Field(100, ge=1, le=FLEET_MAX_DEVICES)
     # The emitter as a virtual microcontroller (docs/device-client.md, "The whole run"): the
     # device's own firmware on `stack` (mbedtls or wolfssl) publishes under QEMU, every
     # instruction counted; the receiver stays the Python agent on the host.
@@ -248,6 +259,11 @@ class ExperimentSpec(StrictModel):
             )
         if "tcp" in self.transport and self.tls.resumption:
             raise ValueError("TLS resumption is measured over mqtt only: drop tls.resumption")
+        if self.storm_at_s is not None and (self.devices < 2 or self.fleet_agent != "auto"):
+            raise ValueError(
+                "storm_at_s is a fleet agent's reconnect storm: set devices > 1 and leave "
+                "fleet_agent at auto"
+            )
         if self.devices > 1 and "tcp" in self.transport:
             raise ValueError(
                 "a fleet (devices > 1) shares one broker: use transport mqtt (the tcp "
@@ -328,6 +344,9 @@ class ExperimentSpec(StrictModel):
             del shaping["saturating"]
         if shaping["devices"] == 1 and shaping["connect_ramp_hz"] is None:  # added with fleets
             del shaping["devices"], shaping["connect_ramp_hz"]
+        if shaping["fleet_agent"] == "auto" and shaping["storm_at_s"] is None:  # fleet agent
+            del shaping["fleet_agent"], shaping["storm_at_s"]
+        del shaping["fleet_raw_devices"]  # what is stored, not what is measured
         if not shaping["networks"]:
             del shaping["networks"]
         if shaping["target"] is None:  # added with the device emitter

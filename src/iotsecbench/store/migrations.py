@@ -253,6 +253,18 @@ def upgrade_record(
     return run, tables
 
 
+def migrate_to_10(connection: duckdb.DuckDBPyConnection) -> None:
+    """Fleets that scale: table fleet_devices (empty for earlier runs, whose every row is raw)."""
+    connection.execute(
+        "CREATE TABLE fleet_devices (run_id VARCHAR NOT NULL, device_index INTEGER NOT NULL, "
+        "raw INTEGER, messages_sent BIGINT, messages_delivered BIGINT, messages_lost BIGINT, "
+        "duplicates BIGINT, setup_ms DOUBLE, tls_handshake_ms DOUBLE, setup_cpu_ns BIGINT, "
+        "latency_p50_ms DOUBLE, latency_p99_ms DOUBLE, latency_max_ms DOUBLE, "
+        "emitter_cpu_ns BIGINT, receiver_cpu_ns BIGINT, reconnections BIGINT, "
+        "reconnect_ms DOUBLE, reconnect_resumed BIGINT, worker VARCHAR)"
+    )
+
+
 MIGRATIONS: dict[int, Migration] = {
     2: migrate_to_2,
     3: migrate_to_3,
@@ -262,6 +274,7 @@ MIGRATIONS: dict[int, Migration] = {
     7: migrate_to_7,
     8: migrate_to_8,
     9: migrate_to_9,
+    10: migrate_to_10,
 }
 
 # Record files (runs/*/record.json) of these older versions read as current ones, through

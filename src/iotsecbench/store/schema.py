@@ -47,6 +47,10 @@ version 9: a typed handshake benchmark — table handshake_connections (one row 
            connections there too (`target`, `seed_hex`, `instructions`) and its groups'
            instructions; one counted before version 9 keeps only its runs rows (it stored
            no connections).
+version 10: fleets that scale — table fleet_devices (one summary row per device of a fleet:
+            messages, set-up, latency percentiles, the lab's CPU for it, reconnections; raw = 1
+            where its messages, samples and operations rows are stored too: a sample of
+            fleet_raw_devices devices, docs/scale.md; the worker whose fleet agent drove it).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ __all__ = [
     "Table",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 def _run_id() -> Column:
@@ -675,6 +679,53 @@ METER_PHASES = Table(
     order_by=("run_id", "agent", "t_start_ns", "phase"),
 )
 
+FLEET_DEVICES = Table(
+    name="fleet_devices",
+    description=(
+        "One row per device of a fleet (runs.fleet_size > 1): what it sent and got, its "
+        "set-up, its latency percentiles and the CPU the lab spent on it, whether or not its "
+        "raw rows (messages, samples, operations) were kept (docs/scale.md, 'Storage')."
+    ),
+    columns=(
+        _run_id(),
+        Column("device_index", "INTEGER", "-", "the device, from 0", required=True),
+        Column(
+            "raw",
+            "INTEGER",
+            "0/1",
+            "1: the device's messages, samples and operations rows are stored (the raw sample)",
+        ),
+        Column("messages_sent", "BIGINT", "count", "messages its emitter published"),
+        Column("messages_delivered", "BIGINT", "count", "of those, delivered to its receiver"),
+        Column("messages_lost", "BIGINT", "count", "sent and not delivered"),
+        Column("duplicates", "BIGINT", "count", "deliveries its receiver had already seen"),
+        Column("setup_ms", "DOUBLE", "ms", "its emitter's TCP connect to CONNACK (TLS included)"),
+        Column("tls_handshake_ms", "DOUBLE", "ms", "its emitter's TLS handshake; NULL: plain"),
+        Column("setup_cpu_ns", "BIGINT", "ns", "CPU of its emitter's set-up phases"),
+        Column("latency_p50_ms", "DOUBLE", "ms", "median created-to-delivered latency"),
+        Column("latency_p99_ms", "DOUBLE", "ms", "99th percentile of the same"),
+        Column("latency_max_ms", "DOUBLE", "ms", "largest of the same"),
+        Column(
+            "emitter_cpu_ns",
+            "BIGINT",
+            "ns",
+            "CPU its emitter used (the fleet agent: what its process spent on this device)",
+        ),
+        Column("receiver_cpu_ns", "BIGINT", "ns", "the same for its receiver"),
+        Column("reconnections", "BIGINT", "count", "reconnections after a cut (a storm)"),
+        Column("reconnect_ms", "DOUBLE", "ms", "its last reconnection, connect to CONNACK"),
+        Column("reconnect_resumed", "BIGINT", "count", "reconnections that resumed a session"),
+        Column(
+            "worker",
+            "VARCHAR",
+            "-",
+            "whose fleet agent drove it: a Dask worker's address (--split-fleet), 'local' "
+            "(this machine), NULL for the per-device agents",
+        ),
+    ),
+    order_by=("run_id", "device_index"),
+)
+
 # Creation order; readers and exporters walk tables in this order.
 TABLES: dict[str, Table] = {
     table.name: table
@@ -693,6 +744,7 @@ TABLES: dict[str, Table] = {
         METER_TRACES,
         METER_SAMPLES,
         METER_PHASES,
+        FLEET_DEVICES,
     )
 }
 

@@ -15,7 +15,7 @@ from iotsecbench.measure.memory import process_rss_bytes
 from iotsecbench.measure.process import process_cpu_ns
 from iotsecbench.runner.broker_watch import broker_figures
 from iotsecbench.runner.cluster import ClusterOptions, blocks, connect, scheduler_address
-from iotsecbench.runner.collect import collect_fleet
+from iotsecbench.runner.collect import collect_fleet, raw_sample
 from iotsecbench.runner.experiment import validate
 from iotsecbench.spec.matrix import plan_runs
 from iotsecbench.spec.models import ExperimentSpec
@@ -62,6 +62,29 @@ def test_fleet_figures_come_from_every_device() -> None:
     assert facts["latency_p99_ms"] == pytest.approx(4.96)
     assert sorted({row["device_index"] for row in tables["messages"]}) == [0, 1, 2]
     assert {row["device_index"] for row in tables["handshakes"]} == {0, 1, 2}
+
+
+def test_a_fleet_keeps_a_summary_per_device_and_the_raw_rows_of_its_sample() -> None:
+    fleet = [device_records(i * 100_000_000, 10.0 + i, [1.0 + i, 2.0 + i]) for i in range(5)]
+    facts, tables = collect_fleet("r", fleet, 64, None, raw_devices=2)
+    assert raw_sample(5, 2) == {0, 2} and raw_sample(5, 5) == raw_sample(5, 9) == set(range(5))
+    assert raw_sample(10_000, 100) == {i * 100 for i in range(100)}
+    assert {row["device_index"] for row in tables["messages"]} == {0, 2}
+    assert {row["device_index"] for row in tables["handshakes"]} == set(range(5))
+    # The fleet's own figures still come from every device's messages.
+    assert facts["messages_delivered"] == 10
+    assert facts["latency_p50_ms"] == pytest.approx(3.5)  # of 1, 2, 2, 3, 3, 4, 4, 5, 5, 6
+    summaries = {row["device_index"]: row for row in tables["fleet_devices"]}
+    assert [summaries[i]["raw"] for i in range(5)] == [1, 0, 1, 0, 0]
+    assert summaries[3]["messages_sent"] == summaries[3]["messages_delivered"] == 2
+    assert summaries[3]["messages_lost"] == 0
+    assert summaries[3]["setup_ms"] == pytest.approx(13.0)
+    assert summaries[3]["setup_cpu_ns"] == 2 and summaries[3]["tls_handshake_ms"] is None
+    assert summaries[3]["latency_p50_ms"] == pytest.approx(4.5)
+    assert summaries[3]["latency_max_ms"] == pytest.approx(5.0)
+    assert summaries[3]["reconnections"] == 0
+    # One device is no fleet: no summary rows.
+    assert "fleet_devices" not in collect_fleet("r", fleet[:1], 64, None, raw_devices=1)[1]
 
 
 def test_one_device_has_no_connect_rate() -> None:

@@ -17,7 +17,7 @@ def test_first_start_records_experiment_in_db_and_file(results_dir: Path) -> Non
         assert store.ensure_experiment(experiment_row(), resume=False) == EXPERIMENT_ID
         assert store.experiment() == experiment_row()
     document = json.loads((results_dir / "experiment.json").read_text())
-    assert document["schema_version"] == 9
+    assert document["schema_version"] == 10
     assert document["experiment"] == experiment_row()
 
 

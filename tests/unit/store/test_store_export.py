@@ -22,7 +22,7 @@ def test_export_writes_every_table_with_version_metadata(results_dir: Path, tmp_
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # no temps
     for path in paths:
         table = pq.read_table(path)
-        assert table.schema.metadata[b"iotsecbench_schema_version"] == b"9"
+        assert table.schema.metadata[b"iotsecbench_schema_version"] == b"10"
         assert table.column_names == schema.TABLES[path.stem].column_names
     messages = pq.read_table(out / "messages.parquet")
     assert messages.column("seq").to_pylist() == [0, 1, 2]

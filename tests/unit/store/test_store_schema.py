@@ -44,7 +44,7 @@ def test_version_history_starts_the_module_and_reaches_the_current_version() -> 
     assert schema.__doc__ is not None
     versions = [int(v) for v in re.findall(r"^version (\d+): ", schema.__doc__, re.MULTILINE)]
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
-    assert schema.SCHEMA_VERSION == 9
+    assert schema.SCHEMA_VERSION == 10
     assert sorted(migrations.MIGRATIONS) == list(range(2, schema.SCHEMA_VERSION + 1))
 
 
@@ -119,8 +119,15 @@ def test_older_version_is_upgraded_step_by_step_after_a_copy(
     assert applied == [current + 1]  # already current: not applied again
 
 
+def drop_fleet_devices(connection: duckdb.DuckDBPyConnection) -> None:
+    """What version 10 added, gone again: the database as version 9 made it."""
+    connection.execute("DROP TABLE fleet_devices")
+
+
 def drop_benchmark_tables(connection: duckdb.DuckDBPyConnection) -> None:
-    """What version 9 changed, undone: the database as version 8 made it (trace_groups)."""
+    """What versions 9 and 10 changed, undone: the database as version 8 made it
+    (trace_groups)."""
+    drop_fleet_devices(connection)
     connection.execute("DROP TABLE handshake_connections")
     connection.execute("ALTER TABLE handshake_groups DROP COLUMN instructions")
     connection.execute("ALTER TABLE handshake_groups DROP COLUMN primitive_instructions_json")
@@ -155,6 +162,17 @@ def drop_meter_tables(connection: duckdb.DuckDBPyConnection) -> None:
     drop_native_columns(connection)
     for name in ("meter_traces", "meter_samples", "meter_phases"):
         connection.execute(f"DROP TABLE {name}")
+
+
+def test_version_9_database_gains_the_fleet_devices_table(results_dir: Path) -> None:
+    with ResultsStore.open(results_dir):
+        pass
+    connection = duckdb.connect(str(results_dir / "results.duckdb"))
+    drop_fleet_devices(connection)
+    connection.close()
+    set_meta_version(results_dir, 9)
+    frame = read.table(results_dir, "fleet_devices")
+    assert list(frame.columns) == schema.FLEET_DEVICES.column_names and frame.empty
 
 
 def test_version_7_database_finds_its_traced_runs_by_a_column(results_dir: Path) -> None:

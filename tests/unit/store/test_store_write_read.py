@@ -148,7 +148,7 @@ def test_record_file_holds_everything_and_no_temporary_is_left(results_dir: Path
     run_dir = results_dir / "runs" / "r0"
     assert [p.name for p in run_dir.iterdir()] == ["record.json"]
     record = json.loads((run_dir / "record.json").read_text())
-    assert record["schema_version"] == 9
+    assert record["schema_version"] == 10
     assert record["run"]["run_id"] == "r0" and record["run"]["error"] is None
     assert record["tables"]["messages"]["seq"] == [0, 1, 2]
     assert record["tables"]["messages"]["run_id"] == ["r0"] * 3

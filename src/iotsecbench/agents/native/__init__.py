@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,6 +211,7 @@ def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
         *COMMON_SOURCES,
         f"stack_{family}.c",
         f"tls_{family if parts.tls else 'none'}.c",
+        *(("mbedtls_client.c",) if parts.tls and family == "mbedtls" else ()),
         *((*SCHEME_SOURCES, f"crypto_{family}.c") if parts.scheme else ("scheme_none.c",)),
     ]
     sources = [str(SOURCE_DIR / name) for name in names]
@@ -261,8 +263,24 @@ def binary(build: str) -> Path:
     why = problem(build)
     if why is not None:
         raise EnvironmentProblem(why)
-    directory = _cache_root() / _fingerprint(build)
-    program = directory / f"iotsb-agent-{build}"
+    return cached_program(
+        f"iotsb-agent-{build}",
+        _fingerprint(build),
+        lambda out, scratch: _commands(build, out, scratch),
+        f"the native {build} agent",
+    )
+
+
+def cached_program(
+    name: str,
+    fingerprint: str,
+    commands: Callable[[Path, Path], list[list[str]]],
+    what: str,
+) -> Path:
+    """Program ``name`` in the cache directory ``fingerprint``, built by ``commands(out,
+    scratch)`` unless a run of this checkout already built it; a failed build is exit 3."""
+    directory = _cache_root() / fingerprint
+    program = directory / name
     if program.exists():
         return program
     with exclusive(directory / ".lock"):  # a concurrent first use builds it once
@@ -274,13 +292,11 @@ def binary(build: str) -> Path:
 def _build(build: str, program: Path) -> None:
     with tempfile.TemporaryDirectory(dir=program.parent) as scratch:
         partial = Path(scratch) / program.name
-        for command in _commands(build, partial, Path(scratch)):
+        for command in commands(partial, Path(scratch)):
             result = subprocess.run(command, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 lines = (result.stderr or result.stdout).strip().splitlines()
-                raise EnvironmentProblem(
-                    f"building the native {build} agent failed: {lines[-1] if lines else '?'}"
-                )
+                raise EnvironmentProblem(f"building {what} failed: {lines[-1] if lines else '?'}")
         os.replace(partial, program)  # atomic: a concurrent run sees all or nothing
 
 

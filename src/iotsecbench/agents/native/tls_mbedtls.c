@@ -2,6 +2,7 @@
 #include "tls.h"
 
 #include "heap.h"
+#include "mbedtls_client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,14 +23,8 @@
 struct tls {
     int fd;
     struct tls_transcript *transcript;
-    mbedtls_entropy_context entropy;
-    mbedtls_ctr_drbg_context drbg;
-    mbedtls_ssl_config config;
+    struct mbedtls_client client; /* its configuration, per connection as on a device */
     mbedtls_ssl_context ssl;
-    mbedtls_x509_crt ca, own;
-    mbedtls_pk_context key;
-    int suites[64];
-    mbedtls_ecp_group_id curves[5];
     int certificates_verified; /* none on a resumed session: how 2.28 tells it was resumed */
     bool exported;             /* --keylog: the key export callback ran */
     unsigned char master_secret[48], client_random[32];
@@ -94,9 +89,7 @@ static int recv_cb(void *context, unsigned char *data, size_t len)
 
 static struct tls *fail(struct tls *tls, int code, const char *what, char *why, size_t cap)
 {
-    char text[160];
-    mbedtls_strerror(code, text, sizeof text);
-    snprintf(why, cap, "mbedtls: %s: %s (-0x%04x)", what, text, (unsigned)-code);
+    mbedtls_client_why(why, cap, code, what);
     tls_close(tls);
     return NULL;
 }
@@ -111,67 +104,16 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     }
     tls->fd = fd;
     tls->transcript = t;
-    mbedtls_entropy_init(&tls->entropy);
-    mbedtls_ctr_drbg_init(&tls->drbg);
-    mbedtls_ssl_config_init(&tls->config);
     mbedtls_ssl_init(&tls->ssl);
-    mbedtls_x509_crt_init(&tls->ca);
-    mbedtls_x509_crt_init(&tls->own);
-    mbedtls_pk_init(&tls->key);
-    if (strcmp(o->version, "1.2") != 0) {
-        snprintf(why, why_cap, "mbedtls %s speaks TLS 1.2 only", MBEDTLS_VERSION_STRING);
+    if (mbedtls_client_configure(&tls->client, o, why, why_cap) != 0) {
         tls_close(tls);
         return NULL;
     }
-    int code = mbedtls_ctr_drbg_seed(&tls->drbg, mbedtls_entropy_func, &tls->entropy,
-                                     (const unsigned char *)"iotsb", 5);
-    if (code != 0)
-        return fail(tls, code, "seeding the random generator", why, why_cap);
-    if ((code = mbedtls_x509_crt_parse_file(&tls->ca, o->ca_file)) != 0)
-        return fail(tls, code, o->ca_file, why, why_cap);
-    code = mbedtls_ssl_config_defaults(&tls->config, MBEDTLS_SSL_IS_CLIENT,
-                                       MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
-    if (code != 0)
-        return fail(tls, code, "configuration defaults", why, why_cap);
-    mbedtls_ssl_conf_min_version(&tls->config, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    mbedtls_ssl_conf_max_version(&tls->config, MBEDTLS_SSL_MAJOR_VERSION_3,
-                                 MBEDTLS_SSL_MINOR_VERSION_3);
-    mbedtls_ssl_conf_authmode(&tls->config, MBEDTLS_SSL_VERIFY_REQUIRED);
-    mbedtls_ssl_conf_ca_chain(&tls->config, &tls->ca, NULL);
-    mbedtls_ssl_conf_verify(&tls->config, count_verified, tls);
+    mbedtls_ssl_conf_verify(&tls->client.config, count_verified, tls);
     if (o->key_log)
-        mbedtls_ssl_conf_export_keys_ext_cb(&tls->config, export_keys, tls);
-    mbedtls_ssl_conf_rng(&tls->config, mbedtls_ctr_drbg_random, &tls->drbg);
-    if (o->n_suites > 0) {
-        size_t n = o->n_suites < 63 ? o->n_suites : 63;
-        for (size_t i = 0; i < n; i++)
-            tls->suites[i] = o->suites[i];
-        tls->suites[n] = 0;
-        mbedtls_ssl_conf_ciphersuites(&tls->config, tls->suites);
-    }
-    for (size_t i = 0; i < o->n_groups && i < 4; i++) {
-        const mbedtls_ecp_curve_info *curve = mbedtls_ecp_curve_info_from_tls_id(o->groups[i]);
-        if (curve == NULL) {
-            snprintf(why, why_cap, "mbedtls %s has no group 0x%04x", MBEDTLS_VERSION_STRING,
-                     o->groups[i]);
-            tls_close(tls);
-            return NULL;
-        }
-        tls->curves[i] = curve->grp_id;
-        tls->curves[i + 1] = MBEDTLS_ECP_DP_NONE;
-    }
-    if (o->n_groups > 0)
-        mbedtls_ssl_conf_curves(&tls->config, tls->curves);
-    if (o->client_cert != NULL) {
-        if ((code = mbedtls_x509_crt_parse_file(&tls->own, o->client_cert)) != 0)
-            return fail(tls, code, o->client_cert, why, why_cap);
-        if ((code = mbedtls_pk_parse_keyfile(&tls->key, o->client_key, NULL)) != 0)
-            return fail(tls, code, o->client_key, why, why_cap);
-        if ((code = mbedtls_ssl_conf_own_cert(&tls->config, &tls->own, &tls->key)) != 0)
-            return fail(tls, code, "client certificate", why, why_cap);
-    }
-    if ((code = mbedtls_ssl_setup(&tls->ssl, &tls->config)) != 0)
+        mbedtls_ssl_conf_export_keys_ext_cb(&tls->client.config, export_keys, tls);
+    int code;
+    if ((code = mbedtls_ssl_setup(&tls->ssl, &tls->client.config)) != 0)
         return fail(tls, code, "setup", why, why_cap);
     if ((code = mbedtls_ssl_set_hostname(&tls->ssl, o->server_name)) != 0)
         return fail(tls, code, "server name", why, why_cap);
@@ -185,34 +127,16 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     while (code == MBEDTLS_ERR_SSL_WANT_READ || code == MBEDTLS_ERR_SSL_WANT_WRITE);
     t->recording = false;
     if (code != 0) {
-        uint32_t flags = mbedtls_ssl_get_verify_result(&tls->ssl);
-        if (code == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags != 0) {
-            char text[200];
-            mbedtls_x509_crt_verify_info(text, sizeof text, "", flags);
-            text[strcspn(text, "\n")] = '\0';
-            snprintf(why, why_cap, "mbedtls: the server's certificate: %s", text);
-            tls_close(tls);
-            return NULL;
-        }
-        return fail(tls, code, "handshake", why, why_cap);
+        mbedtls_client_handshake_why(&tls->ssl, code, why, why_cap);
+        tls_close(tls);
+        return NULL;
     }
     return tls;
 }
 
 void tls_describe(struct tls *tls, struct tls_result *out)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->version, sizeof out->version, "1.2");
-    const char *name = mbedtls_ssl_get_ciphersuite(&tls->ssl);
-    snprintf(out->suite_name, sizeof out->suite_name, "%s", name ? name : "");
-    out->suite = (uint16_t)(name ? mbedtls_ssl_get_ciphersuite_id(name) : 0);
-    const mbedtls_ssl_ciphersuite_t *info = mbedtls_ssl_ciphersuite_from_id(out->suite);
-    if (info != NULL) {
-        const mbedtls_cipher_info_t *cipher = mbedtls_cipher_info_from_type(info->cipher);
-        out->cipher_bits = cipher ? (int)cipher->key_bitlen : 0;
-    }
-    out->resumed = tls->offered && tls->certificates_verified == 0;
-    /* TLS 1.2's Certificate message is in the clear: the transcript has the chain. */
+    mbedtls_client_describe(&tls->ssl, tls->offered, tls->certificates_verified, out);
 }
 
 struct tls_session *tls_session_get(struct tls *tls)
@@ -262,12 +186,7 @@ void tls_close(struct tls *tls)
         return;
     mbedtls_ssl_close_notify(&tls->ssl);
     mbedtls_ssl_free(&tls->ssl);
-    mbedtls_ssl_config_free(&tls->config);
-    mbedtls_x509_crt_free(&tls->ca);
-    mbedtls_x509_crt_free(&tls->own);
-    mbedtls_pk_free(&tls->key);
-    mbedtls_ctr_drbg_free(&tls->drbg);
-    mbedtls_entropy_free(&tls->entropy);
+    mbedtls_client_free(&tls->client);
     mbedtls_platform_zeroize(tls->master_secret, sizeof tls->master_secret);
     iotsb_tls_free(tls);
 }

@@ -76,15 +76,20 @@ def _operation(t_ns: int, primitive: str, amount: int) -> dict[str, Any]:
 
 
 def complete(
-    records: list[dict[str, Any]], config: AgentConfig, footprint: Footprint
+    records: list[dict[str, Any]], config: AgentConfig, footprint: Footprint | None
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The agent's records with what the runner adds (module docstring), and the reason the
-    negotiated TLS differs from the profile (None when it matches or there is no TLS)."""
-    added: list[dict[str, Any]] = [
-        {"type": "counters", "name": "footprint_text_bytes", "value": footprint.text_bytes},
-        {"type": "counters", "name": "footprint_data_bytes", "value": footprint.data_bytes},
-        {"type": "counters", "name": "footprint_bss_bytes", "value": footprint.bss_bytes},
-    ]
+    negotiated TLS differs from the profile (None when it matches or there is no TLS).
+    ``footprint`` None: the fleet agent's, whose program is no device's footprint."""
+    added: list[dict[str, Any]] = (
+        [
+            {"type": "counters", "name": "footprint_text_bytes", "value": footprint.text_bytes},
+            {"type": "counters", "name": "footprint_data_bytes", "value": footprint.data_bytes},
+            {"type": "counters", "name": "footprint_bss_bytes", "value": footprint.bss_bytes},
+        ]
+        if footprint is not None
+        else []
+    )
     phases = {r["phase"]: r for r in records if r.get("type") == "handshake"}
     mqtt = config.transport == "mqtt"
     if "mqtt_connect" in phases:  # CONNECT + CONNACK

@@ -1,0 +1,238 @@
+"""Fleets at the broker's limits with the fleet agent (docs/scale.md), and an anchor against
+mqtt-benchmark (Go) on a mosquitto of the same build and configuration on this machine.
+
+    .venv/bin/python benchmarks/bench_fleet_agent.py scale [--plain 10000] [--tls 2000]
+        [--duration 60] [--ramp 500] [--out DIR]
+    .venv/bin/python benchmarks/bench_fleet_agent.py anchor --mqtt-benchmark PATH
+        [--clients 1000] [--messages 20] [--out DIR]
+
+``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices at
+1 msg/s for ``--duration`` s, ``--ramp`` connects per second, through ``iotsecbench run`` (the
+fleet agent, one process per core). Per fleet it prints whether every message was accounted
+for, the connect rate, set-up and latency percentiles, the broker's CPU and memory, the lab's
+CPU per device (the fleet processes' CPU over the run, per device: what simulating one device
+at 1 msg/s costs this machine) and the time and disk the run's storage took.
+
+``anchor`` compares, for ``--clients`` clients, plain and TLS 1.2, QoS 1, 256 B:
+
+- connect rate: clients / time to connect them all, all starting at once. For the fleet agent
+  the time runs from its first emitter's connect() to its last CONNACK (its receivers are
+  connected before); for mqtt-benchmark it is the wall time of a run in which each client
+  connects and publishes one message (a lower bound of its rate: the wall also holds its
+  start, one publish and its goodbyes);
+- publish rate: messages per second with every client publishing ``--messages`` messages as
+  fast as the broker acknowledges them. mqtt-benchmark waits for each PUBACK (one in
+  flight per client); the fleet agent keeps up to 20 in flight (paho's default) and its
+  receivers also read every message. Its rate is total delivered / (last publish_end − first
+  publish_start).
+
+mqtt-benchmark is built with the Go toolchain: ``go install
+github.com/krylovsk/mqtt-benchmark@v0.2.0`` (or ``go build`` in its source). The broker for it
+is the lab's ``MosquittoBroker`` with the embedded broker's settings and a TLS 1.2 listener of
+the lab's certificates; its CPU is read from /proc before and after each tool run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
+from iotsecbench.lab.limits import raise_fd_limit
+from iotsecbench.lab.pki import CertificateSet, create_certificates
+from iotsecbench.measure.process import process_cpu_ns
+from iotsecbench.security import resolve_configuration
+from iotsecbench.spec.models import ExperimentSpec
+
+RUN_COLUMNS = (
+    "status, error, fleet_size, messages_sent, messages_delivered, messages_lost, "
+    "connect_rate_hz, setup_p50_ms, setup_p99_ms, latency_p50_ms, latency_p99_ms, "
+    "broker_cpu_mean_percent, broker_cpu_peak_percent, broker_rss_peak_bytes, duration_s"
+)
+
+
+def iotsecbench_run(out: Path, *arguments: str) -> tuple[dict, float]:
+    """One ``iotsecbench run`` (1 rep); its runs row and wall time."""
+    command = [sys.executable, "-m", "iotsecbench", "run", "--reps", "1", "--out", str(out),
+               "--quiet", "--no-report", *arguments]  # fmt: skip
+    started = time.perf_counter()
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall_s = time.perf_counter() - started
+    if not (out / "results.duckdb").exists():
+        raise SystemExit(f"refused: {completed.stderr.strip().splitlines()[-1:]}")
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        row = db.execute(f"select {RUN_COLUMNS}, run_dir from runs").fetchone()
+        if row is None:
+            raise SystemExit(f"no run stored: {completed.stderr.strip()[-500:]}")
+        spans = db.execute(
+            "select min(t_ns) filter (where kind = 'publish_start'), "
+            "max(t_ns) filter (where kind = 'publish_end') from events where agent = 'emitter'"
+        ).fetchone()
+        connects = db.execute(
+            "select min(t_start_ns) filter (where phase = 'tcp_connect'), "
+            "max(t_end_ns) filter (where phase = 'mqtt_connect') from handshakes "
+            "where agent = 'emitter'"
+        ).fetchone()
+    names = [c.strip() for c in RUN_COLUMNS.split(",")] + ["run_dir"]
+    result = dict(zip(names, row, strict=True))
+    result["publish_span_s"] = (spans[1] - spans[0]) / 1e9 if None not in spans else None
+    # first emitter's connect() to last CONNACK: the whole fleet's connection, all at once
+    result["connect_span_s"] = (connects[1] - connects[0]) / 1e9 if None not in connects else None
+    return result, wall_s
+
+
+def lab_cpu(run_dir: Path) -> tuple[float, float]:
+    """The fleet processes' CPU seconds and the span of their samples (s)."""
+    cpu_s = span_s = 0.0
+    for path in run_dir.glob("fleet-*.jsonl"):
+        samples = [json.loads(line) for line in path.read_text().splitlines() if '"sample"' in line]
+        if samples:
+            cpu_s += samples[-1]["cpu_ns"] / 1e9
+            span_s = max(span_s, (samples[-1]["t_ns"] - samples[0]["t_ns"]) / 1e9)
+    return cpu_s, span_s
+
+
+def scale(args: argparse.Namespace) -> None:
+    for configuration, devices in (("plain", args.plain), ("tls1.2", args.tls)):
+        out = args.out / f"scale-{configuration}-{devices}"
+        result, wall_s = iotsecbench_run(
+            out, "--configs", configuration, "--devices", str(devices), "--rate", "1",
+            "--duration", str(args.duration), "--ramp", str(args.ramp),
+        )  # fmt: skip
+        run_dir = out / result["run_dir"]
+        cpu_s, span_s = lab_cpu(run_dir)
+        disk = sum(p.stat().st_size for p in run_dir.rglob("*") if p.is_file())
+        database = (out / "results.duckdb").stat().st_size
+        record = (run_dir / "record.json").stat().st_size
+        print(
+            f"{configuration} x {devices}: {result['status']} {result['error'] or ''}\n"
+            f"  messages sent {result['messages_sent']}, delivered "
+            f"{result['messages_delivered']}, lost {result['messages_lost']}\n"
+            f"  connects {result['connect_rate_hz']:.1f}/s, set-up p50/p99 "
+            f"{result['setup_p50_ms']:.1f}/{result['setup_p99_ms']:.1f} ms, latency p50/p99 "
+            f"{result['latency_p50_ms']:.2f}/{result['latency_p99_ms']:.2f} ms\n"
+            f"  broker CPU mean/peak {result['broker_cpu_mean_percent']:.1f}/"
+            f"{result['broker_cpu_peak_percent']:.1f} % of a core, RSS "
+            f"{result['broker_rss_peak_bytes'] / 2**20:.0f} MiB\n"
+            f"  lab: {cpu_s:.1f} CPU s over {span_s:.0f} s for {devices} devices = "
+            f"{cpu_s / span_s / devices * 1e6:.0f} µs of CPU per device per second "
+            f"({cpu_s / span_s * 100:.0f} % of a core for the fleet)\n"
+            f"  wall {wall_s:.0f} s; stored: database {database / 2**20:.1f} MiB, record.json "
+            f"{record / 2**20:.1f} MiB, run directory {disk / 2**20:.0f} MiB",
+            flush=True,
+        )
+
+
+def mqtt_benchmark(program: Path, broker: MosquittoBroker, user: BrokerUser,
+                   certificates: CertificateSet | None, clients: int,
+                   messages: int) -> tuple[float, float]:  # fmt: skip
+    """Wall time (s) and the broker's CPU (s) of one mqtt-benchmark run. Its TLS needs a
+    client certificate and key to verify the CA at all (v0.2.0 builds its TLS configuration
+    only then); the broker does not ask for it (not mutual), so it is never sent."""
+    assert broker.listener is not None and broker.pid is not None
+    scheme = "ssl" if certificates is not None else "tcp"
+    command = [
+        str(program), "-broker", f"{scheme}://localhost:{broker.listener.port}",
+        "-clients", str(clients), "-count", str(messages), "-message-interval", "0",
+        "-qos", "1", "-size", "256", "-topic", "bench/t", "-quiet", "-format", "json",
+        "-username", user.name, "-password", user.password,
+        *(
+            ["-broker-ca-cert", str(certificates.ca_file), "-client-cert",
+             str(certificates.client_cert), "-client-key", str(certificates.client_key)]
+            if certificates is not None
+            else []
+        ),
+    ]  # fmt: skip
+    cpu0, started = process_cpu_ns(broker.pid) or 0, time.perf_counter()
+    try:
+        completed = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=300
+        )
+    except subprocess.TimeoutExpired as expired:  # it retries a failed connection forever
+        raise SystemExit(f"mqtt-benchmark hung: {str(expired.stderr)[-300:]}") from None
+    wall_s = time.perf_counter() - started
+    cpu_s = ((process_cpu_ns(broker.pid) or 0) - cpu0) / 1e9
+    totals = json.loads(completed.stdout)["totals"] if completed.stdout.strip() else {}
+    if completed.returncode != 0 or totals.get("failures", 1):
+        raise SystemExit(f"mqtt-benchmark failed: {completed.stderr.strip()[-300:]}")
+    return wall_s, cpu_s
+
+
+def anchor(args: argparse.Namespace) -> None:
+    raise_fd_limit(args.clients)
+    user = BrokerUser.random("bench", read=["bench/#"], write=["bench/#"])
+    defaults = ExperimentSpec()
+    for configuration in ("plain", "tls1.2"):
+        # the profile and certificates the embedded broker of `run` gets for it
+        profile = resolve_configuration(configuration).tls_profile_with(defaults.tls.model_dump())
+        certificates = (
+            create_certificates(args.out / "pki", profile.certificate, profile.chain_length)
+            if profile is not None
+            else None
+        )
+        broker = MosquittoBroker.with_tls(
+            args.out / f"broker-{configuration}", [user], profile, certificates,
+            settings=defaults.broker,
+        )  # fmt: skip
+        with broker:
+            wall1_s, _ = mqtt_benchmark(
+                args.mqtt_benchmark, broker, user, certificates, args.clients, 1
+            )
+            wall_s, cpu_s = mqtt_benchmark(
+                args.mqtt_benchmark, broker, user, certificates, args.clients, args.messages
+            )
+        total = args.clients * args.messages
+        print(
+            f"mqtt-benchmark {configuration} x {args.clients}: connects >= "
+            f"{args.clients / wall1_s:.0f}/s (1 message each in {wall1_s:.2f} s); "
+            f"{total} messages in {wall_s:.2f} s = {total / wall_s:.0f} msg/s, broker "
+            f"{cpu_s:.2f} CPU s",
+            flush=True,
+        )
+        rate = 1000.0  # far above what the broker acknowledges: as fast as it goes
+        result, _wall = iotsecbench_run(
+            args.out / f"anchor-{configuration}", "--configs", configuration,
+            "--devices", str(args.clients), "--rate", str(rate),
+            "--duration", str(args.messages / rate), "--raw-devices", "10",
+        )  # fmt: skip
+        span = result["publish_span_s"]
+        print(
+            f"fleet agent    {configuration} x {args.clients}: connects "
+            f"{args.clients / result['connect_span_s']:.0f}/s (all in "
+            f"{result['connect_span_s']:.2f} s); {result['messages_delivered']} of "
+            f"{result['messages_sent']} delivered, publishing {span:.2f} s = "
+            f"{result['messages_delivered'] / span:.0f} msg/s; broker mean "
+            f"{result['broker_cpu_mean_percent']:.0f} % of a core ({result['status']})",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    scaling = commands.add_parser("scale")
+    scaling.add_argument("--plain", type=int, default=10_000)
+    scaling.add_argument("--tls", type=int, default=2_000)
+    scaling.add_argument("--duration", type=float, default=60)
+    scaling.add_argument("--ramp", type=float, default=500)
+    anchoring = commands.add_parser("anchor")
+    anchoring.add_argument("--mqtt-benchmark", type=Path, required=True)
+    anchoring.add_argument("--clients", type=int, default=1000)
+    anchoring.add_argument("--messages", type=int, default=20)
+    for sub in (scaling, anchoring):
+        sub.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-fleet-agent-"))
+    print(f"results under {args.out}", flush=True)
+    (scale if args.command == "scale" else anchor)(args)
+
+
+if __name__ == "__main__":
+    main()

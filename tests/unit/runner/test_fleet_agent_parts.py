@@ -1,0 +1,79 @@
+"""The fleet agent's pure parts: which fleets it drives, how many processes, and the refusals
+of a fleet larger than file descriptors or memory allow (exit 2's message names the limit
+and the fix), checked against limits set here."""
+
+from __future__ import annotations
+
+import pytest
+
+from iotsecbench.agents.native import fleet
+from iotsecbench.errors import SpecError
+from iotsecbench.lab import limits
+from iotsecbench.runner.experiment import validate
+from iotsecbench.spec.models import ExperimentSpec
+
+
+def chosen(configuration: str = "tls1.2", **changes: object) -> bool:
+    factors: dict = dict(
+        stack="openssl", transport="mqtt", loopback=True, devices=10, choice="auto"
+    )
+    factors.update(changes)
+    stack, transport = factors.pop("stack"), factors.pop("transport")
+    return fleet.selects(stack, configuration, transport, **factors)
+
+
+def test_the_fleet_agent_drives_exactly_the_fleets_it_can() -> None:
+    assert chosen("tls1.2") and chosen("plain") and chosen("tls1.3/x25519/ecdsa-p256/resume")
+    assert not chosen("ecdh-p256-aes128-gcm")  # a payload scheme: per-device agents
+    assert not chosen("tls1.2+x25519-aes128-gcm")
+    assert not chosen(devices=1)
+    assert not chosen(choice="processes")
+    assert chosen(stack="mbedtls") and not chosen(stack="wolfssl")
+    assert not chosen(loopback=False)
+    assert not chosen(keylog=True)
+    assert not chosen(transport="tcp")
+
+
+def test_processes_follow_the_cores_not_the_fleet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert [fleet.processes(n) for n in (1, 2, 3, 10_000)] == [1, 2, 2, 2]
+
+
+def test_a_fleet_beyond_the_descriptors_is_refused_naming_the_limit_and_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(limits.resource, "getrlimit", lambda which: (256, 1064))
+    limit = limits.fleet_limit(fleet_agent=True)
+    assert limit.devices == (1064 - limits.FDS_RESERVED) // 2 == 500
+    assert "file descriptors" in limit.reason and "ulimit -Hn" in limit.reason
+    spec = ExperimentSpec(configurations=["tls1.2"], devices=501, duration_s=1)
+    with pytest.raises(SpecError, match=r"devices 501: this machine allows 500 .*ulimit -Hn"):
+        validate(spec, None)
+    validate(spec.model_copy(update={"devices": 500}), None)
+
+
+def test_a_fleet_beyond_the_memory_is_refused_naming_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(limits, "_mem_available_bytes", lambda: 100 * limits.FLEET_DEVICE_BYTES)
+    limit = limits.fleet_limit(fleet_agent=True)
+    assert limit.devices == 80  # MEMORY_SHARE of it
+    assert "memory" in limit.reason and "fleet agent" in limit.reason
+    assert "run fewer devices" in limit.reason
+    with pytest.raises(SpecError, match="limited by memory"):
+        validate(ExperimentSpec(configurations=["plain"], devices=81, duration_s=1), None)
+
+
+def test_a_storm_needs_the_fleet_agent() -> None:
+    with pytest.raises(ValueError, match="storm_at_s"):
+        ExperimentSpec(configurations=["tls1.2"], devices=1, storm_at_s=2)
+    with pytest.raises(ValueError, match="storm_at_s"):
+        ExperimentSpec(configurations=["tls1.2"], devices=4, storm_at_s=2, fleet_agent="processes")
+    spec = ExperimentSpec(configurations=["ecdh-p256-aes128-gcm"], devices=4, storm_at_s=2)
+    with pytest.raises(SpecError, match="storm_at_s needs the fleet agent"):
+        validate(spec, None)
+    # Left at their defaults, the new fields leave the configuration hash as it was.
+    assert (
+        ExperimentSpec(devices=3).config_hash()
+        == ExperimentSpec(devices=3, fleet_agent="auto", storm_at_s=None).config_hash()
+    )
