@@ -42,8 +42,8 @@ def test_a_storm_resumes_every_session_with_resumption_and_none_without(
     assert [r[1:] for r in runs] == [
         ("tls1.2", "mbedtls", "ok", 64, 64, 8, "1.2"),
         ("tls1.2", "openssl", "ok", 64, 64, 8, "1.2"),
-        ("tls1.2/resume", "mbedtls", "ok", 64, 64, 8, "1.2"),
-        ("tls1.2/resume", "openssl", "ok", 64, 64, 8, "1.2"),
+        ("tls1.2/rsa2048/resume", "mbedtls", "ok", 64, 64, 8, "1.2"),
+        ("tls1.2/rsa2048/resume", "openssl", "ok", 64, 64, 8, "1.2"),
     ]
     stacks = query(
         out,
@@ -75,8 +75,8 @@ def test_a_storm_resumes_every_session_with_resumption_and_none_without(
     assert storm == [
         ("tls1.2", "mbedtls", 8, 0),
         ("tls1.2", "openssl", 8, 0),
-        ("tls1.2/resume", "mbedtls", 8, 8),
-        ("tls1.2/resume", "openssl", 8, 8),
+        ("tls1.2/rsa2048/resume", "mbedtls", 8, 8),
+        ("tls1.2/rsa2048/resume", "openssl", 8, 8),
     ]
     cuts = query(out, "select count(*) from events where kind = 'link_cut'")
     assert cuts == [(32,)]

@@ -285,6 +285,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "footprint_text_bytes": ("bytes", "the native program's text (size)"),
     "footprint_data_bytes": ("bytes", "its initialised data"),
     "footprint_bss_bytes": ("bytes", "its zero-initialised data"),
+    # The fleet agent's (agents/native/fleet_link.c), with a reconnect storm (storm_at_s).
+    "link_cuts": ("cuts", "times the emitter's connection was cut and reconnected"),
     # The device client's (vmcu/client/main.c), at the connection's end.
     "stack_high_water_bytes": ("bytes", "device: most stack the firmware used"),
     "tls_heap_setup_peak_bytes": ("bytes", "device: TLS stack heap peak before the handshake"),
