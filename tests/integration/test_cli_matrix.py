@@ -143,6 +143,8 @@ REPORT_POINTS = (
     "iotsecbench.report.build:comparison_figures",
 )
 
+FLEET_BASE = ("--devices", "2", "--out", "{case}/out", "--quiet")
+
 COMMANDS: dict[str, Command] = {
     "run": Command(
         ("--out", "{case}/out", "--quiet"),
@@ -169,9 +171,15 @@ COMMANDS: dict[str, Command] = {
             "keylog": Option("output-file"),
             "devices": Option("count"),
             "ramp": Option("refused"),  # needs --devices
+            "fleet_agent": Option("name"),  # auto or processes
+            # the fleet's options, on a fleet (their values are checked, not refused for
+            # want of --devices)
+            "storm_at": Option("positive-number", base=FLEET_BASE),
+            "raw_devices": Option("count", base=FLEET_BASE),
             "executor_name": Option("name"),
             "scheduler": Option("refused"),  # needs --executor dask
             "dask_workers": Option("refused"),  # needs --executor dask
+            "split_fleet": Flag(2),  # needs --executor dask
             "saturating": Flag(ACCEPTED),
             "resume": Flag(2),  # nothing to resume in a new directory
             "force_new_run": Flag(ACCEPTED),

@@ -285,11 +285,11 @@ def cached_program(
         return program
     with exclusive(directory / ".lock"):  # a concurrent first use builds it once
         if not program.exists():
-            _build(build, program)
+            _build(program, commands, what)
     return program
 
 
-def _build(build: str, program: Path) -> None:
+def _build(program: Path, commands: Callable[[Path, Path], list[list[str]]], what: str) -> None:
     with tempfile.TemporaryDirectory(dir=program.parent) as scratch:
         partial = Path(scratch) / program.name
         for command in commands(partial, Path(scratch)):
