@@ -82,6 +82,45 @@ def test_a_storm_resumes_every_session_with_resumption_and_none_without(
     assert cuts == [(32,)]
 
 
+def test_a_wolfssl_fleet_resumes_tls13_sessions_in_a_storm(mosquitto: str, tmp_path: Path) -> None:
+    """The third stack: Debian's wolfSSL in the fleet agent, TLS 1.3 (its tickets arrive after
+    the handshake; its Certificate message is encrypted, so the chain comes from the
+    verification callback, and the transcript check against the profile needs it)."""
+    out = tmp_path / "wolfssl"
+    result = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", "run", "--configs", "tls1.3,tls1.3/resume",
+         "--stack", "wolfssl", "--devices", "4", "--duration", "4", "--rate", "2",
+         "--storm-at", "2", "--reps", "1", "--seed", "3", "--out", str(out), "--quiet",
+         "--no-report"],
+        capture_output=True, text=True, check=False, timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    runs = query(
+        out,
+        "select run_id, configuration, status, messages_sent, messages_delivered, fleet_size, "
+        "tls_version from runs order by configuration",
+    )
+    assert [r[1:] for r in runs] == [
+        ("tls1.3", "ok", 32, 32, 4, "1.3"),
+        ("tls1.3/rsa2048/resume", "ok", 32, 32, 4, "1.3"),
+    ]
+    for run_id, *_ in runs:  # the fleet agent drove them, not the per-device agents
+        run_dir = next((out / "runs").glob(f"{run_id}*"))
+        assert len(list(run_dir.glob("fleet-*.json"))) == fleet.processes(4)
+    stacks = query(
+        out,
+        "select distinct json_extract_string(detail_json, '$.stack') from handshakes "
+        "where phase = 'tls_handshake'",
+    )
+    assert stacks == [("wolfssl",)]
+    storm = query(
+        out,
+        "select r.configuration, sum(f.reconnections), sum(f.reconnect_resumed) "
+        "from fleet_devices f join runs r using (run_id) group by 1 order by 1",
+    )
+    assert storm == [("tls1.3", 4, 0), ("tls1.3/rsa2048/resume", 4, 4)]
+
+
 def _processes_under(path: Path) -> list[int]:
     """Pids whose command line names ``path`` (this test's own run: nobody else's)."""
     found = []

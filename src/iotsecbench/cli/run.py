@@ -299,10 +299,9 @@ def run(
         typer.Option(
             "--fleet-agent",
             help="Who drives a fleet: auto (default: the native fleet agent, one process per "
-            "core, for mqtt runs on loopback without a payload scheme on stack openssl or "
-            "mbedtls; two "
-            "agent processes per device otherwise) or processes (always two per device). "
-            "docs/scale.md.",
+            "core, for mqtt runs on loopback without a payload scheme on stack openssl, "
+            "mbedtls or wolfssl; two agent processes per device otherwise) or processes "
+            "(always two per device). docs/scale.md.",
         ),
     ] = None,
     storm_at: Annotated[

@@ -151,7 +151,7 @@ class ExperimentSpec(StrictModel):
     connect_ramp_hz: float | None = Field(None, gt=0, le=10_000)
     # Who drives a fleet (agents/native/fleet.py): `auto` runs the fleet agent — one process
     # per core, many devices each — where it can (mqtt, no payload scheme, a stack it is
-    # built for: openssl, mbedtls), `processes` two agent processes per device as before.
+    # built for: openssl, mbedtls, wolfssl), `processes` two agent processes per device.
     fleet_agent: Literal["auto", "processes"] = "auto"
     # A reconnect storm (fleet agent only): this long after the emitters' start every
     # emitter's connection is cut and reconnects at once (docs/scale.md).

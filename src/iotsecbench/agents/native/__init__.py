@@ -211,7 +211,7 @@ def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
         *COMMON_SOURCES,
         f"stack_{family}.c",
         f"tls_{family if parts.tls else 'none'}.c",
-        *(("mbedtls_client.c",) if parts.tls and family == "mbedtls" else ()),
+        *((f"{family}_client.c",) if parts.tls else ()),  # shared with the fleet agent
         *((*SCHEME_SOURCES, f"crypto_{family}.c") if parts.scheme else ("scheme_none.c",)),
     ]
     sources = [str(SOURCE_DIR / name) for name in names]

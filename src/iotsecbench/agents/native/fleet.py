@@ -4,7 +4,7 @@ the per-device agents' records into each device's files (docs/scale.md, "The fle
 
 Which fleets it runs (``selects``): a run of more than one device on the ``mqtt`` transport
 over loopback, a configuration without a payload scheme (plain MQTT or TLS alone), on a stack
-it is built for (``FLEET_STACKS``: openssl, mbedtls), without ``--keylog``, unless the spec
+it is built for (``FLEET_STACKS``: openssl, mbedtls, wolfssl), without ``--keylog``, unless the spec
 asks for one process per agent (``fleet_agent = "processes"``). Everything else runs the
 per-device agents as before.
 
@@ -24,9 +24,10 @@ from iotsecbench.agents.native import CFLAGS, SOURCE_DIR, Build, cached_program
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.security import resolve_configuration
 
-# The host stack (Debian's OpenSSL 3.0, the library the Python agents' ssl loads) and the
-# ESP-IDF family's (Debian's mbedTLS 2.28: TLS 1.2 only).
-FLEET_STACKS = ("openssl", "mbedtls")
+# The host stack (Debian's OpenSSL 3.0, the library the Python agents' ssl loads), the
+# ESP-IDF family's (Debian's mbedTLS 2.28: TLS 1.2 only) and Debian's wolfSSL 5.5 (TLS 1.2
+# and 1.3).
+FLEET_STACKS = ("openssl", "mbedtls", "wolfssl")
 _SOURCES = (
     "fleet.c",
     "fleet_io.c",
@@ -41,6 +42,8 @@ _TLS = {
     "openssl": (("fleet_tls_openssl.c",), ("-lssl", "-lcrypto"), "openssl/ssl.h"),
     # mbedTLS's archives with calloc/free renamed to heap.c's, as the per-device agent's
     "mbedtls": (("fleet_tls_mbedtls.c", "mbedtls_client.c", "heap.c"), (), "mbedtls/ssl.h"),
+    # Debian's static archive, as the per-device agent links it
+    "wolfssl": (("fleet_tls_wolfssl.c", "wolfssl_client.c"), (), "wolfssl/ssl.h"),
 }
 PROCESSES = "processes"  # the spec's fleet_agent value for one process per agent
 AUTO = "auto"
@@ -83,6 +86,8 @@ def _commands(build: str, out: Path, scratch: Path) -> list[list[str]]:
             for archive in archives
         ]  # fmt: skip
         linked = [f"-L{scratch}", *(f"-l{archive.name[3:-2]}" for archive in archives)]
+    elif build == "wolfssl":
+        linked = [str(archive) for archive in Build.named("wolfssl-tls").archives]
     commands.append(
         ["gcc", *CFLAGS, *sources, *linked, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
     )
@@ -106,9 +111,11 @@ def problem(build: str) -> str | None:
         missing.insert(0, "gcc")
     if not missing:
         return None
-    packages = "gcc libcjson-dev" + {"openssl": " libssl-dev", "mbedtls": " libmbedtls-dev"}.get(
-        build, ""
-    )
+    packages = "gcc libcjson-dev" + {
+        "openssl": " libssl-dev",
+        "mbedtls": " libmbedtls-dev",
+        "wolfssl": " libwolfssl-dev",
+    }.get(build, "")
     return (
         f"the fleet agent ({build}) cannot be built: {', '.join(missing)} missing "
         f"(apt-get install {packages}, or run scripts/setup.sh)"

@@ -5,90 +5,26 @@
 #include "tls.h"
 
 #include "heap.h"
+#include "wolfssl_client.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-
-#include "wolfssl_options.h"
-#include <wolfssl/ssl.h>
-#include <wolfssl/wolfio.h>
 
 struct tls {
-    int fd;
-    struct tls_transcript *transcript;
+    struct wolfssl_io io; /* first: the I/O callbacks' and keep_chain's context */
     WOLFSSL_CTX *ctx;
     WOLFSSL *ssl;
     char *key_log; /* --keylog on a build with the secret callbacks: NSS lines (secrets!), in
                       the agent's own memory, not the stack's counted heap */
     size_t key_log_len;
-    uint8_t **chain; /* the server's certificates as received, leaf first (agent memory) */
-    size_t *chain_len;
-    size_t chain_count;
 };
 
 #define KEY_LOG_CAP 2048
 
-static int send_cb(WOLFSSL *ssl, char *data, int len, void *context)
-{
-    (void)ssl;
-    struct tls *tls = context;
-    ssize_t n = send(tls->fd, data, (size_t)len, MSG_NOSIGNAL);
-    if (n < 0)
-        return errno == EAGAIN ? WOLFSSL_CBIO_ERR_WANT_WRITE
-               : errno == EINTR ? WOLFSSL_CBIO_ERR_ISR : WOLFSSL_CBIO_ERR_CONN_CLOSE;
-    tls_transcript_feed(tls->transcript, true, (const uint8_t *)data, (size_t)n);
-    return (int)n;
-}
-
-static int recv_cb(WOLFSSL *ssl, char *data, int len, void *context)
-{
-    (void)ssl;
-    struct tls *tls = context;
-    ssize_t n = recv(tls->fd, data, (size_t)len, 0);
-    if (n < 0)
-        return errno == EAGAIN ? WOLFSSL_CBIO_ERR_WANT_READ
-               : errno == EINTR ? WOLFSSL_CBIO_ERR_ISR : WOLFSSL_CBIO_ERR_CONN_RST;
-    if (n == 0)
-        return WOLFSSL_CBIO_ERR_CONN_CLOSE;
-    tls_transcript_feed(tls->transcript, false, (const uint8_t *)data, (size_t)n);
-    return (int)n;
-}
-
-/* The server's chain as its Certificate message carried it, copied when wolfSSL has verified
- * the leaf (WOLFSSL_ALWAYS_VERIFY_CB: the callback runs on success too; the store holds the
- * message's certificates, leaf first). Neither build keeps it for us otherwise without a
- * cost the heap figures would carry: SESSION_CERTS stores a chain of MAX_CHAIN_DEPTH
- * certificates of the largest size in every session object (83 KB in wolfSSL 5.9 with
- * ML-DSA). The copies are the agent's, not the stack's heap. A resumed session verifies
- * nothing: no chain. */
-static int keep_chain(int preverified, WOLFSSL_X509_STORE_CTX *store)
-{
-    struct tls *tls = store->userCtx;
-    if (tls == NULL || tls->chain != NULL || store->totalCerts <= 0 || store->certs == NULL)
-        return preverified;
-    size_t count = (size_t)store->totalCerts;
-    tls->chain = calloc(count, sizeof *tls->chain);
-    tls->chain_len = calloc(count, sizeof *tls->chain_len);
-    for (size_t i = 0; tls->chain && tls->chain_len && i < count; i++) {
-        const WOLFSSL_BUFFER_INFO *cert = &store->certs[i];
-        if (cert->buffer == NULL || (tls->chain[i] = malloc(cert->length)) == NULL)
-            break;
-        memcpy(tls->chain[i], cert->buffer, cert->length);
-        tls->chain_len[i] = cert->length;
-        tls->chain_count++;
-    }
-    return preverified; /* the verdict stays wolfSSL's */
-}
-
 static struct tls *fail(struct tls *tls, const char *what, char *why, size_t cap)
 {
-    int code = tls->ssl ? wolfSSL_get_error(tls->ssl, 0) : 0;
-    char text[WOLFSSL_MAX_ERROR_SZ];
-    wolfSSL_ERR_error_string_n((unsigned long)code, text, sizeof text);
-    snprintf(why, cap, "wolfssl: %s: %s (%d)", what, code ? text : "failed", code);
+    wolfssl_client_why(tls->ssl, 0, what, why, cap);
     tls_close(tls);
     return NULL;
 }
@@ -176,61 +112,13 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
         snprintf(why, why_cap, "out of memory");
         return NULL;
     }
-    tls->fd = fd;
-    tls->transcript = t;
-    bool v13 = strcmp(o->version, "1.3") == 0;
-    tls->ctx = wolfSSL_CTX_new(v13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method());
-    if (tls->ctx == NULL)
-        return fail(tls, "context", why, why_cap);
-    if (wolfSSL_CTX_load_verify_locations(tls->ctx, o->ca_file, NULL) != WOLFSSL_SUCCESS)
-        return fail(tls, o->ca_file, why, why_cap);
-    wolfSSL_CTX_set_verify(tls->ctx, WOLFSSL_VERIFY_PEER, keep_chain);
-    if (o->n_suites > 0) {
-        uint8_t list[128];
-        size_t n = o->n_suites < 64 ? o->n_suites : 64;
-        for (size_t i = 0; i < n; i++) {
-            list[2 * i] = (uint8_t)(o->suites[i] >> 8);
-            list[2 * i + 1] = (uint8_t)o->suites[i];
-        }
-        if (wolfSSL_CTX_set_cipher_list_bytes(tls->ctx, list, (int)(2 * n)) != WOLFSSL_SUCCESS) {
-            snprintf(why, why_cap, "wolfssl %s supports none of the requested suites",
-                     LIBWOLFSSL_VERSION_STRING);
-            tls_close(tls);
-            return NULL;
-        }
-    }
-    if (o->client_cert != NULL) {
-        if (wolfSSL_CTX_use_certificate_chain_file(tls->ctx, o->client_cert) != WOLFSSL_SUCCESS)
-            return fail(tls, o->client_cert, why, why_cap);
-        if (wolfSSL_CTX_use_PrivateKey_file(tls->ctx, o->client_key, WOLFSSL_FILETYPE_PEM) !=
-            WOLFSSL_SUCCESS)
-            return fail(tls, o->client_key, why, why_cap);
-    }
-    wolfSSL_CTX_SetIORecv(tls->ctx, recv_cb);
-    wolfSSL_CTX_SetIOSend(tls->ctx, send_cb);
-    tls->ssl = wolfSSL_new(tls->ctx);
-    if (tls->ssl == NULL)
-        return fail(tls, "session", why, why_cap);
-    wolfSSL_SetIOReadCtx(tls->ssl, tls);
-    wolfSSL_SetIOWriteCtx(tls->ssl, tls);
-    wolfSSL_SetCertCbCtx(tls->ssl, tls);
-    /* TLS 1.3: the groups in order (the first gets the key share); TLS 1.2: the
-     * supported_groups extension (wolfSSL_set_groups refuses a 1.2 connection). */
-    bool ok = true;
-    int groups[4];
-    size_t n = o->n_groups < 4 ? o->n_groups : 4;
-    for (size_t i = 0; i < n; i++) {
-        groups[i] = o->groups[i];
-        ok = ok && (v13 || wolfSSL_UseSupportedCurve(tls->ssl, o->groups[i]) == WOLFSSL_SUCCESS);
-    }
-    if (!ok || (v13 && n > 0 && wolfSSL_set_groups(tls->ssl, groups, (int)n) != WOLFSSL_SUCCESS)) {
-        snprintf(why, why_cap, "wolfssl %s cannot offer the requested group(s)",
-                 LIBWOLFSSL_VERSION_STRING);
+    tls->io.fd = fd;
+    tls->io.transcript = t;
+    if ((tls->ctx = wolfssl_client_context(o, why, why_cap)) == NULL ||
+        (tls->ssl = wolfssl_client_new(tls->ctx, &tls->io, o, why, why_cap)) == NULL) {
         tls_close(tls);
         return NULL;
     }
-    if (wolfSSL_check_domain_name(tls->ssl, o->server_name) != WOLFSSL_SUCCESS)
-        return fail(tls, "server name", why, why_cap);
 #ifdef HAVE_SECRET_CALLBACK
     if (o->key_log) {
         if ((tls->key_log = calloc(1, KEY_LOG_CAP)) == NULL ||
@@ -252,25 +140,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
 
 void tls_describe(struct tls *tls, struct tls_result *out)
 {
-    memset(out, 0, sizeof *out);
-    const char *version = wolfSSL_get_version(tls->ssl); /* "TLSv1.2", "TLSv1.3" */
-    snprintf(out->version, sizeof out->version, "%s", version + (version[0] == 'T' ? 4 : 0));
-    out->suite = (uint16_t)wolfSSL_get_current_cipher_suite(tls->ssl);
-    const char *name = wolfSSL_get_cipher_name(tls->ssl);
-    snprintf(out->suite_name, sizeof out->suite_name, "%s", name ? name : "");
-#ifdef OPENSSL_EXTRA
-    WOLFSSL_CIPHER *cipher = wolfSSL_get_current_cipher(tls->ssl);
-    out->cipher_bits = cipher ? wolfSSL_CIPHER_get_bits(cipher, NULL) : 0;
-#else
-    out->cipher_bits = 0; /* no OpenSSL layer: the runner reads the suite's (stacks.suite_bits) */
-#endif
-    out->resumed = wolfSSL_session_reused(tls->ssl) == 1;
-    out->chain = tls->chain; /* handed over: the caller frees them */
-    out->chain_len = tls->chain_len;
-    out->chain_count = tls->chain_count;
-    tls->chain = NULL;
-    tls->chain_len = NULL;
-    tls->chain_count = 0;
+    wolfssl_client_describe(tls->ssl, &tls->io, out);
 }
 
 ssize_t tls_send(struct tls *tls, const void *data, size_t len)
@@ -309,9 +179,6 @@ void tls_close(struct tls *tls)
         explicit_bzero(tls->key_log, KEY_LOG_CAP);
         free(tls->key_log);
     }
-    for (size_t i = 0; i < tls->chain_count; i++)
-        free(tls->chain[i]);
-    free(tls->chain);
-    free(tls->chain_len);
+    wolfssl_io_free(&tls->io);
     iotsb_tls_free(tls);
 }
