@@ -22,18 +22,22 @@ from tests.conftest import query
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def test_a_storm_resumes_every_session_with_resumption_and_none_without(
-    mosquitto: str, tmp_path: Path
-) -> None:
-    out = tmp_path / "storm"
+def _storm(out: Path, configs: str, stacks: str, devices: int) -> Path:
+    """A run of ``devices`` for 4 s at 2 Hz whose links are all cut at 2 s; its results."""
     result = subprocess.run(
-        [sys.executable, "-m", "iotsecbench", "run", "--configs", "tls1.2,tls1.2/resume",
-         "--stack", "openssl,mbedtls", "--devices", "8", "--duration", "4", "--rate", "2",
-         "--storm-at", "2", "--reps", "1", "--seed", "3", "--out", str(out), "--quiet",
-         "--no-report"],
+        [sys.executable, "-m", "iotsecbench", "run", "--configs", configs, "--stack", stacks,
+         "--devices", str(devices), "--duration", "4", "--rate", "2", "--storm-at", "2",
+         "--reps", "1", "--seed", "3", "--out", str(out), "--quiet", "--no-report"],
         capture_output=True, text=True, check=False, timeout=240,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_a_storm_resumes_every_session_with_resumption_and_none_without(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    out = _storm(tmp_path / "storm", "tls1.2,tls1.2/resume", "openssl,mbedtls", devices=8)
     runs = query(
         out,
         "select run_id, configuration, stack, status, messages_sent, messages_delivered, "
@@ -86,15 +90,7 @@ def test_a_wolfssl_fleet_resumes_tls13_sessions_in_a_storm(mosquitto: str, tmp_p
     """The third stack: Debian's wolfSSL in the fleet agent, TLS 1.3 (its tickets arrive after
     the handshake; its Certificate message is encrypted, so the chain comes from the
     verification callback, and the transcript check against the profile needs it)."""
-    out = tmp_path / "wolfssl"
-    result = subprocess.run(
-        [sys.executable, "-m", "iotsecbench", "run", "--configs", "tls1.3,tls1.3/resume",
-         "--stack", "wolfssl", "--devices", "4", "--duration", "4", "--rate", "2",
-         "--storm-at", "2", "--reps", "1", "--seed", "3", "--out", str(out), "--quiet",
-         "--no-report"],
-        capture_output=True, text=True, check=False, timeout=240,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    out = _storm(tmp_path / "wolfssl", "tls1.3,tls1.3/resume", "wolfssl", devices=4)
     runs = query(
         out,
         "select run_id, configuration, status, messages_sent, messages_delivered, fleet_size, "

@@ -47,13 +47,9 @@ struct fleet_tls *fleet_tls_new(struct fleet_tls_context *c, int fd, void *sessi
     }
     tls->io.fd = fd;
     tls->io.transcript = t;
-    if ((tls->ssl = wolfssl_client_new(c->ctx, &tls->io, &c->options, why, why_cap)) == NULL) {
+    tls->ssl = wolfssl_client_new(c->ctx, &tls->io, &c->options, session, why, why_cap);
+    if (tls->ssl == NULL) {
         free(tls);
-        return NULL;
-    }
-    if (session != NULL && wolfSSL_set_session(tls->ssl, session) != WOLFSSL_SUCCESS) {
-        wolfssl_client_why(tls->ssl, 0, "offering the session", why, why_cap);
-        fleet_tls_free(tls, false);
         return NULL;
     }
     if (t != NULL)

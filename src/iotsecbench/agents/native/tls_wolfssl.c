@@ -115,7 +115,8 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     tls->io.fd = fd;
     tls->io.transcript = t;
     if ((tls->ctx = wolfssl_client_context(o, why, why_cap)) == NULL ||
-        (tls->ssl = wolfssl_client_new(tls->ctx, &tls->io, o, why, why_cap)) == NULL) {
+        (tls->ssl = wolfssl_client_new(tls->ctx, &tls->io, o, (WOLFSSL_SESSION *)offer, why,
+                                       why_cap)) == NULL) {
         tls_close(tls);
         return NULL;
     }
@@ -127,9 +128,6 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
             return fail(tls, "secret callbacks", why, why_cap);
     }
 #endif
-    if (offer != NULL &&
-        wolfSSL_set_session(tls->ssl, (WOLFSSL_SESSION *)offer) != WOLFSSL_SUCCESS)
-        return fail(tls, "offering the session", why, why_cap);
     t->recording = true;
     int code = wolfSSL_connect(tls->ssl);
     t->recording = false;

@@ -120,7 +120,7 @@ fail:
 }
 
 WOLFSSL *wolfssl_client_new(WOLFSSL_CTX *ctx, struct wolfssl_io *io, const struct tls_options *o,
-                            char *why, size_t why_cap)
+                            WOLFSSL_SESSION *session, char *why, size_t why_cap)
 {
     WOLFSSL *ssl = wolfSSL_new(ctx);
     if (ssl == NULL) {
@@ -145,8 +145,13 @@ WOLFSSL *wolfssl_client_new(WOLFSSL_CTX *ctx, struct wolfssl_io *io, const struc
         wolfSSL_free(ssl);
         return NULL;
     }
-    if (wolfSSL_check_domain_name(ssl, o->server_name) != WOLFSSL_SUCCESS) {
-        wolfssl_client_why(ssl, 0, "server name", why, why_cap);
+    const char *failed = NULL;
+    if (wolfSSL_check_domain_name(ssl, o->server_name) != WOLFSSL_SUCCESS)
+        failed = "server name";
+    else if (session != NULL && wolfSSL_set_session(ssl, session) != WOLFSSL_SUCCESS)
+        failed = "offering the session";
+    if (failed != NULL) {
+        wolfssl_client_why(ssl, 0, failed, why, why_cap);
         wolfSSL_free(ssl);
         return NULL;
     }

@@ -23,9 +23,10 @@ struct wolfssl_io {
 /* A client context for the options (TLS 1.2 or 1.3, the CA and the chain's copy, the suites,
  * the client certificate when mutual, our I/O callbacks): NULL with why set on failure. */
 WOLFSSL_CTX *wolfssl_client_context(const struct tls_options *o, char *why, size_t why_cap);
-/* A connection of ctx over io: the groups in order, the server name checked. NULL with why. */
+/* A connection of ctx over io: the groups in order, the server name checked, session offered
+ * (NULL: none). NULL with why set on failure. */
 WOLFSSL *wolfssl_client_new(WOLFSSL_CTX *ctx, struct wolfssl_io *io, const struct tls_options *o,
-                            char *why, size_t why_cap);
+                            WOLFSSL_SESSION *session, char *why, size_t why_cap);
 /* "wolfssl: <what>: <wolfSSL's text> (code)" in why; ssl may be NULL. */
 void wolfssl_client_why(WOLFSSL *ssl, int result, const char *what, char *why, size_t cap);
 /* Version, suite, bits, resumed; io's chain handed over to out (the caller frees it). */
