@@ -2,16 +2,17 @@
 mqtt-benchmark (Go) on a mosquitto of the same build and configuration on this machine.
 
     .venv/bin/python benchmarks/bench_fleet_agent.py scale [--plain 10000] [--tls 2000]
-        [--duration 60] [--ramp 500] [--out DIR]
+        [--stack openssl] [--duration 60] [--ramp 500] [--out DIR]
     .venv/bin/python benchmarks/bench_fleet_agent.py anchor --mqtt-benchmark PATH
         [--clients 1000] [--messages 20] [--out DIR]
 
-``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices at
-1 msg/s for ``--duration`` s, ``--ramp`` connects per second, through ``iotsecbench run`` (the
-fleet agent, one process per core). Per fleet it prints whether every message was accounted
-for, the connect rate, set-up and latency percentiles, the broker's CPU and memory, the lab's
-CPU per device (the fleet processes' CPU over the run, per device: what simulating one device
-at 1 msg/s costs this machine) and the time and disk the run's storage took.
+``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices (on
+``--stack``; 0 devices: no such fleet) at 1 msg/s for ``--duration`` s, ``--ramp`` connects
+per second, through ``iotsecbench run`` (the fleet agent, one process per core). Per fleet
+it prints whether every message was accounted for, the connect rate, set-up and latency
+percentiles, the broker's CPU and memory, the lab's CPU per device (the fleet processes' CPU
+over the run, per device: what simulating one device at 1 msg/s costs this machine) and the
+time and disk the run's storage took.
 
 ``anchor`` compares, for ``--clients`` clients, plain and TLS 1.2, QoS 1, 256 B:
 
@@ -101,10 +102,12 @@ def lab_cpu(run_dir: Path) -> tuple[float, float]:
 
 def scale(args: argparse.Namespace) -> None:
     for configuration, devices in (("plain", args.plain), ("tls1.2", args.tls)):
-        out = args.out / f"scale-{configuration}-{devices}"
+        if devices == 0:
+            continue
+        out = args.out / f"scale-{configuration}-{args.stack}-{devices}"
         result, wall_s = iotsecbench_run(
-            out, "--configs", configuration, "--devices", str(devices), "--rate", "1",
-            "--duration", str(args.duration), "--ramp", str(args.ramp),
+            out, "--configs", configuration, "--stack", args.stack, "--devices", str(devices),
+            "--rate", "1", "--duration", str(args.duration), "--ramp", str(args.ramp),
         )  # fmt: skip
         run_dir = out / result["run_dir"]
         cpu_s, span_s = lab_cpu(run_dir)
@@ -112,7 +115,8 @@ def scale(args: argparse.Namespace) -> None:
         database = (out / "results.duckdb").stat().st_size
         record = (run_dir / "record.json").stat().st_size
         print(
-            f"{configuration} x {devices}: {result['status']} {result['error'] or ''}\n"
+            f"{configuration} x {devices} ({args.stack}): {result['status']} "
+            f"{result['error'] or ''}\n"
             f"  messages sent {result['messages_sent']}, delivered "
             f"{result['messages_delivered']}, lost {result['messages_lost']}\n"
             f"  connects {result['connect_rate_hz']:.1f}/s, set-up p50/p99 "
@@ -220,6 +224,7 @@ def main() -> None:
     scaling = commands.add_parser("scale")
     scaling.add_argument("--plain", type=int, default=10_000)
     scaling.add_argument("--tls", type=int, default=2_000)
+    scaling.add_argument("--stack", default="openssl")
     scaling.add_argument("--duration", type=float, default=60)
     scaling.add_argument("--ramp", type=float, default=500)
     anchoring = commands.add_parser("anchor")
