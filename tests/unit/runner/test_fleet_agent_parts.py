@@ -10,6 +10,8 @@ from iotsecbench.agents.native import fleet
 from iotsecbench.errors import SpecError
 from iotsecbench.lab import limits
 from iotsecbench.runner.experiment import validate
+from iotsecbench.runner.fleet_agent import drives
+from iotsecbench.spec.matrix import expand
 from iotsecbench.spec.models import ExperimentSpec
 
 
@@ -78,3 +80,13 @@ def test_a_storm_needs_the_fleet_agent() -> None:
         ExperimentSpec(devices=3).config_hash()
         == ExperimentSpec(devices=3, fleet_agent="auto", storm_at_s=None).config_hash()
     )
+
+
+def test_a_fleet_of_virtual_devices_is_never_the_fleet_agents() -> None:
+    """--devices N --target: each emitter is a firmware under its own QEMU (main's 35b.3),
+    even on a stack the fleet agent is built for."""
+    spec = ExperimentSpec(configurations=["tls1.2"], target="rv32imc", devices=2)
+    assert spec.stack == ["mbedtls"]
+    assert not any(drives(cell, spec, keylog=False) for cell in expand(spec))
+    host = spec.model_copy(update={"target": None})
+    assert all(drives(cell, host, keylog=False) for cell in expand(host))
