@@ -37,6 +37,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = _shared_fixture_group(item)
             if group is not None and item.get_closest_marker("xdist_group") is None:
                 item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(config, "workerinput"):  # an xdist worker: its order is the schedule's
+        items[:] = _longest_modules_first(items)
+
+
+def _longest_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` with the modules that hold a slow lab test first, then those that start a
+    process, then the pure ones; each module's tests stay together and in order (a module
+    fixture is made once). xdist hands out its groups (largest first) and then single tests
+    in this order, so the long lab tests start while every worker is still busy and the
+    ~4000 short pure tests fill the end, instead of a three-minute browser test starting
+    last and running alone (longest processing time first)."""
+    weight: dict[str, int] = {}
+    for item in items:
+        marks = {m.name for m in item.iter_markers()}
+        rank = 0 if {"slow", "integration"} <= marks else 1 if "integration" in marks else 2
+        module = item.nodeid.split("::")[0]
+        weight[module] = min(weight.get(module, 2), rank)
+    return sorted(items, key=lambda item: weight[item.nodeid.split("::")[0]])
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:

@@ -25,6 +25,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = REPO / "test-artifacts"
 
 pytestmark = pytest.mark.integration
+# The runs are real lab runs, each its own interpreter (run_cli); the commands on what they
+# stored (report, attach) fork from the worker's CLI server (run_cli_forked,
+# tests/cli_server.py): the same answers, without importing pandas and matplotlib again.
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +215,7 @@ def attach_a_meter_to_a_real_run(browser, out: Path, tmp_path: Path) -> None:
     20 % higher, noisy; D0 toggled at the first handshake and the last publish): placed to
     one meter sample, each handshake phase within 1 % and the meter's noise, shown in the
     report."""
-    from tests.conftest import query, run_cli
+    from tests.conftest import query, run_cli_forked
     from tests.meter_traces import (
         METER_HZ,
         OFFSET_S,
@@ -225,7 +228,9 @@ def attach_a_meter_to_a_real_run(browser, out: Path, tmp_path: Path) -> None:
     (run_id,) = query(out, "select run_id from runs where configuration = 'tls1.2' limit 1")[0]
     facts = run_facts(out, run_id)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
-    result = run_cli("attach", str(out / "runs" / run_id), str(trace), "--voltage", "3.3")
+    result = run_cli_forked(
+        "attach", str(out / "runs" / run_id), str(trace), "--voltage", "3.3", timeout=300
+    )
     assert result.returncode == 0, result.stderr
     ((offset,),) = query(out, "select offset_s from meter_traces")
     assert abs(offset - OFFSET_S) <= 1 / METER_HZ
@@ -235,7 +240,7 @@ def attach_a_meter_to_a_real_run(browser, out: Path, tmp_path: Path) -> None:
         truth = expected_charge_uc(facts, start, end)
         tolerance = 0.01 * truth + charge_tolerance_uc(start, end)
         assert stored[phase] == pytest.approx(truth, abs=tolerance), phase
-    assert run_cli("report", str(out)).returncode == 0
+    assert run_cli_forked("report", str(out), timeout=300).returncode == 0
     seen = check_page(browser, out / "report" / "report.html", ARTIFACTS / "report-meter.png", 1280)
     assert seen["errors"] == [] and seen["scroll_width"] == 1280
     assert any("Measured with ppk2" in f["label"] for f in seen["figures"])
@@ -250,7 +255,7 @@ def test_two_real_experiments_side_by_side(
     golden experiment publishes at 5 Hz) is refused in one line unless allowed."""
     from importlib import resources
 
-    from tests.conftest import run_cli
+    from tests.conftest import run_cli, run_cli_forked
 
     profile = resources.files("iotsecbench.energy.profiles").joinpath("esp32-wroom-32.toml")
     text = profile.read_text(encoding="utf-8")
@@ -266,7 +271,7 @@ def test_two_real_experiments_side_by_side(
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
     a, b = tmp_path / "esp32", tmp_path / "idle-20ma"
-    result = run_cli("report", str(a), str(b))
+    result = run_cli_forked("report", str(a), str(b), timeout=300)
     assert result.returncode == 0, result.stderr
     out = a / "compared-with-idle-20ma"
     document = json.loads((out / "comparison.json").read_text())
@@ -290,11 +295,12 @@ def test_two_real_experiments_side_by_side(
     shown, expected, hidden, gone = hover_and_toggle(browser, html)
     assert shown == expected and hidden and gone
 
-    refused = run_cli("report", str(a), str(golden_results))
+    refused = run_cli_forked("report", str(a), str(golden_results), timeout=300)
     assert refused.returncode == 2
     assert "rate 5 Hz against 10 Hz" in refused.stderr and len(refused.stderr.splitlines()) == 1
-    allowed = run_cli(
-        "report", str(a), str(golden_results), "--allow-different", "rate", "--format", "csv"
-    )
+    allowed = run_cli_forked(
+        "report", str(a), str(golden_results), "--allow-different", "rate", "--format", "csv",
+        timeout=300,
+    )  # fmt: skip
     assert allowed.returncode == 0, allowed.stderr
     assert (a / "compared-with-golden" / "tables" / "side-by-side.csv").exists()

@@ -77,7 +77,12 @@ def test_simulated_run_stores_every_table_and_prints_the_summary(cli, tmp_path: 
     assert spec["duration_s"] == 3.0
 
 
-def test_resume_keeps_completed_runs_and_refuses_a_changed_spec(cli, tmp_path: Path) -> None:
+def test_resume_keeps_completed_runs_and_refuses_a_changed_spec(tmp_path: Path) -> None:
+    # Five runs on one directory (three with their report): each a fork of the pre-imported
+    # CLI (tests/cli_server.py), not a fresh interpreter importing pandas and matplotlib.
+    def cli(*args: str):  # -> tests.conftest.CliResult
+        return run_cli_forked(*args, timeout=300)
+
     out = tmp_path / "sim"
     args = ["run", "--simulate", "--duration", "2", "--reps", "1", "--out", str(out), "--quiet"]
     assert cli(*args).returncode == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import query, run_cli
+from tests.conftest import query, run_cli, run_cli_forked
 from tests.meter_traces import (
     METER_HZ,
     OFFSET_S,
@@ -25,6 +25,14 @@ from tests.meter_traces import (
 
 # The run and attach go through the CLI, each in its own process (tests/lanes.py).
 pytestmark = pytest.mark.integration
+
+
+def forked_cli(*args: str):  # -> tests.conftest.CliResult
+    """The commands on the stored run (attach, analyze, report, calibrate, db), forked from the
+    worker's CLI server (tests/cli_server.py): some twenty calls here, each of which would
+    otherwise import pandas, scipy and matplotlib again (~2.5 s of CPU a call)."""
+    return run_cli_forked(*args, timeout=300)
+
 
 RUN = "tls1.2_256B_10Hz_q1_r1"
 
@@ -50,7 +58,7 @@ def test_sync_places_the_run_to_one_sample_and_recovers_each_phase(
 ) -> None:
     facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
-    result = run_cli("attach", str(results / "runs" / RUN), str(trace), "--voltage", "3.3")
+    result = forked_cli("attach", str(results / "runs" / RUN), str(trace), "--voltage", "3.3")
     assert result.returncode == 0, result.stderr
     assert "by the sync channel" in result.stdout
     ((method, offset, ratio, voltage, source),) = query(
@@ -88,7 +96,7 @@ def test_sync_places_the_run_to_one_sample_and_recovers_each_phase(
 def test_correlation_places_the_run_within_50_ms(results: Path, tmp_path: Path) -> None:
     facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts, offset_s=2.73)
-    result = run_cli("attach", str(results), str(trace), "--run", RUN, "--correlate")
+    result = forked_cli("attach", str(results), str(trace), "--run", RUN, "--correlate")
     assert result.returncode == 0, result.stderr
     columns = "select method, offset_s, correlation from meter_traces"
     ((method, offset, r),) = query(results, columns)
@@ -103,11 +111,11 @@ def test_an_unrelated_or_short_trace_is_refused_and_nothing_is_stored(
     record = results / "runs" / RUN / "record.json"
     before = record.read_bytes()
     unrelated = write_ppk2(tmp_path / "other.csv", facts, unrelated=True)
-    refused = run_cli("attach", str(results / "runs" / RUN), str(unrelated), "--correlate")
+    refused = forked_cli("attach", str(results / "runs" / RUN), str(unrelated), "--correlate")
     assert refused.returncode == 4, refused.stderr
     assert "does not look like this run" in refused.stderr
     short = write_ppk2(tmp_path / "short.csv", facts, tail_s=-4.0)
-    refused = run_cli("attach", str(results / "runs" / RUN), str(short), "--offset", "3.25")
+    refused = forked_cli("attach", str(results / "runs" / RUN), str(short), "--offset", "3.25")
     assert refused.returncode == 4, refused.stderr
     assert "shorter than the run" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
@@ -119,20 +127,20 @@ def test_attaching_again_replaces_and_rebuild_keeps_it(results: Path, tmp_path: 
     facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
     for _ in range(2):
-        assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
+        assert forked_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
     counted = "select (select count(*) from meter_traces), (select count(*) from meter_samples)"
     (attached,) = query(results, counted)
     assert attached[0] == 1
     document = json.loads((results / "runs" / RUN / "record.json").read_text())
     assert document["tables"]["meter_traces"]["sha256"] == [query(
         results, "select sha256 from meter_traces")[0][0]]  # fmt: skip
-    assert run_cli("db", "rebuild", str(results)).returncode == 0
+    assert forked_cli("db", "rebuild", str(results)).returncode == 0
     assert query(results, counted) == [attached]
 
 
 def test_which_run_must_be_said(results: Path, tmp_path: Path) -> None:
     trace = write_ppk2(tmp_path / "ppk2.csv", run_facts(results, RUN))
-    refused = run_cli("attach", str(results), str(trace))
+    refused = forked_cli("attach", str(results), str(trace))
     assert refused.returncode == 2
     assert "2 completed runs: name one with --run" in refused.stderr
 
@@ -142,12 +150,12 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
     1.2 × 32 mA (the rest of the model is a few percent of the current here)."""
     facts = run_facts(results, RUN)
     trace = write_ppk2(tmp_path / "ppk2.csv", facts)
-    assert run_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
+    assert forked_cli("attach", str(results / "runs" / RUN), str(trace)).returncode == 0
     other = "plain_256B_10Hz_q1_r1"
     other_trace = write_ppk2(tmp_path / "plain.csv", run_facts(results, other), seed=5)
-    assert run_cli("attach", str(results / "runs" / other), str(other_trace)).returncode == 0
+    assert forked_cli("attach", str(results / "runs" / other), str(other_trace)).returncode == 0
     out = tmp_path / "calibrated.toml"
-    result = run_cli(
+    result = forked_cli(
         "calibrate", str(results / "runs" / RUN), "--out", str(out),
         "--fit", "idle_associated_current", "--check", str(results / "runs" / other),
     )  # fmt: skip
@@ -164,11 +172,11 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
         in idle.source
     )
     # A run without a trace cannot be calibrated against.
-    refused = run_cli("calibrate", str(tmp_path), "--out", str(out))
+    refused = forked_cli("calibrate", str(tmp_path), "--out", str(out))
     assert refused.returncode == 2
     # An output under a file is refused before anything is fitted (exit 2), in one line (a
     # read-only one is the environment's, exit 3: tests/integration/test_cli_matrix.py).
-    misplaced = run_cli(
+    misplaced = forked_cli(
         "calibrate", str(results / "runs" / RUN), "--out", str(trace / "calibrated.toml"),
         "--fit", "idle_associated_current",
     )  # fmt: skip
@@ -178,15 +186,15 @@ def test_calibrate_recovers_the_idle_current_the_meter_saw(results: Path, tmp_pa
 
 
 def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path: Path) -> None:
-    nothing = run_cli("analyze", str(results), "--current", "measured")
+    nothing = forked_cli("analyze", str(results), "--current", "measured")
     assert nothing.returncode == 2 and "attach" in nothing.stderr  # as `report` says it
-    no_trace = run_cli("report", str(results), "--current", "measured")
+    no_trace = forked_cli("report", str(results), "--current", "measured")
     assert no_trace.returncode == 2 and "attach" in no_trace.stderr
     assert not (results / "report-measured").exists()
     for run_id in (RUN, "plain_256B_10Hz_q1_r1"):
         trace = write_ppk2(tmp_path / f"{run_id}.csv", run_facts(results, run_id))
-        assert run_cli("attach", str(results / "runs" / run_id), str(trace)).returncode == 0
-    analysed = run_cli("analyze", str(results), "--current", "measured", "--block-length", "3")
+        assert forked_cli("attach", str(results / "runs" / run_id), str(trace)).returncode == 0
+    analysed = forked_cli("analyze", str(results), "--current", "measured", "--block-length", "3")
     assert analysed.returncode == 0, analysed.stderr
     assert "device current measured" in analysed.stdout
     document = json.loads((results / "analysis-measured.json").read_text())
@@ -201,8 +209,8 @@ def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path
     assert comparison["mean_a" if comparison["a"] == "plain" else "mean_b"] == pytest.approx(
         SCALE * modelled, rel=0.02
     )
-    assert run_cli("analyze", str(results), "--block-length", "3").returncode == 0
-    assert run_cli("report", str(results)).returncode == 0
+    assert forked_cli("analyze", str(results), "--block-length", "3").returncode == 0
+    assert forked_cli("report", str(results)).returncode == 0
     page = (results / "report" / "report.html").read_text()
     assert "Measured against modelled current" in page
     assert "Measured current: differences of means" in page
@@ -219,7 +227,7 @@ def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path
 
     # The whole report on the measured current: every current figure and finding says so,
     # and the finding's numbers are the meter's (the model's × SCALE), not the model's.
-    built = run_cli("report", str(results), "--current", "measured", "--format", "html,csv")
+    built = forked_cli("report", str(results), "--current", "measured", "--format", "html,csv")
     assert built.returncode == 0, built.stderr
     measured_report = results / "report-measured"
     findings = json.loads((measured_report / "findings.json").read_text())
@@ -236,4 +244,4 @@ def test_statistics_and_report_take_the_measured_current(results: Path, tmp_path
     inference = (measured_report / "tables" / "inference.csv").read_text()
     assert "current measured with ppk2 (mA)" in inference
     assert (results / "report" / "report.html").exists()  # the modelled report stays
-    assert run_cli("report", str(results), str(results), "--current", "measured").returncode == 2
+    assert forked_cli("report", str(results), str(results), "--current", "measured").returncode == 2
