@@ -80,3 +80,32 @@ def test_a_test_that_swallows_the_refusal_fails_all_the_same(pytester: pytest.Py
     result = pytester.runpytest_inprocess("-p", "tests.lanes")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*test_degrades_quietly started a process*mark it integration*"])
+
+
+def test_workers_take_the_modules_with_slow_lab_tests_first() -> None:
+    """The full lane's order (tests/conftest.py): modules holding a slow lab test, then those
+    that start a process, then the pure ones; a module's tests stay together, in order."""
+    from types import SimpleNamespace
+
+    from tests.conftest import _longest_modules_first
+
+    def item(nodeid: str, *marks: str) -> SimpleNamespace:
+        markers = [SimpleNamespace(name=mark) for mark in marks]
+        return SimpleNamespace(nodeid=nodeid, iter_markers=lambda: iter(markers))
+
+    items = [
+        item("tests/unit/test_pure.py::a"),
+        item("tests/unit/test_cli.py::refused", "integration"),
+        item("tests/unit/test_cli.py::resumed", "integration", "slow"),
+        item("tests/unit/test_cli.py::parsed"),
+        item("tests/unit/test_slow_pure.py::b", "slow"),
+        item("tests/integration/test_lab.py::c", "integration"),
+    ]
+    assert [i.nodeid for i in _longest_modules_first(items)] == [
+        "tests/unit/test_cli.py::refused",
+        "tests/unit/test_cli.py::resumed",
+        "tests/unit/test_cli.py::parsed",
+        "tests/integration/test_lab.py::c",
+        "tests/unit/test_pure.py::a",
+        "tests/unit/test_slow_pure.py::b",
+    ]
