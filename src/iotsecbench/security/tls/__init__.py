@@ -32,7 +32,12 @@ from iotsecbench.security.tls.observe import (
     set_trace_marker,
 )
 from iotsecbench.security.tls.openssl import OpenSslContextControl, openssl_control
-from iotsecbench.security.tls.operations import handshake_operations, record_operations
+from iotsecbench.security.tls.operations import (
+    expected_handshake_operations,
+    expected_negotiation,
+    handshake_operations,
+    record_operations,
+)
 from iotsecbench.security.tls.profile import (
     CERTIFICATE_BITS,
     CERTIFICATE_TYPES,
@@ -79,6 +84,8 @@ __all__ = [
     "client_context",
     "client_groups",
     "expand_tls12_ciphers",
+    "expected_handshake_operations",
+    "expected_negotiation",
     "handshake_operations",
     "key_type_of_der",
     "mosquitto_listener_lines",

@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 from iotsecbench.security.tls.observe import NegotiatedTls
-from iotsecbench.security.tls.profile import CERTIFICATE_TYPES
+from iotsecbench.security.tls.profile import (
+    CERTIFICATE_TYPES,
+    TLS12_DHE_GROUP,
+    TlsProfile,
+    expand_tls12_ciphers,
+)
 
 # Client-side key-exchange operations per group, in the energy vocabulary where it has names.
 _GROUP_OPERATIONS = {
@@ -107,3 +112,42 @@ def record_operations(negotiated: NegotiatedTls, record_bytes: int) -> list[tupl
     if "CBC" in cipher or ("AES" in cipher and "SHA" in cipher and "CCM" not in cipher):
         return [("aes-cbc", record_bytes), ("hmac-sha256", record_bytes)]
     return [(f"{negotiated.cipher.lower()}-record", record_bytes)]
+
+
+def expected_negotiation(profile: TlsProfile) -> NegotiatedTls:
+    """What a connection of ``profile`` negotiates against the lab's broker, as far as the
+    priced operations depend on it (``handshake_operations``): the group (the profile's, or
+    X25519 — OpenSSL's first preference — for an ECDHE exchange left open; the RFC 3526
+    group matching the certificate for TLS 1.2 DHE; none for static RSA key transport), a
+    server signature unless the key is transported, the chain the lab's server sends, the
+    client's certificate when mutual, a resumed session when the profile resumes. For
+    ``predict handshake``: the operations without a connection; a measured handshake reads
+    them from the wire instead (``negotiated``)."""
+    group = profile.group
+    signed = True
+    if profile.version == "1.2" and group is None and profile.ciphers is not None:
+        exchanges = {suite["kea"] for suite in expand_tls12_ciphers(profile.ciphers)}
+        if exchanges == {"kx-rsa"}:
+            signed = False  # static RSA key transport: no group, no server signature
+        elif "kx-ecdhe" not in exchanges and "kx-dhe" in exchanges:
+            group = TLS12_DHE_GROUP.get(profile.certificate)
+    if signed and group is None:
+        group = "x25519"
+    return NegotiatedTls(
+        version=profile.version,
+        cipher=profile.ciphers.split(":")[0] if profile.ciphers else "",
+        cipher_bits=128,
+        group=group if signed else None,
+        signature_algorithm=profile.certificate if signed else None,
+        resumed=profile.resumption,
+        client_certificate_sent=profile.mutual,
+        certificate=profile.certificate,
+        server_certificates_sent=None if profile.resumption else profile.chain_length + 1,
+    )
+
+
+def expected_handshake_operations(profile: TlsProfile) -> list[tuple[str, int]]:
+    """The client's priced operations of a ``profile`` handshake, from the profile alone:
+    ``handshake_operations`` of its ``expected_negotiation`` (hashing, HKDF and the record
+    layer are not among them; the device model's ``handshake_overhead`` stands for them)."""
+    return handshake_operations(expected_negotiation(profile), profile.certificate)
