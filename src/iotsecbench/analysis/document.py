@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from iotsecbench.analysis.results import Comparison, build_record
+from iotsecbench.analysis.model_range import ModelSection, ModelValue
+from iotsecbench.analysis.results import Comparison, build_record, nested_interval
 from iotsecbench.errors import DataError
 from iotsecbench.files import read_json
 
@@ -23,7 +24,12 @@ FORMAT_NAME = "iotsecbench-analysis"
 # analysis.json version history:
 #   version 1: first layout (comparisons, series, pareto, hypotheses, warnings, descriptive,
 #              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
-FORMAT_VERSION = 1
+#   version 2: the device model's ranges: "model" (method, draws, level, notes, values: each
+#              modelled value's model_range) and, on comparisons of a modelled metric,
+#              "model_range" (nested interval) and "model_share"; version 1 reads as having
+#              none.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 # The document's file in a results directory, per device current analysed (``analyze
 # --current``): the modelled one, or the measured one of attached power-meter traces.
 FILENAMES = {"modelled": "analysis.json", "measured": "analysis-measured.json"}
@@ -98,6 +104,16 @@ class AnalysisDocument:
     sensitivity: Sequence[SensitivityRow]
     notes: Sequence[str]
     inputs: Mapping[str, Any] = field(default_factory=dict)  # analyze --csv: the files read
+    model: ModelSection | None = None  # the device model's ranges (version 2)
+
+    def model_value(self, configuration: str, device: str, metric: str) -> ModelValue | None:
+        """The model's range of one configuration's modelled value, if the analysis has it."""
+        if self.model is None:
+            return None
+        for value in self.model.values:
+            if (value.configuration, value.device, value.metric) == (configuration, device, metric):
+                return value
+        return None
 
     def comparisons_of(self, metric: str) -> list[Comparison]:
         return [c for c in self.comparisons if c.metric == metric]
@@ -116,7 +132,7 @@ def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocum
     if not isinstance(document, Mapping) or document.get("format") != FORMAT_NAME:
         found = document.get("format") if isinstance(document, Mapping) else None
         raise DataError(f"{where}: not an iotsecbench analysis (format {found!r})")
-    if document.get("version") != FORMAT_VERSION:
+    if document.get("version") not in READABLE_VERSIONS:
         raise DataError(
             f"{where}: analysis version {document.get('version')} is not supported by this "
             f"iotsecbench (expected {FORMAT_VERSION}); re-run `iotsecbench analyze`"
@@ -148,6 +164,26 @@ def parse_analysis(document: Any, where: str = "analysis.json") -> AnalysisDocum
         sensitivity=rows("sensitivity", SensitivityRow),
         notes=list(top.notes),
         inputs=document.get("inputs") or {},
+        model=_model(document.get("model"), f"{where} model"),
+    )
+
+
+def _model(section: Any, where: str) -> ModelSection | None:
+    """The ``model`` section (version 2), or None."""
+    if section is None:
+        return None
+    values = [
+        build_record(
+            ModelValue,
+            record,
+            f"{where} values[{index}]",
+            numbers=("value",),
+            model_range=nested_interval(record, "model_range", f"{where} values[{index}]"),
+        )
+        for index, record in enumerate(section.get("values") or [])
+    ]
+    return build_record(
+        ModelSection, section, where, values=tuple(values), notes=tuple(section.get("notes") or ())
     )
 
 

@@ -45,7 +45,8 @@ from iotsecbench.analysis.describe import (
 )
 from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
-from iotsecbench.analysis.metrics import CHARGE, CURRENT, LATENCY, METRICS
+from iotsecbench.analysis.metrics import CHARGE, CURRENT, ENERGY_PER_BYTE, LATENCY, METRICS
+from iotsecbench.analysis.model_range import MODEL_LEVEL, ModelDraws, ModelSection, model_stage
 from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, ParetoResult, pareto_analysis
 from iotsecbench.analysis.results import Comparison, Record, plain
 from iotsecbench.analysis.sensitivity import RunRegimes, SensitivityResult, energy_sensitivity
@@ -101,6 +102,9 @@ class AnalysisOptions(Record):
     # "repetition" (every configuration of one repetition is a block: run order permuted
     # within it) or "worker" (the machine that measured the runs, runs.worker: Dask sweeps).
     block_on: str = "none"
+    # Draws of the device profile behind the model's ranges (analysis.model_range); the
+    # draws are seeded by `seed`.
+    model_draws: int = 1000
 
     def __post_init__(self) -> None:
         if self.block_on not in BLOCKINGS:
@@ -130,6 +134,10 @@ class AnalysisOptions(Record):
             raise SpecError(
                 f"--require {unknown[0]!r}: not a security property; use "
                 + ", ".join(SECURITY_PROPERTY_NAMES)
+            )
+        if self.model_draws < 100:
+            raise SpecError(
+                f"--model-draws {self.model_draws}: use at least 100 draws (1000 default)"
             )
         if not 0.5 <= self.level < 1.0:
             raise SpecError(f"confidence level {self.level} must lie in [0.5, 1)")
@@ -162,6 +170,9 @@ class AnalysisResult(Record):
     battery: tuple[BatteryProjection, ...]
     warnings: tuple[QualityWarning, ...]
     notes: tuple[str, ...]
+    # The device model's ranges (analysis.model_range); None without the profile's draws
+    # (a measured current, CSV input, a profile that cannot be loaded).
+    model: ModelSection | None = None
 
     def to_dict(self) -> dict[str, Any]:
         body = super().to_dict()
@@ -264,6 +275,7 @@ def analyze(
     latency: pd.DataFrame | None = None,
     properties: Mapping[str, Mapping[str, Any]] | None = None,
     options: AnalysisOptions | None = None,
+    model: ModelDraws | None = None,
 ) -> AnalysisResult:
     """Run the full analysis, one stage after another.
 
@@ -278,6 +290,10 @@ def analyze(
         configuration → security properties (``SecurityProperties.to_dict()``), used by the
         Pareto constraints and the ``security_score`` objective.
     options : AnalysisOptions, optional
+    model : ModelDraws, optional
+        How each run's modelled mean current moves over draws of its device profile: every
+        comparison and value of the modelled current and charge gets the model's range
+        beside the runs' interval (``analysis.model_range``).
 
     Returns
     -------
@@ -297,6 +313,21 @@ def analyze(
         (options.block_on, run_blocks(current, options.block_on)),
     )
     comparisons += energy
+    section = None
+    if model is not None:
+        stage = model_stage(
+            comparisons,
+            {(s.configuration, s.device): s.runs for s in inputs.current},
+            description.energy,
+            description.durations,
+            model,
+            CURRENT,
+            CHARGE,
+            run_blocks(current, options.block_on),
+            METRICS.column(ENERGY_PER_BYTE).key,
+        )
+        comparisons = list(stage.comparisons)
+        section = ModelSection(model.method, model.draws, MODEL_LEVEL, model.notes, stage.values)
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",
         "block bootstraps resample each run separately (no block crosses a run boundary); "
@@ -329,6 +360,7 @@ def analyze(
         battery=tuple(project_battery(active, inputs.baseline, options.battery)),
         warnings=(*description.warnings, *block_warnings, *energy_warnings),
         notes=(*notes, *pareto_notes),
+        model=section,
     )
 
 

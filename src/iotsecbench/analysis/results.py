@@ -181,6 +181,23 @@ def interval_fields(interval: Interval) -> dict[str, Any]:
     }
 
 
+def nested_interval(record: Mapping[str, Any], key: str, where: str) -> Interval | None:
+    """The ``Interval`` written nested under ``key`` (``Interval.to_dict``), or None when the
+    record has none; a malformed one is a ``DataError`` naming ``where``."""
+    nested = record.get(key)
+    if nested is None:
+        return None
+    try:
+        return Interval(
+            _number(nested["low"]),
+            _number(nested["high"]),
+            float(nested["level"]),
+            str(nested["method"]),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise DataError(f"{where}: {key} is not an interval ({error})") from None
+
+
 def interval_from_fields(record: Mapping[str, Any], where: str) -> Interval:
     """The ``Interval`` written as ``interval_fields``; a missing field is a ``DataError``."""
     missing = [name for name in INTERVAL_FIELDS if name not in record]
@@ -222,11 +239,20 @@ class Comparison(Record):
     n_a: int  # observations of a (samples, messages or runs)
     n_b: int
     replicate_histogram: Mapping[str, Any] = field(default_factory=dict)  # counts, edges
+    # A modelled metric's second interval: the central 90 % of the difference over the draws
+    # of the device profile (analysis.model_range), and the share of draws in which a is
+    # above b; None for a measured metric or without the profile's draws.
+    model_range: Interval | None = None
+    model_share: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The comparison as analysis.json holds it (the interval flat, ``INTERVAL_FIELDS``)."""
+        """The comparison as analysis.json holds it (the interval flat, ``INTERVAL_FIELDS``;
+        the model's range nested, after the rest)."""
         record = super().to_dict()
         flat = interval_fields(self.interval)
+        model = {}
+        if self.model_range is not None:
+            model = {"model_range": self.model_range.to_dict(), "model_share": record["model_share"]}
         return {
             **{k: record[k] for k in ("metric", "device", "a", "b", "mean_a", "mean_b")},
             "difference": record["difference"],
@@ -235,6 +261,7 @@ class Comparison(Record):
             **{k: record[k] for k in ("block_length", "reps", "n_a", "n_b")},
             "interval_method": flat["interval_method"],
             "replicate_histogram": record["replicate_histogram"],
+            **model,
         }
 
     @classmethod
@@ -247,6 +274,7 @@ class Comparison(Record):
             where,
             numbers=("mean_a", "mean_b", "difference", "cohens_d"),
             interval=interval_from_fields(record, where),
+            model_range=nested_interval(record, "model_range", where),
         )
         return dataclasses.replace(built, replicate_histogram=built.replicate_histogram or {})
 
@@ -272,4 +300,6 @@ class Comparison(Record):
             n_a=self.n_b,
             n_b=self.n_a,
             replicate_histogram={},
+            model_range=self.model_range.negated() if self.model_range is not None else None,
+            model_share=1 - self.model_share if self.model_share is not None else None,
         )

@@ -23,6 +23,14 @@ def _shown(finding: Finding) -> bool:
     return finding.relative_interval is not None and math.isfinite(finding.relative_percent)
 
 
+def _relative_model_range(finding: Finding) -> tuple[float, float] | None:
+    """The finding's model range in % of the baseline's magnitude, if it has one."""
+    if finding.model_range is None or not finding.baseline_value:
+        return None
+    scaled = finding.model_range.scaled(100.0 / abs(finding.baseline_value))
+    return scaled.low, scaled.high
+
+
 def _panel_title(finding: Finding) -> str:
     """ "the emitter's modelled current" → "emitter modelled current" """
     what = f"{role_phrase(finding.role)} {metric(finding.metric, finding.kind).described}"
@@ -58,6 +66,9 @@ def headline(findings: Findings, palette: Palette) -> ReportFigure | None:
             assert interval is not None  # _shown
             y, colour = positions[configuration], palette.color(configuration)
             label = configuration_name(configuration)
+            model = _relative_model_range(finding)
+            if model is not None:  # the model's range: a thin bar under the runs' interval
+                axis.hlines(y - 0.22, *model, color=colour, lw=0.9, alpha=0.8)
             axis.hlines(y, interval.low, interval.high, color=colour, lw=2.2, label=label)
             axis.plot(
                 [finding.relative_percent], [y], ls="none", marker="o", ms=5.5, color=colour,
@@ -89,7 +100,13 @@ def headline(findings: Findings, palette: Palette) -> ReportFigure | None:
         "baseline's value (marker) with its 95 % interval (bar); a filled marker's interval "
         "excludes no change, a hollow one's does not. Current and charge: the analysis' "
         "block bootstrap within runs; the others one value per run, bootstrapped over runs. "
-        "The sentences below say the same in numbers."
+        + (
+            "Under a modelled metric's bar, a thin one is the model's 90 % range (the device "
+            "profile's uncertainty, drawn from its ranges). "
+            if any(_relative_model_range(f) is not None for f in shown)
+            else ""
+        )
+        + "The sentences below say the same in numbers."
         + (f" Intervals over fewer than {MIN_RUNS} runs are indicative." if few else ""),
         " and ".join(kinds),
         figure,

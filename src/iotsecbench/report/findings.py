@@ -40,6 +40,7 @@ from iotsecbench.analysis.results import (
     build_record,
     flat_record,
     interval_from_fields,
+    nested_interval,
 )
 from iotsecbench.errors import DataError
 from iotsecbench.files import read_json
@@ -48,9 +49,11 @@ from iotsecbench.report.readable import (
     change,
     configuration_name,
     effect_word,
+    interval_text,
     number,
     relative_percent,
     role_phrase,
+    with_unit,
 )
 
 __all__ = ["LEVEL", "RUN_LEVEL_REPS", "Finding", "Findings", "find", "runs_needed"]
@@ -75,7 +78,9 @@ FORMAT_NAME = "iotsecbench-findings"
 #   version 0: no format or version field (baseline, context, sample_rule, precision,
 #              findings, pareto, notes).
 #   version 1: "format" and "version" fields; otherwise as version 0.
-FORMAT_VERSION = 1
+#   version 2: a modelled finding's "model_range" (nested interval) and "model_share";
+#              older versions read as having none.
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,13 @@ class Finding:
     cohens_d: float | None = None
     sentence: str = ""
     caveat: str = ""
-    # A second interval (the device model's uncertainty, its level and method, and the share
-    # of draws a ranking holds in) goes here as `model_range: Interval | None`, written
-    # nested in to_dict so the flat fields above keep their meaning.
+    # A modelled metric's second interval: the difference's central 90 % over the draws of
+    # the device profile (analysis.model_range), written nested in to_dict so the flat
+    # fields above keep their meaning; and the share of those draws in which the
+    # configuration is above the baseline (the ranking's survival). None: measured, or no
+    # draws.
+    model_range: Interval | None = None
+    model_share: float | None = None
 
     @property
     def relative_percent(self) -> float:
@@ -119,6 +128,8 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         record = flat_record(self)
+        if self.model_range is not None:
+            record["model_range"] = self.model_range.to_dict()
         record["relative_percent"] = self.relative_percent
         record["significant"] = self.significant
         # JSON has no NaN: a value that does not exist is null.
@@ -136,6 +147,7 @@ class Finding:
             where,
             numbers=("value", "baseline_value", "difference"),
             interval=interval_from_fields(record, where),
+            model_range=nested_interval(record, "model_range", where),
         )
 
 
@@ -207,7 +219,7 @@ def upgrade(document: Any, where: str) -> dict[str, Any]:
             f"{where}: findings version {version!r} is not supported by this iotsecbench "
             f"(expected at most {FORMAT_VERSION}); rebuild it with `iotsecbench report`"
         )
-    # version 0 → 1 added only the format and version fields
+    # version 0 → 1 added only the format and version fields, 1 → 2 only optional ones
     return {**document, "version": FORMAT_VERSION}
 
 
@@ -220,6 +232,10 @@ def _sentence(f: Finding, about: Metric) -> str:
     shown = change(f.difference, f.interval.low, f.interval.high, f.baseline_value, about.unit)
     what = f"{role_phrase(f.role)} {about.described}"
     detail = f"({shown.relative}{LEVEL * 100:.0f} % CI {shown.interval}"
+    if f.model_range is not None:
+        detail = f"({shown.relative}runs: {LEVEL * 100:.0f} % CI {shown.interval}; " + _model_words(
+            f, shown.decimals, about.unit
+        )
     # A degenerate interval (no spread) makes d meaningless: a difference over ~0.
     word = effect_word(f.cohens_d) if not f.interval.degenerate else None
     detail += f"; {word} effect, d = {number(f.cohens_d or 0.0, 2)})" if word else ")"
@@ -229,6 +245,20 @@ def _sentence(f: Finding, about: Metric) -> str:
         return f"{name} {verb} {what} by {shown.amount} {detail}."
     baseline = configuration_name(f.baseline)
     return f"{name} does not change {what} detectably against {baseline}: {shown.signed} {detail}."
+
+
+def _model_words(f: Finding, decimals: int, unit: str) -> str:
+    """ "model: 90 % range 0.55–1.10 mA; TLS 1.2 above plain MQTT in 97 % of profile draws"."""
+    assert f.model_range is not None
+    ends = with_unit(interval_text(f.model_range.low, f.model_range.high, decimals), unit)
+    words = f"model: {f.model_range.level * 100:.0f} % range {ends}"
+    if f.model_share is not None and math.isfinite(f.model_share):
+        above = f.difference >= 0
+        share = f.model_share if above else 1 - f.model_share
+        side = "above" if above else "below"
+        name, baseline = configuration_name(f.configuration), configuration_name(f.baseline)
+        words += f"; {name} {side} {baseline} in {share * 100:.0f} % of profile draws"
+    return words
 
 
 def _caveat(f: Finding) -> str:
@@ -268,6 +298,8 @@ def _finding(
         runs_needed=runs_needed(runs_a, runs_b, float(comparison.mean_b), PRECISION),
         enough_runs=runs >= MIN_RUNS,
         cohens_d=float(d) if d is not None and math.isfinite(d) else None,
+        model_range=comparison.model_range,
+        model_share=comparison.model_share,
     )
     finding = dataclasses.replace(finding, caveat=_caveat(finding))
     return dataclasses.replace(finding, sentence=_sentence(finding, entry.with_current(current)))

@@ -60,15 +60,31 @@ def summary_table(data: ReportData) -> ReportTable | None:
     if data.summary is None or data.summary.empty:
         return None
     summary = data.summary
-    columns = (
-        TableColumn("configuration", "configuration"),
-        *(
-            TableColumn(m.column, m.title, m.unit, m.digits)
-            for m in data.metrics.in_summary()
-            # Columns no run has data for (e.g. echo round trips of mqtt runs) are left out.
-            if m.column in summary and summary[m.column].notna().any()
-        ),
-    )
+    rows = [dict(row) for row in summary.to_dict("records")]
+    columns: list[TableColumn] = [TableColumn("configuration", "configuration")]
+    ranged = False
+    for m in data.metrics.in_summary():
+        # Columns no run has data for (e.g. echo round trips of mqtt runs) are left out.
+        if m.column not in summary or not summary[m.column].notna().any():
+            continue
+        columns.append(TableColumn(m.column, m.title, m.unit, m.digits))
+        # A modelled column's model range (analysis.json's model section), beside it.
+        model = data.analysis if not data.current_measured else None
+        found = [
+            model.model_value(row["configuration"], m.role, m.key) if model else None
+            for row in rows
+        ]
+        if any(found):
+            ranged = True
+            key = f"{m.column}_model_range"
+            for row, value in zip(rows, found, strict=True):
+                interval = value.model_range if value is not None else None
+                row[key] = (
+                    f"{interval.low:.{m.digits}f}–{interval.high:.{m.digits}f}"
+                    if interval is not None
+                    else None
+                )
+            columns.append(TableColumn(key, f"{m.title} model 90 %", m.unit))
     note = (
         "Means over runs. Handshake (emitter), latency, CPU, bytes and memory are measured on "
         "this host; current and charge are modelled for the device (docs/energy-model.md)."
@@ -83,14 +99,13 @@ def summary_table(data: ReportData) -> ReportTable | None:
             "into the device model; heap and image of the firmware; docs/device-client.md). "
             "Handshake times, latency, bytes and the receiver's CPU and memory are measured on "
             "this host; the receiver's current and charge are modelled."
-        )
-    return ReportTable(
-        "summary",
-        "Summary per configuration",
-        note,
-        columns,
-        tuple(data.summary.to_dict("records")),
     )
+    if ranged:
+        note += (
+            " A modelled column's “model 90 %” is the central 90 % of the value over "
+            "draws of the device profile's ranges (the model's uncertainty, not the runs')."
+        )
+    return ReportTable("summary", "Summary per configuration", note, tuple(columns), tuple(rows))
 
 
 def cv_table(data: ReportData) -> ReportTable | None:
@@ -148,17 +163,37 @@ def inference_table(data: ReportData) -> ReportTable | None:
             "method_text": c.method
             if c.block_length is None
             else f"{c.method}, b={c.block_length}",
+            "model_low": c.model_range.low if c.model_range is not None else None,
+            "model_high": c.model_range.high if c.model_range is not None else None,
+            "model_share_percent": 100 * c.model_share if c.model_share is not None else None,
         }
         for c in comparisons
     )
     reps = comparisons[0].reps
+    modelled = any(c.model_range is not None for c in comparisons)
+    model_columns = (
+        (
+            TableColumn("model_low", "model 90 % low", "", 5, "decimals"),
+            TableColumn("model_high", "model 90 % high", "", 5, "decimals"),
+            TableColumn("model_share_percent", "a above b in draws", "%", 0),
+        )
+        if modelled
+        else ()
+    )
     return ReportTable(
         "inference",
         "Pairwise differences of means",
         f"Difference = mean(a) − mean(b); 95 % percentile bootstrap CI ({reps} replicates); "
         "significant when the CI excludes 0; Cohen's d with pooled SD. Current and energy are "
         "modelled, latency measured; each difference in its metric's unit, rounded so the "
-        "interval's half-width keeps two significant digits (the CSV keeps every digit).",
+        "interval's half-width keeps two significant digits (the CSV keeps every digit)."
+        + (
+            " A modelled difference's model 90 % range is the central 90 % of the difference "
+            "over draws of the device profile's ranges, every configuration on the same draws; "
+            "the last column is the share of those draws in which a is above b."
+            if modelled
+            else ""
+        ),
         (
             TableColumn("metric_name", "metric"),
             TableColumn("device", "device"),
@@ -169,6 +204,7 @@ def inference_table(data: ReportData) -> ReportTable | None:
             TableColumn("significant", "significant"),
             TableColumn("cohens_d", "Cohen's d", "", 2),
             TableColumn("effect", "effect"),
+            *model_columns,
             TableColumn("method_text", "method"),
         ),
         rows,

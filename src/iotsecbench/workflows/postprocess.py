@@ -4,6 +4,7 @@ a report and ``analyze``/``report`` can redo either step alone. A procedure over
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,14 @@ def run_analyze(
         target = out or Path(csv_path).with_name("analysis.json")
     # Where the statistics go is checked before they are computed (seconds to minutes).
     check_output_file(Path(target), "--out" if out is not None else "the analysis file")
-    result = analyze(current, latency, properties, options)
+    model, why_not = None, ""
+    if results_dir is not None and current_source == "modelled":
+        from iotsecbench.runner.model_draws import model_draws
+
+        model, why_not = model_draws(results_dir, options.model_draws, options.seed)
+    result = analyze(current, latency, properties, options, model)
+    if why_not:
+        result = dataclasses.replace(result, notes=(*result.notes, why_not))
     document = result.to_dict()
     document["inputs"] = {
         "results_dir": str(results_dir) if results_dir is not None else None,
