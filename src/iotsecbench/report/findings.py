@@ -128,8 +128,11 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         record = flat_record(self)
-        if self.model_range is not None:
+        share = record.pop("model_share")
+        del record["model_range"]
+        if self.model_range is not None:  # a measured finding keeps its version-1 shape
             record["model_range"] = self.model_range.to_dict()
+            record["model_share"] = share
         record["relative_percent"] = self.relative_percent
         record["significant"] = self.significant
         # JSON has no NaN: a value that does not exist is null.

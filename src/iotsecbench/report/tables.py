@@ -25,6 +25,8 @@ class TableColumn:
     # Text a reader sees for a value the CSV keeps as data (a metric key and its row → its
     # name, which may depend on the row's role).
     shown: Callable[[Any, dict[str, Any]], str] | None = None
+    # A (low, high) range: text shows "low–high", the CSV keeps two numbers (key_low, key_high).
+    pair: bool = False
 
     def format(self, value: Any, row: dict[str, Any] | None = None) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -34,6 +36,9 @@ class TableColumn:
         digits = self.digits
         if self.digits_key is not None and row is not None and self.digits_key in row:
             digits = int(row[self.digits_key])
+        if self.pair:
+            low, high = value
+            return f"{float(low):.{digits}f}–{float(high):.{digits}f}"
         if digits is None:
             if isinstance(value, bool):
                 return "yes" if value else "no"
@@ -79,12 +84,8 @@ def summary_table(data: ReportData) -> ReportTable | None:
             key = f"{m.column}_model_range"
             for row, value in zip(rows, found, strict=True):
                 interval = value.model_range if value is not None else None
-                row[key] = (
-                    f"{interval.low:.{m.digits}f}–{interval.high:.{m.digits}f}"
-                    if interval is not None
-                    else None
-                )
-            columns.append(TableColumn(key, f"{m.title} model 90 %", m.unit))
+                row[key] = (interval.low, interval.high) if interval is not None else None
+            columns.append(TableColumn(key, f"{m.title} model 90 %", m.unit, m.digits, pair=True))
     note = (
         "Means over runs. Handshake (emitter), latency, CPU, bytes and memory are measured on "
         "this host; current and charge are modelled for the device (docs/energy-model.md)."
@@ -165,7 +166,8 @@ def inference_table(data: ReportData) -> ReportTable | None:
             else f"{c.method}, b={c.block_length}",
             "model_low": c.model_range.low if c.model_range is not None else None,
             "model_high": c.model_range.high if c.model_range is not None else None,
-            "model_share_percent": 100 * c.model_share if c.model_share is not None else None,
+            # in percent here (the CSV's header says so); a share in analysis.json
+            "model_share": 100 * c.model_share if c.model_share is not None else None,
         }
         for c in comparisons
     )
@@ -175,7 +177,7 @@ def inference_table(data: ReportData) -> ReportTable | None:
         (
             TableColumn("model_low", "model 90 % low", "", 5, "decimals"),
             TableColumn("model_high", "model 90 % high", "", 5, "decimals"),
-            TableColumn("model_share_percent", "a above b in draws", "%", 0),
+            TableColumn("model_share", "a above b in draws", "%", 0),
         )
         if modelled
         else ()

@@ -147,17 +147,27 @@ def test_findings_json_and_the_report_open_with_them(golden_report: BuiltReport)
 @pytest.mark.slow  # the shared golden report: every figure drawn, in three formats
 def test_golden_findings_are_what_the_report_finds(golden_report: BuiltReport) -> None:
     """tests/data/golden/findings.json was written before findings.json had a version (and
-    before the metric registry and the typed findings): the report still finds exactly that,
-    apart from the format and version fields."""
+    before the metric registry, the typed findings and the model's range): the report still
+    finds exactly that, apart from the format and version fields and, on each modelled
+    finding, the model's range (issue 36), which its sentence now says too."""
     built = golden_report  # the findings do not depend on the formats drawn
     written = json.loads((built.directory / "findings.json").read_text())
     stored = json.loads((GOLDEN / "findings.json").read_text())
     assert "version" not in stored and "format" not in stored
-    assert (written.pop("format"), written.pop("version")) == ("iotsecbench-findings", 1)
-    assert written == stored
+    assert (written.pop("format"), written.pop("version")) == ("iotsecbench-findings", 2)
     assert built.findings is not None and built.findings.to_dict() == {
-        "format": "iotsecbench-findings", "version": 1, **stored
+        "format": "iotsecbench-findings", "version": 2, **written
     }  # fmt: skip
+    modelled = 0
+    for new, old in zip(written["findings"], stored["findings"], strict=True):
+        if new["kind"] == "modelled":
+            modelled += 1
+            assert new.pop("model_range")["level"] == 0.9
+            assert 0 <= new.pop("model_share") <= 1
+            assert "; model: 90 % range " in new["sentence"] and "of profile draws" in new["sentence"]
+            assert new.pop("sentence").split(" (")[0] == old.pop("sentence").split(" (")[0]
+    assert modelled == 8
+    assert written == stored
 
 
 def test_findings_json_reads_back_typed_and_older_versions_are_upgraded(tmp_path: Path) -> None:
@@ -174,7 +184,7 @@ def test_findings_json_reads_back_typed_and_older_versions_are_upgraded(tmp_path
     path = tmp_path / "findings.json"
     path.write_text(json.dumps(findings.to_dict()))
     assert read_findings(path) == findings
-    with pytest.raises(DataError, match="findings version 2"):
+    with pytest.raises(DataError, match=f"findings version {FORMAT_VERSION + 1}"):
         Findings.from_dict({**findings.to_dict(), "version": FORMAT_VERSION + 1})
     with pytest.raises(DataError, match="not an iotsecbench findings document"):
         Findings.from_dict({"format": "iotsecbench-analysis", "version": 1})
