@@ -252,7 +252,10 @@ class Comparison(Record):
         flat = interval_fields(self.interval)
         model = {}
         if self.model_range is not None:
-            model = {"model_range": self.model_range.to_dict(), "model_share": record["model_share"]}
+            model = {
+                "model_range": self.model_range.to_dict(),
+                "model_share": record["model_share"],
+            }
         return {
             **{k: record[k] for k in ("metric", "device", "a", "b", "mean_a", "mean_b")},
             "difference": record["difference"],

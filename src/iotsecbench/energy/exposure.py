@@ -6,7 +6,8 @@ queue conserves busy time (work only moves between windows), so the run's mean C
 its total busy time over its length; the radio's airtime is bytes over goodput plus
 segments times the per-packet overhead. The run's mean current is then
 
-    I = I_idle + I_core·min(B/T, 1) + (I_tx − I_idle)·min(A_tx/T, 1) + (I_rx − I_idle)·min(A_rx/T, 1)
+    I = I_idle + I_core·min(B/T, 1)
+          + (I_tx − I_idle)·min(A_tx/T, 1) + (I_rx − I_idle)·min(A_rx/T, 1)
 
 with B the summed busy time of the logged operations, A the airtime and T the run's length.
 It leaves out what the per-window model clips (a window's airtime above its length, work still

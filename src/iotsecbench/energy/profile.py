@@ -347,9 +347,7 @@ def _parse(document: dict[str, Any], origin: str) -> DeviceProfile:
 
     schema = document.get("schema", 1)
     if schema not in SCHEMAS:
-        raise fail(
-            "schema", f"version {schema!r} not supported (this iotsecbench reads {SCHEMAS})"
-        )
+        raise fail("schema", f"version {schema!r} not supported (this iotsecbench reads {SCHEMAS})")
     device = document.get("device")
     if not isinstance(device, dict) or not isinstance(device.get("name"), str):
         raise fail("device.name", 'missing; add a [device] table with name = "..."')
