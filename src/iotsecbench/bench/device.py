@@ -43,6 +43,7 @@ from iotsecbench.bench.handshake import (
     network_profile,
 )
 from iotsecbench.bench.iotst import ci_widths
+from iotsecbench.energy.uncertainty import MODEL_LEVEL, central_range, draw_profile
 from iotsecbench.errors import SpecError
 from iotsecbench.lab import seeded_rand
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker, mosquitto_version
@@ -180,12 +181,24 @@ class CountedResult:
             ),
         }
 
+    def cpi_range(self) -> tuple[float, float, str]:
+        """The CPI's central 90 % over draws of the profile (``energy.uncertainty``: PERT over
+        its stated range) and how it was drawn; a profile without a CPI takes 1."""
+        if self.device.parameters.get("cpi") is None:
+            return 1.0, 1.0, "no CPI in the profile: 1 assumed, no range"
+        drawn = draw_profile(self.device)
+        low, high = central_range(drawn["cpi"])
+        return low, high, f"the CPI's 90 % range {low:.3g}–{high:.3g} ({drawn.method})"
+
     def device_model(self) -> dict[str, Any]:
         """Device seconds from the counts at the profile's clocks (the traced method's block,
         labelled counted): cycles = instructions × CPI; with the network: the segments
-        replayed against the bridge's measured arrivals (``analysis.counted.replay``)."""
+        replayed against the bridge's measured arrivals (``analysis.counted.replay``). Every
+        figure rises with the CPI, so its 90 % range is the figure at the CPI's 90 % range's
+        ends: counted instructions, a CPI with the profile's uncertainty."""
         cpi_parameter = self.device.parameters.get("cpi")
         cpi = cpi_parameter.value if cpi_parameter is not None else 1.0
+        cpi_low, cpi_high, cpi_method = self.cpi_range()
         clock_mhz = self.device.cpu_clock_hz / 1e6
         clocks = sorted({*(c for c in STUDY_CLOCKS_MHZ if c <= clock_mhz), clock_mhz})
         invariant = [s.connection.counted.invariant_instructions for s in self.samples]
@@ -193,20 +206,34 @@ class CountedResult:
             f: statistics.fmean([s.connection.counted.primitives().get(f, 0) for s in self.samples])
             for f in FAMILIES
         }
+
+        def with_network_s(instructions_per_s: float) -> float | None:
+            seconds = [
+                replay(s.connection.segments, s.connection.arrivals, instructions_per_s)
+                for s in self.samples
+            ]
+            return statistics.fmean(seconds) if seconds else None
+
         table: dict[str, Any] = {}
         for mhz in clocks:
             hz = self._instructions_per_s(mhz)
-            with_network = [
-                replay(s.connection.segments, s.connection.arrivals, hz) for s in self.samples
-            ]
+            seconds = statistics.fmean(invariant) / hz if invariant else float("nan")
+            slow, fast = mhz * 1e6 / cpi_high, mhz * 1e6 / cpi_low  # instructions per second
             table[f"{mhz:g}MHz x1"] = {
-                "seconds": statistics.fmean(invariant) / hz if invariant else float("nan"),
-                "clock_scaled_s": statistics.fmean(invariant) / hz if invariant else float("nan"),
+                "seconds": seconds,
+                "clock_scaled_s": seconds,
                 "fixed_s": 0.0,
-                "with_network_s": statistics.fmean(with_network) if with_network else None,
+                "with_network_s": with_network_s(hz),
                 "primitives_s": {f: v / hz for f, v in primitives.items() if v},
                 "clock_mhz": mhz,
                 "cores": 1,
+                "cpi_range": {
+                    "low": seconds * cpi_low / cpi,
+                    "high": seconds * cpi_high / cpi,
+                    "level": MODEL_LEVEL,
+                    "method": cpi_method,
+                },
+                "with_network_cpi_range": [with_network_s(fast), with_network_s(slow)],
             }
         return {
             "label": f"counted on {self.target} ({self.device.name}: CPI {cpi:g}, "

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iotsecbench.analysis.iotst import TracedRepetition
+from iotsecbench.energy.handshake import assumptions, handshake_table, unpriced
 from iotsecbench.measure.cpu import thread_cpu_ns
 from iotsecbench.measure.tracefs import SchedTracer
 
@@ -179,46 +180,21 @@ def device_model(
     clocks_mhz: Sequence[int] = DEVICE_CLOCKS_MHZ,
     cores: Sequence[int] = DEVICE_CORES,
 ) -> dict[str, Any]:
-    """Modelled device seconds of the handshake's ``operations`` at each clock × core count:
-    every primitive's price at the profile's clock split into a part that scales with the
-    clock and a fixed part (``PrimitiveCost.seconds_at``). The handshake runs in one task,
-    so a second core does not shorten it (the model says so rather than guess a speed-up)."""
-    reference_hz = device.cpu_clock_hz
-    table: dict[str, Any] = {}
-    unpriced = sorted({name for name, _ in operations if name not in device.primitives})
-    assumptions = [
-        f"{name}: clock_scaled_share not given, all of it assumed to scale with the clock"
-        for name in sorted({n for n, _ in operations if n in device.primitives})
-        if device.primitives[name].clock_scaled_share is None
-    ]
-    for mhz in clocks_mhz:
-        scaled = fixed = 0.0
-        for name, amount in operations:
-            cost = device.primitives.get(name)
-            if cost is None:
-                continue
-            part_scaled, part_fixed = cost.seconds_at(amount, reference_hz, mhz * 1e6)
-            scaled += part_scaled
-            fixed += part_fixed
-        for count in cores:
-            table[f"{mhz}MHz x{count}"] = {
-                "seconds": scaled + fixed,
-                "clock_scaled_s": scaled,
-                "fixed_s": fixed,
-                "clock_mhz": mhz,
-                "cores": count,
-            }
+    """Modelled device seconds of the handshake's ``operations`` at each clock × core count,
+    with the model's 90 % range: ``energy.handshake.handshake_table``, the code
+    ``predict handshake`` prices a TLS profile with (the clock-scaled and fixed shares of
+    each price, the per-handshake overhead, the extra-core slowdown)."""
     return {
         "label": f"modelled ({device.name})",
         "device": device.name,
-        "reference_clock_mhz": reference_hz / 1e6,
+        "reference_clock_mhz": device.cpu_clock_hz / 1e6,
         "operations": [list(op) for op in operations],
-        "unpriced_operations": unpriced,
+        "unpriced_operations": unpriced(device, operations),
         "assumptions": [
             "one handshake runs in one task: a second core does not shorten it",
-            *assumptions,
+            *assumptions(device, operations),
         ],
-        "by_clock_and_cores": table,
+        "by_clock_and_cores": handshake_table(device, operations, clocks_mhz, cores),
     }
 
 

@@ -124,6 +124,15 @@ def register(app: typer.Typer) -> None:
                 "power-meter traces attached to runs; writes analysis-measured.json).",
             ),
         ] = "modelled",
+        model_draws: Annotated[
+            int,
+            typer.Option(
+                "--model-draws",
+                help="Draws of the device profile behind each modelled figure's model range "
+                "(the central 90 % of the figure over the profile's stated ranges; seeded by "
+                "--seed; docs/energy-model.md).",
+            ),
+        ] = 1000,
     ) -> None:
         """Dependence-aware statistics: diagnostics, block-bootstrap CIs, Pareto, warnings."""
         if bootstrap not in BOOTSTRAP_CHOICES:
@@ -140,6 +149,7 @@ def register(app: typer.Typer) -> None:
             seed=seed,
             constraints=tuple(require or ()),
             block_on=block_on,
+            model_draws=model_draws,
         )
         if current not in CURRENT_SOURCES:
             raise SpecError(f"--current {current!r}: use modelled or measured")

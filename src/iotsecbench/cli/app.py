@@ -21,7 +21,9 @@ import typer
 from iotsecbench.errors import UserError
 from iotsecbench.files import storage_problem, without_credentials
 
-SUBCOMMANDS = ("run", "analyze", "report", "export", "db", "bench", "schemes", "meter", "doctor")
+SUBCOMMANDS = (
+    "run", "analyze", "report", "export", "db", "bench", "predict", "schemes", "meter", "doctor"
+)  # fmt: skip
 
 
 def build_app() -> typer.Typer:

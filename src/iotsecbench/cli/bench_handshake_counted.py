@@ -113,13 +113,14 @@ def summary_table(bench: Any) -> Any:
     table = Table(
         title=f"Handshake counted on {facts['name']} ({facts['device']} instruction set), "
         f"{first.firmware.provenance.split(',')[0]}: instructions, mean ± 95 % CI "
-        "[min–max over seeds]; device time = instructions × CPI / clock (counted)",
+        "[min–max over seeds]; device time = instructions × CPI / clock (counted) "
+        "[at the ends of the CPI's 90 % range]",
         title_justify="left",
         header_style="bold",
     )
     for heading in (
         "profile", "n", "negotiated", "network-invariant", "with network wait",
-        "device ms (+network)", "heap peak B", "stack B", "flash / RAM B", "bytes out/in",
+        "device ms [CPI range] (+network)", "heap peak B", "stack B", "flash / RAM B", "bytes out/in",
     ):  # fmt: skip
         table.add_column(heading, no_wrap=heading == "profile")
     for result in bench.results:
@@ -128,6 +129,7 @@ def summary_table(bench: Any) -> Any:
         model = summary["device_model"]["by_clock_and_cores"]
         device = " ".join(
             f"{entry['clock_mhz']:g}MHz {entry['seconds'] * 1e3:,.1f} "
+            f"[{entry['cpi_range']['low'] * 1e3:,.1f}–{entry['cpi_range']['high'] * 1e3:,.1f}] "
             f"(+{(entry['with_network_s'] or 0) * 1e3 - entry['seconds'] * 1e3:,.1f})"
             for entry in model.values()
         )

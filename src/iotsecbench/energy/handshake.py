@@ -29,8 +29,22 @@ import numpy as np
 from numpy.typing import NDArray
 
 from iotsecbench.energy.profile import DeviceProfile
+from iotsecbench.energy.uncertainty import (
+    DEFAULT_DRAWS,
+    MODEL_LEVEL,
+    central_range,
+    draw_profile,
+    point_values,
+)
 
-__all__ = ["HandshakeTime", "assumptions", "handshake_time", "operation_seconds"]
+__all__ = [
+    "HandshakeTime",
+    "assumptions",
+    "handshake_table",
+    "handshake_time",
+    "operation_seconds",
+    "unpriced",
+]
 
 Number = float | NDArray[np.float64]
 
@@ -105,3 +119,39 @@ def assumptions(profile: DeviceProfile, operations: Sequence[tuple[str, int]]) -
 def as_array(value: Number, draws: int) -> NDArray[np.float64]:
     """A figure as an array of ``draws`` (a float repeated)."""
     return np.broadcast_to(np.asarray(value, dtype=float), (draws,))
+
+
+def handshake_table(
+    profile: DeviceProfile,
+    operations: Sequence[tuple[str, int]],
+    clocks_mhz: Sequence[float],
+    cores: Sequence[int],
+    draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+) -> dict[str, dict[str, object]]:
+    """The handshake's modelled device seconds at every clock × core count, keyed
+    ``"{mhz}MHz x{cores}"``: the figure at the profile's values and its model range (the
+    central 90 % over ``draws`` draws of the profile, the same draws for every entry so two
+    entries' difference keeps its correlation)."""
+    point = point_values(profile)
+    drawn = draw_profile(profile, draws, seed)
+    table: dict[str, dict[str, object]] = {}
+    for mhz in clocks_mhz:
+        for count in cores:
+            at_point = handshake_time(profile, point, operations, mhz, count)
+            on_draws = handshake_time(profile, drawn.values, operations, mhz, count)
+            low, high = central_range(as_array(on_draws.seconds, draws))
+            table[f"{mhz:g}MHz x{count}"] = {
+                "seconds": float(at_point.seconds),
+                "clock_scaled_s": float(at_point.clock_scaled_s),
+                "fixed_s": float(at_point.fixed_s),
+                "clock_mhz": mhz,
+                "cores": count,
+                "model_range": {
+                    "low": low,
+                    "high": high,
+                    "level": MODEL_LEVEL,
+                    "method": drawn.method,
+                },
+            }
+    return table

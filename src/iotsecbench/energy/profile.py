@@ -180,13 +180,6 @@ class PrimitiveCost:
     # runs on a fixed clock (an accelerator on the APB bus). None: not given, all scales.
     clock_scaled_share: Parameter | None = None
 
-    def seconds_at(self, amount: int, reference_hz: float, clock_hz: float) -> tuple[float, float]:
-        """``(clock-scaled, fixed)`` device seconds of one logged operation when the CPU
-        runs at ``clock_hz`` instead of the profile's ``reference_hz``."""
-        at_reference = self.busy_seconds(amount, reference_hz)
-        share = 1.0 if self.clock_scaled_share is None else self.clock_scaled_share.value
-        return at_reference * share * reference_hz / clock_hz, at_reference * (1 - share)
-
     def busy_seconds(self, amount: int, cpu_clock_hz: float) -> float:
         """Device CPU time for one logged operation with this ``amount`` (bytes or count)."""
         if self.kind == "bulk":

@@ -34,8 +34,10 @@ from iotsecbench.energy.profile import DeviceProfile
 
 __all__ = [
     "DEFAULT_DRAWS",
+    "MODEL_LEVEL",
     "PERT_SHAPE",
     "ProfileDraws",
+    "central_range",
     "draw_profile",
     "keyed_generator",
     "pert",
@@ -44,6 +46,13 @@ __all__ = [
 
 DEFAULT_DRAWS = 1000  # enough for a 90 % range's ends to about ±1 % of its width
 PERT_SHAPE = 4.0  # λ of the PERT distribution (the classic PERT weight of the mode)
+MODEL_LEVEL = 0.90  # a model range is the central 90 % of a figure's draws
+
+
+def central_range(values: NDArray[np.float64], level: float = MODEL_LEVEL) -> tuple[float, float]:
+    """The central ``level`` of a figure's draws: its percentile ends."""
+    low, high = np.percentile(np.asarray(values, dtype=float), [50 * (1 - level), 50 * (1 + level)])
+    return float(low), float(high)
 
 
 def keyed_generator(seed: int, *key: str) -> np.random.Generator:
