@@ -120,7 +120,8 @@ def summary_table(bench: Any) -> Any:
     )
     for heading in (
         "profile", "n", "negotiated", "network-invariant", "with network wait",
-        "device ms [CPI range] (+network)", "heap peak B", "stack B", "flash / RAM B", "bytes out/in",
+        "device ms [CPI range] (+network)", "heap peak B", "stack B", "flash / RAM B",
+        "bytes out/in",
     ):  # fmt: skip
         table.add_column(heading, no_wrap=heading == "profile")
     for result in bench.results:
