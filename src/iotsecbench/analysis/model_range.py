@@ -16,6 +16,7 @@ correlation that the difference of two separate ranges would throw away.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,15 +27,12 @@ from numpy.typing import NDArray
 from iotsecbench.analysis.results import Interval, Record
 
 __all__ = [
-    "MODEL_LEVEL",
     "ModelDraws",
     "ModelValue",
     "model_interval",
     "pooled_shift",
     "share_above",
 ]
-
-MODEL_LEVEL = 0.90  # the model's range: the central 90 % of the profile's draws
 
 
 @dataclass(frozen=True)
@@ -49,6 +47,7 @@ class ModelDraws:
     energy_factors: Mapping[tuple[str, str, Any], NDArray[np.float64]]
     draws: int
     method: str  # e.g. "profile Monte Carlo (1000 draws of esp32-wroom-32's ranges, PERT, seed 0)"
+    level: float  # a range is the central `level` of a figure's draws (energy.uncertainty's)
     notes: tuple[str, ...] = ()  # what the draws leave out (docs/energy-model.md)
     # (configuration, device, run) → the run's stored energy per payload byte (µJ/B), whose
     # range the energy factors give
@@ -78,12 +77,10 @@ class ModelValue(Record):
     device: str  # emitter | receiver
     metric: str  # a key of analysis.metrics
     value: float  # at the profile's values
-    model_range: Interval  # the central MODEL_LEVEL of the draws
+    model_range: Interval  # the central ModelDraws.level of the draws
 
 
-def model_interval(
-    values: NDArray[np.float64], method: str, level: float = MODEL_LEVEL
-) -> Interval:
+def model_interval(values: NDArray[np.float64], method: str, level: float) -> Interval:
     """The central ``level`` of a figure's draws (percentile ends)."""
     low, high = np.percentile(np.asarray(values, dtype=float), [50 * (1 - level), 50 * (1 + level)])
     return Interval(float(low), float(high), level, method)
@@ -134,7 +131,6 @@ def model_stage(
     differences when ``run_blocks`` pairs them), and of every configuration's value of both,
     from ``model``'s shifts: the comparison's difference moves by a's shift less b's on each
     draw. A configuration with a run the draws do not cover gets no range."""
-    import dataclasses
 
     def current_shift(key: tuple[str, str]) -> NDArray[np.float64] | None:
         runs = current.get(key, {})
@@ -168,7 +164,7 @@ def model_stage(
         if draws is not None:
             c = dataclasses.replace(
                 c,
-                model_range=model_interval(draws, model.method),
+                model_range=model_interval(draws, model.method, model.level),
                 model_share=share_above(draws),
             )
         updated.append(c)
@@ -179,7 +175,12 @@ def model_stage(
             continue
         value = float(np.concatenate([np.asarray(v, dtype=float) for v in runs.values()]).mean())
         values.append(
-            ModelValue(*key, current_metric, value, model_interval(value + shift, model.method))
+            ModelValue(
+                *key,
+                current_metric,
+                value,
+                model_interval(value + shift, model.method, model.level),
+            )
         )
     for key, runs in charges.items():
         shifts = charge_shifts(key)
@@ -187,7 +188,9 @@ def model_stage(
             continue
         value = float(np.mean(list(runs.values())))
         moved = value + np.mean(np.vstack(list(shifts.values())), axis=0)
-        values.append(ModelValue(*key, charge_metric, value, model_interval(moved, model.method)))
+        values.append(
+            ModelValue(*key, charge_metric, value, model_interval(moved, model.method, model.level))
+        )
     per_byte: dict[tuple[str, str], list[tuple[float, NDArray[np.float64]]]] = {}
     for (configuration, device, run), value in model.energy_per_byte.items():
         factor = model.energy_factors.get((configuration, device, run))
@@ -197,7 +200,12 @@ def model_stage(
         value = float(np.mean([v for v, _ in pairs]))
         moved = np.mean(np.vstack([v * f for v, f in pairs]), axis=0)
         values.append(
-            ModelValue(*key, energy_per_byte_metric, value, model_interval(moved, model.method))
+            ModelValue(
+                *key,
+                energy_per_byte_metric,
+                value,
+                model_interval(moved, model.method, model.level),
+            )
         )
     return ModelStage(tuple(updated), tuple(values))
 

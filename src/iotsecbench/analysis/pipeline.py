@@ -46,7 +46,7 @@ from iotsecbench.analysis.describe import (
 from iotsecbench.analysis.document import FORMAT_NAME, FORMAT_VERSION
 from iotsecbench.analysis.hypotheses import Hypothesis, evaluate_hypotheses
 from iotsecbench.analysis.metrics import CHARGE, CURRENT, ENERGY_PER_BYTE, LATENCY, METRICS
-from iotsecbench.analysis.model_range import MODEL_LEVEL, ModelDraws, ModelSection, model_stage
+from iotsecbench.analysis.model_range import ModelDraws, ModelSection, model_stage
 from iotsecbench.analysis.pareto import SECURITY_PROPERTY_NAMES, ParetoResult, pareto_analysis
 from iotsecbench.analysis.results import Comparison, Record, plain
 from iotsecbench.analysis.sensitivity import RunRegimes, SensitivityResult, energy_sensitivity
@@ -327,7 +327,7 @@ def analyze(
             METRICS.column(ENERGY_PER_BYTE).key,
         )
         comparisons = list(stage.comparisons)
-        section = ModelSection(model.method, model.draws, MODEL_LEVEL, model.notes, stage.values)
+        section = ModelSection(model.method, model.draws, model.level, model.notes, stage.values)
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",
         "block bootstraps resample each run separately (no block crosses a run boundary); "

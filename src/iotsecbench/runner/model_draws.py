@@ -18,7 +18,7 @@ import pandas as pd
 from iotsecbench.analysis.model_range import ModelDraws
 from iotsecbench.energy.exposure import Exposure
 from iotsecbench.energy.profile import load_profile
-from iotsecbench.energy.uncertainty import draw_profile, point_values
+from iotsecbench.energy.uncertainty import MODEL_LEVEL, draw_profile, point_values
 from iotsecbench.errors import SpecError
 from iotsecbench.store import read
 
@@ -80,6 +80,7 @@ def model_draws(results_dir: Path, draws: int, seed: int) -> tuple[ModelDraws | 
             energy_factors=factors,
             draws=draws,
             method="; ".join(sorted(methods)),
+            level=MODEL_LEVEL,
             notes=NOTES,
             energy_per_byte=per_byte,
         ),
