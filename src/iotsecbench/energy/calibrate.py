@@ -111,7 +111,7 @@ def with_values(profile: DeviceProfile, changes: Mapping[str, float | Parameter]
     for name, new in changes.items():
         primitive, _, field = name.rpartition(".")
         old = profile.primitives[primitive].parameters()[field] if primitive else parameters[name]
-        parameter = new if isinstance(new, Parameter) else replace(old, value=float(new))
+        parameter = new if isinstance(new, Parameter) else _trial(old, float(new))
         if primitive:
             prices.setdefault(primitive, {})[field] = parameter
         else:
@@ -123,6 +123,34 @@ def with_values(profile: DeviceProfile, changes: Mapping[str, float | Parameter]
         profile,
         parameters=MappingProxyType(parameters),
         primitives=MappingProxyType(primitives),
+    )
+
+
+def _trial(number: Parameter, value: float) -> Parameter:
+    """``number`` at a trial value: its range kept while it holds the value (a trial point
+    outside it is no profile anyone draws from, so it has none)."""
+    low, high = number.bounds
+    if number.stated and low <= value <= high:
+        return replace(number, value=value)
+    return replace(number, value=value, low=None, high=None, range_source="")
+
+
+def fitted_range(
+    number: Parameter, value: float, standard_error: float
+) -> tuple[float, float, str]:
+    """A calibrated number's range: the fit's ±1.645 standard errors (90 %, as the model's
+    ranges), inside [0, ∞) (a fraction: [0, 1]); a number the data cannot pin down (no
+    finite error) keeps its old range, widened to hold the fitted value."""
+    ceiling = 1.0 if number.unit == "fraction" else math.inf
+    if math.isfinite(standard_error):
+        low = max(value - 1.645 * standard_error, 0.0)
+        high = min(value + 1.645 * standard_error, ceiling)
+        return low, max(high, value), "the fit's 90 % interval (±1.645 standard errors)"
+    low, high = number.bounds
+    return (
+        min(low, value),
+        max(high, value),
+        "not identified by the fit: the range it had, widened to hold the fitted value",
     )
 
 
@@ -213,7 +241,8 @@ def calibrate(
         )
         error = errors[learnable.index(name)]
         source = f"{values[name]:.6g} ± {error:.2g} {old.unit} (1 standard error) " + source
-        update[name] = Parameter(values[name], old.unit, source, "calibrated")
+        low, high, why = fitted_range(old, values[name], error)
+        update[name] = Parameter(values[name], old.unit, source, "calibrated", low, high, why)
         fitted.append(FittedParameter(name, old.unit, old.value, values[name], old.status, error))
     calibrated = with_values(profile, update)
     held_before = _rms(_all_residuals(profile, held_out)) if held_out else None
@@ -248,12 +277,17 @@ def _text(value: str) -> str:
 def _fields(parameter: Parameter) -> dict[str, str]:
     """A parameter's table lines as TOML: field name -> value text."""
     value = parameter.value
-    return {
+    fields = {
         "value": repr(value) if isinstance(value, float) else str(value),
         "unit": _text(parameter.unit),
         "source": _text(parameter.source),
         "status": _text(parameter.status),
     }
+    # a counted number's range is the CPI's (set at load), so the file states none
+    if parameter.stated and parameter.status != "counted":
+        fields["range"] = f"[{float(parameter.bounds[0])!r}, {float(parameter.bounds[1])!r}]"
+        fields["range_source"] = _text(parameter.range_source)
+    return fields
 
 
 def profile_toml(profile: DeviceProfile, header: str = "") -> str:
@@ -263,7 +297,11 @@ def profile_toml(profile: DeviceProfile, header: str = "") -> str:
         return [f"[{name}]", *(f"{k} = {v}" for k, v in _fields(parameter).items()), ""]
 
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
-    lines += ["", "schema = 1", "", "[device]", f"name = {_text(profile.name)}"]
+    lines += ["", "schema = 2", "", "[device]", f"name = {_text(profile.name)}"]
+    lines += [f"family = {_text(profile.family or profile.name)}"]
+    if profile.clocks_mhz:
+        lines += [f"clocks_mhz = [{', '.join(f'{c:g}' for c in profile.clocks_mhz)}]"]
+    lines += [f"cores = [{', '.join(str(c) for c in profile.cores)}]"]
     lines += [f"description = {_text(profile.description)}", ""]
     for name, parameter in profile.parameters.items():
         lines += table(f"parameters.{name}", parameter)
@@ -285,12 +323,18 @@ def rewrite_parameters(text: str, updates: dict[str, Parameter]) -> str:
         except ValueError:
             raise KeyError(name) from None
         fields = _fields(parameter)
-        index = start + 1
+        index, last = start + 1, start
         while index < len(lines) and not lines[index].startswith("["):
             key = lines[index].split("=", 1)[0].strip()
             if key in fields:
-                lines[index] = f"{key} = {fields[key]}\n"
+                lines[index] = f"{key} = {fields.pop(key)}\n"
+                last = index
+            elif key in ("range", "range_source"):  # no longer stated (a counted number)
+                del lines[index]
+                continue
             index += 1
+        # fields the table did not have yet (a range), after the last one rewritten
+        lines[last + 1 : last + 1] = [f"{key} = {text}\n" for key, text in fields.items()]
     return "".join(lines)
 
 

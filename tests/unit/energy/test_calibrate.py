@@ -109,6 +109,15 @@ def test_the_written_profile_loads_back_unchanged(tmp_path) -> None:
     again = load_profile(path)
     assert again.to_dict() == result.profile.to_dict()
     assert path.read_text().startswith("# calibrated\n# by a test\n")
+    # the calibrated number's range is the fit's 90 % interval; every other keeps its own
+    (fitted,) = result.fitted
+    number = again.parameters["idle_associated_current"]
+    assert number.bounds == pytest.approx(
+        (fitted.after - 1.645 * fitted.standard_error, fitted.after + 1.645 * fitted.standard_error)
+    )
+    assert "±1.645 standard errors" in number.range_source
+    assert again.parameters["tx_current"].bounds == profile.parameters["tx_current"].bounds
+    assert (again.clocks_mhz, again.cores) == (profile.clocks_mhz, profile.cores)
 
 
 def test_defaults_are_the_guesses_these_runs_exercise() -> None:
