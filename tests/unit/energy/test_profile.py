@@ -112,6 +112,15 @@ def _broken(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
             'kind = "bulk"\n[primitives.mqtt-packet',
             "primitives.mqtt-packet.kind",
         ),
+        # schema 2: every number's range holds its value, says why, and a guess's is wide
+        ("range = [162.0, 198.0]", "range = [190.0, 198.0]", "parameters.tx_current"),
+        ("range = [0.0, 9.0]", "range = [2.9, 3.1]", "parameters.handshake_overhead.range"),
+        (
+            'range_source = "a guess: none to three times the value"',
+            'range_source = " "',
+            "parameters.handshake_overhead.range_source",
+        ),
+        ("range = [240, 240]", "range = [80, 240]", "parameters.cpu_clock"),
     ],
 )
 def test_bad_profile_names_field_and_file(tmp_path: Path, old: str, new: str, field: str) -> None:
@@ -149,3 +158,21 @@ def test_invalid_toml(tmp_path: Path) -> None:
     path.write_text("[device\nname = 1", encoding="utf-8")
     with pytest.raises(SpecError, match="invalid TOML"):
         load_profile(path)
+
+
+def test_a_schema_1_file_gets_ranges_from_each_number_s_status(tmp_path: Path) -> None:
+    """An older profile without ranges loads: a guess spans a factor 3 either way, a
+    datasheet figure ±10 %, and the profile says its ranges were not stated."""
+    lines = [
+        line
+        for line in PACKAGED_TEXT.replace("schema = 2", "schema = 1").splitlines()
+        if not line.startswith(("range =", "range_source ="))
+    ]
+    path = tmp_path / "old.toml"
+    path.write_text("\n".join(lines))
+    profile = load_profile(path)
+    assert not profile.ranges_stated
+    overhead, tx = profile.parameters["handshake_overhead"], profile.parameters["tx_current"]
+    assert overhead.bounds == pytest.approx((1.0, 9.0))
+    assert tx.bounds == pytest.approx((162.0, 198.0))
+    assert "schema 1" in tx.range_source
