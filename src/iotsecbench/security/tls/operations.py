@@ -151,3 +151,20 @@ def expected_handshake_operations(profile: TlsProfile) -> list[tuple[str, int]]:
     ``handshake_operations`` of its ``expected_negotiation`` (hashing, HKDF and the record
     layer are not among them; the device model's ``handshake_overhead`` stands for them)."""
     return handshake_operations(expected_negotiation(profile), profile.certificate)
+
+
+def timed_handshake_operations(version: str, group: str, signature: str) -> list[tuple[str, int]]:
+    """The priced operations of a handshake timed on a device and described by its TLS
+    version, key-exchange group and the server certificate's signature algorithm (a row of
+    ``calibrate --handshakes``' CSV): group ``none`` is TLS 1.2 RSA key transport, signature
+    ``none`` a resumed handshake (no certificate checked). ``SpecError`` for what no TLS
+    profile names."""
+    from iotsecbench.security.tls.profile import parse_profile
+
+    parts = [f"tls{version}"]
+    if group.lower() == "none":
+        parts.append("AES128-SHA256")  # a static-RSA suite: no group, no server signature
+    else:
+        parts.append(group)
+    parts.append("resume" if signature.lower() == "none" else signature)
+    return expected_handshake_operations(parse_profile("/".join(parts)))
