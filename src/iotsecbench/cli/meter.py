@@ -173,14 +173,32 @@ def _scaled(value: float, unit: str) -> str:
 
 
 def calibrate(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the calibrated profile.")],
     runs: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
             help="Runs with an attached trace: run directories, or results directories (every "
-            "run of theirs with a trace)."
+            "run of theirs with a trace). Not with --handshakes."
         ),
-    ],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the calibrated profile.")],
+    ] = None,
+    handshakes: Annotated[
+        Path | None,
+        typer.Option(
+            "--handshakes",
+            help="Instead of traces: a CSV of handshakes timed on a device (device, "
+            "tls_version, group, signature_algorithm, clock_mhz, cores, seconds, "
+            "network_included, n[, ci_low, ci_high]; docs/energy-model.md): fits the "
+            "handshake prices, clock-scaled shares, extra-core slowdown and overhead.",
+        ),
+    ] = None,
+    hold_out: Annotated[
+        bool,
+        typer.Option(
+            "--hold-out",
+            help="With --handshakes: each configuration's prediction error by a fit without "
+            "it (leave-one-configuration-out).",
+        ),
+    ] = False,
     profile: Annotated[
         str | None,
         typer.Option(
@@ -215,6 +233,15 @@ def calibrate(
     (scipy) on modelled − measured current per sample window over every attached run.
     Writes a profile whose fitted numbers have status `calibrated` and a source naming the
     traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
+    if handshakes is not None:
+        if runs or fit is not None or check:
+            raise SpecError("--handshakes fits handshake times: give no runs, --fit or --check")
+        from iotsecbench.cli.calibrate_timings import calibrate_from_timings
+
+        calibrate_from_timings(handshakes, out, profile, name, hold_out)
+        return
+    if not runs:
+        raise SpecError("give runs with an attached trace, or --handshakes FILE")
     from iotsecbench import __version__
     from iotsecbench.files import check_output_file
     from iotsecbench.workflows.calibration import calibrate_profile
