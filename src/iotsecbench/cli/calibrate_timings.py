@@ -1,5 +1,6 @@
-"""``iotsecbench calibrate --handshakes FILE``: a device profile fitted to handshakes timed on
-a device (``energy.timings``)."""
+"""``iotsecbench calibrate --handshakes FILE`` and ``--benchmark LOG``: a device profile fitted
+to handshakes timed on a device (``energy.timings``) or priced from a primitive benchmark's
+output (``energy.benchmark_logs``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ def calibrate_from_timings(
     from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.energy.profile import load_profile
     from iotsecbench.energy.timings import fit_handshakes, read_handshake_timings
-    from iotsecbench.files import write_atomic
     from iotsecbench.security.tls.operations import timed_handshake_operations
 
     rows, sha256 = read_handshake_timings(path)
@@ -47,12 +47,7 @@ def calibrate_from_timings(
         f"{start.name} against {len(rows)} timed handshake row(s), sha256 {sha256};\n"
         "fitted numbers have status 'calibrated' and a source naming the input and residual."
     )
-    try:
-        write_atomic(out, profile_toml(calibrated, header))
-    except OSError as error:
-        raise EnvironmentProblem(
-            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
-        ) from error
+    _write(out, profile_toml(calibrated, header))
     typer.echo(
         f"calibrated {len(result.fitted)} number(s) of {start.name} on "
         f"{len(result.residuals)} timed handshake(s):"
@@ -76,3 +71,58 @@ def calibrate_from_timings(
             f"predicted {held.predicted_s * 1e3:.1f} ms ({held.error * 100:+.1f} %)"
         )
     typer.echo(f"wrote {out}")
+
+
+def calibrate_from_benchmark(
+    path: Path,
+    format: str,
+    clock_mhz: float | None,
+    out: Path,
+    profile: str | None,
+    name: str | None,
+) -> None:
+    """Price the profile's primitives from a benchmark's output and write it."""
+    from iotsecbench import __version__
+    from iotsecbench.energy.benchmark_logs import prices_from_log, read_benchmark_log
+    from iotsecbench.energy.calibrate import profile_toml
+    from iotsecbench.energy.profile import load_profile
+
+    if clock_mhz is not None and not clock_mhz > 0:
+        raise SpecError(f"--clock {clock_mhz:g}: give the clock in MHz, above 0")
+    log = read_benchmark_log(path, format, clock_mhz)
+    start = load_profile(profile or "esp32-wroom-32")
+    priced_profile, priced, unused = prices_from_log(start, log, __version__)
+    calibrated = replace(
+        priced_profile,
+        name=name or f"{start.name}-calibrated",
+        description=f"{start.description} — primitive prices from {path.name}",
+    )
+    header = (
+        f"Device profile calibrated by iotsecbench {__version__} calibrate --benchmark from\n"
+        f"{start.name} with {format} output {path.name}, sha256 {log.sha256};\n"
+        "priced numbers have status 'calibrated' and a source naming the file and line."
+    )
+    _write(out, profile_toml(calibrated, header))
+    typer.echo(
+        f"priced {len(priced)} primitive(s) of {start.name} from {path.name} "
+        f"({format}, {log.clock_mhz:g} MHz):"
+    )
+    for p in priced:
+        typer.echo(f"  {p.number:<34} {p.before:>10.5g} → {p.after:<10.5g} (line {p.entry.line})")
+    if unused:
+        typer.echo("  not used (a later entry of a primitive already priced, or one the profile "
+                   f"does not price): {', '.join(e.label for e in unused)}")  # fmt: skip
+    if log.skipped:
+        typer.echo(f"  skipped (the model prices no such primitive): {', '.join(log.skipped)}")
+    typer.echo(f"wrote {out}")
+
+
+def _write(out: Path, text: str) -> None:
+    from iotsecbench.files import write_atomic
+
+    try:
+        write_atomic(out, text)
+    except OSError as error:
+        raise EnvironmentProblem(
+            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
+        ) from error

@@ -191,6 +191,27 @@ def calibrate(
             "handshake prices, clock-scaled shares, extra-core slowdown and overhead.",
         ),
     ] = None,
+    benchmark: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark",
+            help="Instead of traces: a primitive benchmark's output (wolfCrypt's or Mbed "
+            "TLS's benchmark program, a pqm4-style cycle table; --format) priced into the "
+            "profile at its clock (docs/energy-model.md).",
+        ),
+    ] = None,
+    benchmark_format: Annotated[
+        str,
+        typer.Option("--format", help="With --benchmark: wolfcrypt, mbedtls or pqm4."),
+    ] = "wolfcrypt",
+    clock: Annotated[
+        float | None,
+        typer.Option(
+            "--clock",
+            help="With --benchmark: the clock (MHz) it ran at, when the output does not say "
+            "(a pqm4 table counts cycles).",
+        ),
+    ] = None,
     hold_out: Annotated[
         bool,
         typer.Option(
@@ -233,12 +254,22 @@ def calibrate(
     (scipy) on modelled − measured current per sample window over every attached run.
     Writes a profile whose fitted numbers have status `calibrated` and a source naming the
     traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
-    if handshakes is not None:
-        if runs or fit is not None or check:
-            raise SpecError("--handshakes fits handshake times: give no runs, --fit or --check")
-        from iotsecbench.cli.calibrate_timings import calibrate_from_timings
+    if handshakes is not None or benchmark is not None:
+        if runs or fit is not None or check or (handshakes and benchmark):
+            raise SpecError(
+                "--handshakes or --benchmark calibrates from timings: give one, and no runs, "
+                "--fit or --check"
+            )
+        from iotsecbench.cli.calibrate_timings import (
+            calibrate_from_benchmark,
+            calibrate_from_timings,
+        )
 
-        calibrate_from_timings(handshakes, out, profile, name, hold_out)
+        if handshakes is not None:
+            calibrate_from_timings(handshakes, out, profile, name, hold_out)
+        else:
+            assert benchmark is not None
+            calibrate_from_benchmark(benchmark, benchmark_format, clock, out, profile, name)
         return
     if not runs:
         raise SpecError("give runs with an attached trace, or --handshakes FILE")

@@ -67,3 +67,28 @@ def test_too_few_rows_is_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     table.write_text(f"{HEADER}\nesp32-wroom-32,1.3,x25519,ecdsa-p256,240,1,0.5,false,10\n")
     code, _, err = _run(capsys, "--handshakes", str(table), "--out", str(out))
     assert code == 4 and "fewer points than parameters" in err and not out.exists()
+
+
+def test_calibrate_benchmark_prices_the_profile_from_a_real_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = Path(__file__).parents[2] / "data" / "benchmarks" / "wolfcrypt-esp32-hw-240mhz.txt"
+    out = tmp_path / "priced.toml"
+    code, text, err = _run(capsys, "--benchmark", str(log), "--out", str(out))
+    assert code == 0, err
+    verify = load_profile(out).numbers()["ecdsa-p256-verify.per_operation"]
+    assert verify.value == pytest.approx(506.5) and verify.status == "calibrated"
+    assert "skipped (the model prices no such primitive): RNG" in text
+
+
+def test_calibrate_benchmark_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log, out = tmp_path / "log.txt", tmp_path / "priced.toml"
+    log.write_text("| ml-kem-768 | clean | AVG: 1 | AVG: 2 | AVG: 3 |\n")
+    code, _, err = _run(capsys, "--benchmark", str(log), "--format", "pqm4", "--out", str(out))
+    assert code == 4 and "give the clock" in err and not out.exists()
+    code, _, err = _run(capsys, "--benchmark", str(log), "--format", "nss", "--out", str(out))
+    assert code == 4 and "unknown benchmark format 'nss'" in err and not out.exists()
+    code, _, err = _run(
+        capsys, "--benchmark", str(log), "--handshakes", str(log), "--out", str(out)
+    )
+    assert code == 2 and "give one" in err
