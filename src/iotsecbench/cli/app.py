@@ -22,7 +22,8 @@ from iotsecbench.errors import UserError
 from iotsecbench.files import storage_problem, without_credentials
 
 SUBCOMMANDS = (
-    "run", "analyze", "report", "export", "db", "bench", "predict", "schemes", "meter", "doctor"
+    "run", "analyze", "report", "export", "db", "bench", "predict", "validate", "schemes",
+    "meter", "doctor",
 )  # fmt: skip
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "assumptions",
     "handshake_table",
     "handshake_time",
+    "operation_parts",
     "operation_seconds",
     "unpriced",
 ]
@@ -73,6 +74,21 @@ def operation_seconds(
     return amount * values[f"{name}.per_operation"] * 1e-3
 
 
+def operation_parts(
+    profile: DeviceProfile,
+    values: Mapping[str, Number],
+    name: str,
+    amount: int,
+    clock_mhz: float,
+) -> tuple[Number, Number]:
+    """One operation's device seconds at ``clock_mhz``: (the part that scales with the CPU
+    clock, the part on a fixed clock), split by the primitive's clock-scaled share."""
+    cost = operation_seconds(profile, values, name, amount)
+    share = values.get(f"{name}.clock_scaled_share", 1.0)
+    ratio = profile.cpu_clock_hz / (clock_mhz * 1e6)
+    return cost * share * ratio, cost * (1 - share)
+
+
 def handshake_time(
     profile: DeviceProfile,
     values: Mapping[str, Number],
@@ -88,10 +104,9 @@ def handshake_time(
     for name, amount in operations:
         if name not in profile.primitives:
             continue
-        cost = operation_seconds(profile, values, name, amount)
-        share = values.get(f"{name}.clock_scaled_share", 1.0)
-        scaled = scaled + cost * share * ratio
-        fixed = fixed + cost * (1 - share)
+        part_scaled, part_fixed = operation_parts(profile, values, name, amount, clock_mhz)
+        scaled = scaled + part_scaled
+        fixed = fixed + part_fixed
     scaled = scaled + values.get("handshake_overhead", 0.0) * 1e-3 * ratio
     factor = 1 + values.get("extra_core_slowdown", 0.0) * (cores - 1)
     return HandshakeTime((scaled + fixed) * factor, scaled, fixed)
