@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
+
+if TYPE_CHECKING:
+    from iotsecbench.energy.profile import DeviceProfile
 
 
 def calibrate_from_timings(
@@ -18,7 +22,6 @@ def calibrate_from_timings(
     """Read, fit, write the profile, print what was fitted, held and left out. Every bad
     input ends before anything is written."""
     from iotsecbench import __version__
-    from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.energy.profile import load_profile
     from iotsecbench.energy.timings import fit_handshakes, read_handshake_timings
     from iotsecbench.security.tls.operations import timed_handshake_operations
@@ -37,17 +40,12 @@ def calibrate_from_timings(
             raise DataError(f"{path}:{row.line}: {error}") from None
     start = load_profile(profile or devices[0])
     result = fit_handshakes(start, rows, operations, sha256, __version__, hold_out)
-    calibrated = replace(
-        result.profile,
-        name=name or f"{start.name}-calibrated",
-        description=f"{start.description} — handshake prices calibrated against {path.name}",
-    )
-    header = (
+    write_calibrated(
+        result.profile, start, name, f"handshake prices calibrated against {path.name}", out,
         f"Device profile calibrated by iotsecbench {__version__} calibrate --handshakes from\n"
         f"{start.name} against {len(rows)} timed handshake row(s), sha256 {sha256};\n"
-        "fitted numbers have status 'calibrated' and a source naming the input and residual."
-    )
-    _write(out, profile_toml(calibrated, header))
+        "fitted numbers have status 'calibrated' and a source naming the input and residual.",
+    )  # fmt: skip
     typer.echo(
         f"calibrated {len(result.fitted)} number(s) of {start.name} on "
         f"{len(result.residuals)} timed handshake(s):"
@@ -84,7 +82,6 @@ def calibrate_from_benchmark(
     """Price the profile's primitives from a benchmark's output and write it."""
     from iotsecbench import __version__
     from iotsecbench.energy.benchmark_logs import prices_from_log, read_benchmark_log
-    from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.energy.profile import load_profile
 
     if clock_mhz is not None and not clock_mhz > 0:
@@ -92,17 +89,12 @@ def calibrate_from_benchmark(
     log = read_benchmark_log(path, format, clock_mhz)
     start = load_profile(profile or "esp32-wroom-32")
     priced_profile, priced, unused = prices_from_log(start, log, __version__)
-    calibrated = replace(
-        priced_profile,
-        name=name or f"{start.name}-calibrated",
-        description=f"{start.description} — primitive prices from {path.name}",
-    )
-    header = (
+    write_calibrated(
+        priced_profile, start, name, f"primitive prices from {path.name}", out,
         f"Device profile calibrated by iotsecbench {__version__} calibrate --benchmark from\n"
         f"{start.name} with {format} output {path.name}, sha256 {log.sha256};\n"
-        "priced numbers have status 'calibrated' and a source naming the file and line."
-    )
-    _write(out, profile_toml(calibrated, header))
+        "priced numbers have status 'calibrated' and a source naming the file and line.",
+    )  # fmt: skip
     typer.echo(
         f"priced {len(priced)} primitive(s) of {start.name} from {path.name} "
         f"({format}, {log.clock_mhz:g} MHz):"
@@ -117,11 +109,27 @@ def calibrate_from_benchmark(
     typer.echo(f"wrote {out}")
 
 
-def _write(out: Path, text: str) -> None:
+def write_calibrated(
+    fitted: DeviceProfile,
+    start: DeviceProfile,
+    name: str | None,
+    what: str,
+    out: Path,
+    header: str,
+) -> None:
+    """Every calibration's ending: the fitted profile named (default <start>-calibrated),
+    described, written atomically with its header comment (``EnvironmentProblem`` when
+    ``out`` cannot be written)."""
+    from iotsecbench.energy.calibrate import profile_toml
     from iotsecbench.files import write_atomic
 
+    calibrated = replace(
+        fitted,
+        name=name or f"{start.name}-calibrated",
+        description=f"{start.description} — {what}",
+    )
     try:
-        write_atomic(out, text)
+        write_atomic(out, profile_toml(calibrated, header))
     except OSError as error:
         raise EnvironmentProblem(
             f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
