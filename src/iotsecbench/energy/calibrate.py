@@ -225,7 +225,7 @@ def calibrate(
     )
     values = dict(zip(learnable, fit.x.tolist(), strict=True))
     after = _all_residuals(with_values(profile, values), runs)
-    errors = _standard_errors(fit.jac, after)
+    errors = standard_errors(fit.jac, after)
     rms_before, rms_after = _rms(start), _rms(after)
     traces = sorted({run.trace_sha256[:12] for run in runs})
     fitted = []
@@ -259,13 +259,15 @@ def calibrate(
     )
 
 
-def _standard_errors(jacobian: NDArray[np.float64], residuals: NDArray[np.float64]) -> list[float]:
+def standard_errors(jacobian: NDArray[np.float64], residuals: NDArray[np.float64]) -> list[float]:
     """Standard error of each fitted number: sqrt(diag(s² (JᵀJ)⁺)), s² the residual variance
     over the degrees of freedom. Numbers that only act together (see the module's note) get
     large errors even when the residual is small — the honest sign that the runs cannot
     separate them."""
     m, n = jacobian.shape
-    variance = float(residuals @ residuals) / max(m - n, 1)
+    if m <= n:
+        return [math.inf] * n  # no degree of freedom left: nothing says how sure the fit is
+    variance = float(residuals @ residuals) / (m - n)
     covariance = variance * np.linalg.pinv(jacobian.T @ jacobian)
     return np.sqrt(np.clip(np.diag(covariance), 0, None)).tolist()
 
@@ -347,5 +349,6 @@ __all__ = [
     "fittable",
     "profile_toml",
     "rewrite_parameters",
+    "standard_errors",
     "with_values",
 ]

@@ -35,7 +35,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from iotsecbench.energy.calibrate import fitted_range
+from iotsecbench.energy.calibrate import fitted_range, standard_errors
 from iotsecbench.energy.handshake import handshake_time
 from iotsecbench.energy.profile import DeviceProfile, Parameter
 from iotsecbench.energy.uncertainty import point_values
@@ -263,7 +263,7 @@ def fit_handshakes(
         method="trf",
     )
     after = fit.fun
-    errors = _standard_errors(fit.jac, after)
+    errors = standard_errors(fit.jac, after)
     fitted = tuple(
         FittedNumber(n, start[n], float(v), e) for n, v, e in zip(free, fit.x, errors, strict=True)
     )
@@ -306,15 +306,6 @@ def _identified(
                 continue
         chosen.append(j)
     return [names[j] for j in chosen]
-
-
-def _standard_errors(jacobian: NDArray[np.float64], residuals: NDArray[np.float64]) -> list[float]:
-    m, n = jacobian.shape
-    if m <= n:
-        return [math.inf] * n  # no degrees of freedom left: nothing says how sure the fit is
-    variance = float(residuals @ residuals) / (m - n)
-    covariance = variance * np.linalg.pinv(jacobian.T @ jacobian)
-    return np.sqrt(np.clip(np.diag(covariance), 0, None)).tolist()
 
 
 def _calibrated(
