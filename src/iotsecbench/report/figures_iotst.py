@@ -103,15 +103,24 @@ def iotst_ci_width(data: ReportData, palette: Palette) -> ReportFigure | None:
     )
 
 
-def _modelled_at_fastest(details: dict[str, Any]) -> tuple[float, str] | None:
-    """The modelled device seconds at the profile's fastest clock on one core, and a label."""
+def _modelled_at_fastest(
+    details: dict[str, Any],
+) -> tuple[float, str, tuple[float, float] | None] | None:
+    """The modelled device seconds at the profile's fastest clock on one core, a label, and
+    the model's 90 % range (None in a result written before it existed)."""
     model = details.get("device_model") or {}
     table = model.get("by_clock_and_cores") or {}
     single = [entry for entry in table.values() if entry.get("cores") == 1]
     if not single:
         return None
     fastest = max(single, key=lambda entry: entry["clock_mhz"])
-    return fastest["seconds"], f"{model.get('device', 'device')} @ {fastest['clock_mhz']} MHz"
+    ranged = fastest.get("model_range")
+    ends = (ranged["low"], ranged["high"]) if ranged else None
+    return (
+        fastest["seconds"],
+        f"{model.get('device', 'device')} @ {fastest['clock_mhz']} MHz",
+        ends,
+    )
 
 
 @styled
@@ -152,6 +161,16 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
             s=22,
             label=f"modelled: {shown[0][1][1]}, one core",
         )
+        ranged = [(p, m) for p, m in shown if m[2] is not None]
+        if ranged:  # the model's 90 % range: a thin line, not an interval over repetitions
+            axis.hlines(
+                [p for p, _ in ranged],
+                [1e3 * m[2][0] for _, m in ranged],
+                [1e3 * m[2][1] for _, m in ranged],
+                colors="black",
+                linewidths=0.6,
+                label="modelled: the model's 90 % range",
+            )
     log_scale(axis, "x")
     _label_rows(axis, positions, traced, "handshake time (ms, log)")
     return _finish(
@@ -164,7 +183,9 @@ def iotst_cost(data: ReportData, palette: Palette) -> ReportFigure | None:
         "profile's clock (cycles = instructions × CPI), and the same replayed against the "
         "measured network's arrivals; bars over the repetitions' seeds. Hollow diamonds are "
         "modelled, not measured: the handshake's public-key and symmetric operations priced "
-        "with the device profile (docs/iotst.md, docs/device-client.md).",
+        "with the device profile, the thin line through each its model's 90 % range over "
+        "draws of the profile's numbers (docs/iotst.md, docs/device-client.md, "
+        "docs/energy-model.md).",
         _provenance(traced),
         figure,
     )

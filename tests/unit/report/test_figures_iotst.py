@@ -33,7 +33,12 @@ def _details(cpu_s: float) -> dict:
             "device": "esp32-wroom-32",
             "by_clock_and_cores": {
                 "80MHz x1": {"seconds": 3.0, "clock_mhz": 80, "cores": 1},
-                "240MHz x1": {"seconds": 1.0, "clock_mhz": 240, "cores": 1},
+                "240MHz x1": {
+                    "seconds": 1.0,
+                    "clock_mhz": 240,
+                    "cores": 1,
+                    "model_range": {"low": 0.9, "high": 1.4, "level": 0.9, "method": "m"},
+                },
                 "240MHz x2": {"seconds": 0.9, "clock_mhz": 240, "cores": 2},
             },
         },
@@ -63,8 +68,8 @@ def _data() -> ReportData:
 def test_only_traced_configurations_are_read_and_the_model_is_the_fastest_single_core() -> None:
     traced = figures_iotst.traced_configurations(_data())
     assert [label for label, _ in traced] == ["a [1 core]", "b [1 core]"]
-    seconds, label = figures_iotst._modelled_at_fastest(traced[0][1])
-    assert seconds == 1.0 and label == "esp32-wroom-32 @ 240 MHz"
+    seconds, label, ends = figures_iotst._modelled_at_fastest(traced[0][1])
+    assert seconds == 1.0 and label == "esp32-wroom-32 @ 240 MHz" and ends == (0.9, 1.4)
 
 
 @pytest.mark.slow  # over half a second of CPU: more than the fast lane's share
@@ -74,6 +79,7 @@ def test_every_iotst_view_is_drawn_and_labels_what_is_modelled() -> None:
     drawn = {builder.__name__: builder(data, palette) for builder in figures_iotst.BUILDERS}
     assert all(figure is not None and len(figure.png) > 5_000 for figure in drawn.values())
     assert "modelled, not measured" in drawn["iotst_cost"].caption
+    assert "model's 90 % range" in drawn["iotst_cost"].caption
 
 
 def test_a_report_without_traces_draws_none_of_them() -> None:
