@@ -87,9 +87,12 @@ def model_interval(values: NDArray[np.float64], method: str, level: float) -> In
 
 
 def share_above(differences: NDArray[np.float64]) -> float:
-    """The share of draws in which a difference is above zero (a ranks above b)."""
+    """The share of draws in which a difference is above zero (a ranks above b), a tie
+    counting half (two configurations the model cannot tell apart rank neither way)."""
     values = np.asarray(differences, dtype=float)
-    return float(np.mean(values > 0)) if values.size else float("nan")
+    if not values.size:
+        return float("nan")
+    return float(np.mean(values > 0) + 0.5 * np.mean(values == 0))
 
 
 def pooled_shift(

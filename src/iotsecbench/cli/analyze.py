@@ -46,10 +46,18 @@ def print_summary(result: AnalysisResult, path: Path, current: str = "modelled")
         title=f"Differences of means (95 % CI), baseline {result.baseline}; device current "
         f"{current}"
     )
-    for column in ("metric", "device", "a − b", "difference", "CI", "sig.", "d", "method"):
+    ranged = any(c.model_range is not None for c in result.comparisons)
+    columns = ("metric", "device", "a − b", "difference", "CI", "sig.", "d", "method")
+    for column in columns + (("model 90 % (a > b in draws)",) if ranged else ()):
         table.add_column(column)
     for c in result.comparisons:
         method = c.method if c.block_length is None else f"{c.method} b={c.block_length}"
+        model = (
+            f"[{c.model_range.low:+.5g}, {c.model_range.high:+.5g}] "
+            f"{100 * (c.model_share or 0):.0f} %"
+            if c.model_range is not None
+            else "–"
+        )
         table.add_row(
             c.metric,
             c.device,
@@ -59,8 +67,15 @@ def print_summary(result: AnalysisResult, path: Path, current: str = "modelled")
             "yes" if c.significant else "no",
             f"{c.cohens_d:+.2f} {c.effect}",
             method,
+            *((model,) if ranged else ()),
         )
     console.print(table)
+    if result.model is not None:
+        console.print(
+            f"model 90 %: the difference over {result.model.draws} draws of the device "
+            f"profile's ranges, every configuration on the same draws ({result.model.method})",
+            highlight=False,
+        )
     if result.pareto is not None:
         console.print(result.pareto.summary())
     for h in result.hypotheses:

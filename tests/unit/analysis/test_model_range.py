@@ -75,5 +75,6 @@ def test_interval_and_share_ends() -> None:
     draws = np.arange(101, dtype=float)
     interval = model_interval(draws, "m", 0.9)
     assert (interval.low, interval.high, interval.level) == pytest.approx((5.0, 95.0, 0.9))
-    assert share_above(np.array([-1.0, 0.0, 2.0, 3.0])) == 0.5
+    assert share_above(np.array([-1.0, 0.0, 2.0, 3.0])) == 0.625  # a tie counts half
+    assert share_above(np.zeros(10)) == 0.5
     assert np.isnan(share_above(np.array([])))
