@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -158,3 +159,28 @@ def test_report_from_analyze_csv_draws_the_series_from_the_csv(
     assert "repeatability" not in built.skipped_figures
     assert "latency distribution" not in built.skipped_figures
     assert "handshake phases" in built.skipped_figures  # needs the results store
+
+
+def test_the_model_range_is_recomputed_from_the_store_with_the_same_draws(
+    golden_results: Path, tmp_path: Path
+) -> None:
+    """Issue 36 on a results store: each run's modelled current redrawn from its activity
+    (runner.model_draws) gives, with the golden analysis' seed, exactly the stored model
+    ranges — every current and charge comparison has one, latency none."""
+    from iotsecbench.analysis.pipeline import AnalysisOptions
+    from iotsecbench.runner.postprocess import run_analyze
+
+    _, path = run_analyze(
+        golden_results, options=AnalysisOptions(reps=500, seed=1), out=tmp_path / "a.json"
+    )
+    fresh = json.loads(path.read_text())
+    stored = json.loads((GOLDEN / "analysis.json").read_text())
+    assert fresh["model"] == stored["model"]
+
+    def ranges(document: dict) -> list:
+        return [(c["metric"], c["device"], c["a"], c["b"], c.get("model_range"),
+                 c.get("model_share")) for c in document["comparisons"]]  # fmt: skip
+
+    assert ranges(fresh) == ranges(stored)
+    for metric, _, _, _, model, _ in ranges(fresh):
+        assert (model is None) == (metric == "latency_ms")
