@@ -275,6 +275,10 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     tls = profiles["tls1.3/x25519/ecdsa-p256"]
     assert tls["method"] == "counted on rv32imc" and len(tls["samples"]) == 2
     assert tls["device_model"]["method"] == "counted" and tls["device_model"]["cpi"] > 0
+    for entry in tls["device_model"]["by_clock_and_cores"].values():  # the CPI's range
+        ranged = entry["cpi_range"]
+        assert ranged["low"] < entry["seconds"] < ranged["high"] and "CPI" in ranged["method"]
+    assert tls["device_model"]["label"].startswith("counted on rv32imc")
     assert tls["group_order"][:2] == ["CLIENT_HELLO", "WAIT_SERVER_FLIGHT"]
     assert len(set(tls["seeds"])) == 2
     # Stored by the typed row builders: a counted run, every connection with its target,
