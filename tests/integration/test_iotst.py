@@ -148,6 +148,8 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         assert set(model["by_clock_and_cores"]) == {
             f"{mhz}MHz x{cores}" for mhz in (80, 160, 240) for cores in (1, 2)
         }
+        for priced in model["by_clock_and_cores"].values():  # predict handshake's code
+            assert priced["model_range"]["low"] < priced["model_range"]["high"]
     by_name = {(e["tls_profile_name"], e["cores"], e["cpu_share"]): e for e in entries}
     for profile in ("tls1.3/x25519/ecdsa-p256", "tls1.3/secp256r1/rsa3072"):
         full, third = by_name[(profile, 1, "1")], by_name[(profile, 1, "1/3")]
