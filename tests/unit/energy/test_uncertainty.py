@@ -115,3 +115,27 @@ def test_every_draw_stays_in_its_range_and_counted_numbers_move_with_the_cpi() -
     cpi = drawn["cpi"] / numbers["cpi"].value
     for name in counted:
         assert np.allclose(drawn[name] / numbers[name].value, cpi), name
+
+
+def test_a_run_s_summed_activity_gives_the_per_window_model_s_mean_current() -> None:
+    """Exposure (what the draws recompute) against the energy model it stands for: with no
+    window clipped (airtime and CPU well under each window), the run's time-weighted mean of
+    model_current's windows is Exposure.mean_current_ma at the profile's values."""
+    from iotsecbench.energy.model import Operation, model_current
+
+    t_ns = np.arange(1, 61) * 1_000_000_000  # 60 one-second windows
+    sent = np.cumsum(np.full(60, 600))
+    received = np.cumsum(np.full(60, 200))
+    segments = np.cumsum(np.full(60, 2))
+    operations = [Operation(int(t) - 500_000_000, "aes-gcm", 256) for t in t_ns[::2]]
+    operations += [Operation(int(t_ns[10]) - 900_000_000, "ecdh-p256-keygen", 1)]
+    modelled = model_current(PROFILE, t_ns, sent, received, segments, segments, operations)
+    per_window = float(np.average(modelled.current_ma, weights=modelled.window_s))
+    totals: dict[str, tuple[int, int]] = {}
+    for op in operations:
+        calls, amount = totals.get(op.primitive, (0, 0))
+        totals[op.primitive] = (calls + 1, amount + op.amount)
+    exposure = Exposure.from_samples(t_ns, sent, received, segments, segments, totals)
+    assert float(exposure.mean_current_ma(PROFILE, point_values(PROFILE))) == pytest.approx(
+        per_window, rel=1e-6
+    )
