@@ -250,10 +250,13 @@ def calibrate(
         typer.Option(help="Device name of the new profile (default: <profile>-calibrated)."),
     ] = None,
 ) -> None:
-    """Fit a device profile's guessed numbers to measured current: bounded least squares
-    (scipy) on modelled − measured current per sample window over every attached run.
-    Writes a profile whose fitted numbers have status `calibrated` and a source naming the
-    traces (SHA-256), the residual and the value replaced; use it with `run --device FILE`."""
+    """Fit a device profile to measurements: to measured current (RUNS with attached meter
+    traces: bounded least squares on modelled − measured current per sample window), to
+    handshakes timed on a device (--handshakes CSV: prices, clock-scaled shares, extra-core
+    slowdown, overhead), or to a primitive benchmark's output (--benchmark LOG: wolfCrypt,
+    Mbed TLS, pqm4). Writes a profile whose fitted numbers have status `calibrated`, a
+    source naming the input (SHA-256), the residual and the value replaced, and a range
+    from the fit; use it with `run --device FILE` or `predict handshake --device FILE`."""
     if handshakes is not None or benchmark is not None:
         if runs or fit is not None or check or (handshakes and benchmark):
             raise SpecError(
