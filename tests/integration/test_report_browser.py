@@ -262,7 +262,10 @@ def test_two_real_experiments_side_by_side(
     start = text.index("[parameters.idle_associated_current]")
     assert "value = 32.0" in text[start : start + 80]
     lower = tmp_path / "esp32-idle-20ma.toml"
-    lower.write_text(text[:start] + text[start:].replace("value = 32.0", "value = 20.0", 1))
+    edited = text[start:].replace("value = 32.0", "value = 20.0", 1)
+    # its stated range moves with it (a guess's range must hold the value, and be wide)
+    edited = edited.replace("range = [27.0, 45.0]", "range = [15.0, 30.0]", 1)
+    lower.write_text(text[:start] + edited)
     runs = {"esp32": (), "idle-20ma": ("--device", str(lower))}
     for name, extra in runs.items():
         result = run_cli(

@@ -395,7 +395,9 @@ def test_device_costs_replaces_only_guesses_in_place(cli, tmp_path):
     shipped = profile_text("esp32-wroom-32")
     profile = load_profile("esp32-wroom-32")
     replaced = {
-        f"primitives.{name}.{field}": Parameter(0.0, parameter.unit, "GUESS: put back", "guess")
+        f"primitives.{name}.{field}": Parameter(
+            0.0, parameter.unit, "GUESS: put back", "guess", 0.0, 1.0, "a test's guess"
+        )
         for name, cost in profile.primitives.items()
         for field, parameter in cost.parameters().items()
         if "another 32-bit instruction set" in parameter.source

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from iotsecbench.energy.model import Activity
-from iotsecbench.energy.profile import DeviceProfile, Parameter
+from iotsecbench.energy.profile import DeviceProfile, Parameter, default_range
 from iotsecbench.errors import DataError, SpecError
 
 # Electrical and radio parameters a meter trace can inform (the sleep currents, clock and
@@ -285,10 +285,18 @@ def _fields(parameter: Parameter) -> dict[str, str]:
         "source": _text(parameter.source),
         "status": _text(parameter.status),
     }
-    # a counted number's range is the CPI's (set at load), so the file states none
-    if parameter.stated and parameter.status != "counted":
-        fields["range"] = f"[{float(parameter.bounds[0])!r}, {float(parameter.bounds[1])!r}]"
-        fields["range_source"] = _text(parameter.range_source)
+    # a counted number's range is the CPI's (set at load), so the file states none; one
+    # made without a range (a derived price of `bench device-costs`) gets its status's default
+    if parameter.status != "counted":
+        low, high, why = (
+            (*parameter.bounds, parameter.range_source)
+            if parameter.stated
+            else default_range(parameter)
+        )
+        if not parameter.stated:
+            why = why.replace("not stated (schema 1)", "not stated where it was made")
+        fields["range"] = f"[{float(low)!r}, {float(high)!r}]"
+        fields["range_source"] = _text(why)
     return fields
 
 

@@ -482,7 +482,7 @@ def _checked_range(
             )
         return number
     if not stated:
-        low, high, why = _default_range(number)
+        low, high, why = default_range(number)
         return replace(number, low=low, high=high, range_source=why)
     if not number.stated:
         raise fail(
@@ -504,8 +504,9 @@ def _checked_range(
     return number
 
 
-def _default_range(number: Parameter) -> tuple[float, float, str]:
-    """The range a schema-1 number gets from its status alone."""
+def default_range(number: Parameter) -> tuple[float, float, str]:
+    """The range a number gets from its status alone (a schema-1 file; a number written
+    without one)."""
     value = number.value
     if number.status == "guess":
         low, high = value / GUESS_FACTOR, value * GUESS_FACTOR
