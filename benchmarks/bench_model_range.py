@@ -1,7 +1,7 @@
 """Benchmark: what the model's range (the profile's Monte Carlo, analysis.model_range) adds
 to ``iotsecbench analyze`` on a results directory (not a test).
 
-Times ``runner.postprocess.run_analyze`` end to end — reading the store, the analysis,
+Times ``workflows.postprocess.run_analyze`` end to end — reading the store, the analysis,
 writing analysis.json — and inside it the draws (``runner.model_draws.model_draws``: the
 store's activity read, every run's mean current on 1000 draws of its profile) and the
 comparisons' ranges (``analysis.model_range.model_stage``); best of ``--repeat``.
@@ -20,7 +20,7 @@ from pathlib import Path
 from iotsecbench.analysis import pipeline
 from iotsecbench.analysis.pipeline import AnalysisOptions
 from iotsecbench.runner import model_draws as draws_module
-from iotsecbench.runner import postprocess
+from iotsecbench.workflows import postprocess
 
 
 def main() -> None:

@@ -67,16 +67,18 @@ def trace_table(results: list[ProfileResult]) -> Table:
     )
     for heading in (
         "configuration", "n", "network-invariant CPU", "with network wait", "network wait",
-        "longest run", "tracer overhead", "dropped (retrans.)", "device 80/160/240 MHz (modelled)",
+        "longest run", "tracer overhead", "dropped (retrans.)",
+        "device 80/160/240 MHz (modelled [90 % range])",
     ):  # fmt: skip
         table.add_column(heading, no_wrap=heading == "configuration")
     for result in results:
         summary = result.summary()
         invariant, wall = summary["network_invariant_cpu_s"], summary["with_network_wait_s"]
         model = (summary.get("device_model") or {}).get("by_clock_and_cores", {})
-        device = "/".join(
-            f"{model[key]['seconds'] * 1e3:.0f}" for key in ("80MHz x1", "160MHz x1", "240MHz x1")
-            if key in model
+        device = " / ".join(
+            f"{model[key]['seconds'] * 1e3:.0f} [{model[key]['model_range']['low'] * 1e3:.0f}–"
+            f"{model[key]['model_range']['high'] * 1e3:.0f}]"
+            for key in ("80MHz x1", "160MHz x1", "240MHz x1") if key in model
         )  # fmt: skip
         table.add_row(
             result.name,

@@ -4,16 +4,12 @@ output (``energy.benchmark_logs``)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
-from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
-
-if TYPE_CHECKING:
-    from iotsecbench.energy.profile import DeviceProfile
+from iotsecbench.errors import DataError, SpecError
+from iotsecbench.workflows.calibration import write_calibrated
 
 
 def calibrate_from_timings(
@@ -107,30 +103,3 @@ def calibrate_from_benchmark(
     if log.skipped:
         typer.echo(f"  skipped (the model prices no such primitive): {', '.join(log.skipped)}")
     typer.echo(f"wrote {out}")
-
-
-def write_calibrated(
-    fitted: DeviceProfile,
-    start: DeviceProfile,
-    name: str | None,
-    what: str,
-    out: Path,
-    header: str,
-) -> None:
-    """Every calibration's ending: the fitted profile named (default <start>-calibrated),
-    described, written atomically with its header comment (``EnvironmentProblem`` when
-    ``out`` cannot be written)."""
-    from iotsecbench.energy.calibrate import profile_toml
-    from iotsecbench.files import write_atomic
-
-    calibrated = replace(
-        fitted,
-        name=name or f"{start.name}-calibrated",
-        description=f"{start.description} — {what}",
-    )
-    try:
-        write_atomic(out, profile_toml(calibrated, header))
-    except OSError as error:
-        raise EnvironmentProblem(
-            f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
-        ) from error

@@ -111,15 +111,30 @@ def calibrate_profile(
         profile = devices[0]
     start = load_profile(profile)
     result = calibrate(start, fitting, fit, held_out=held_out, version=version)
-    calibrated = replace(
-        result.profile,
-        name=name or f"{start.name}-calibrated",
-        description=f"{start.description} — calibrated against {len(fitting)} attached run(s)",
-    )
-    header = (
+    calibrated = write_calibrated(
+        result.profile, start, name, f"calibrated against {len(fitting)} attached run(s)", out,
         f"Device profile calibrated by iotsecbench {version} calibrate from {start.name}\n"
         f"against {len(fitting)} run(s) with power-meter traces; fitted numbers have status\n"
-        "'calibrated' and a source naming the traces (SHA-256) and the fit's residual."
+        "'calibrated' and a source naming the traces (SHA-256) and the fit's residual.",
+    )  # fmt: skip
+    return Calibrated(start, replace(result, profile=calibrated), len(fitting), len(held_out))
+
+
+def write_calibrated(
+    fitted: DeviceProfile,
+    start: DeviceProfile,
+    name: str | None,
+    what: str,
+    out: Path,
+    header: str,
+) -> DeviceProfile:
+    """Every calibration's ending (meter traces, handshake times, benchmark logs): the
+    fitted profile named (default <start>-calibrated), described, written atomically with
+    its header comment; ``EnvironmentProblem`` when ``out`` cannot be written."""
+    calibrated = replace(
+        fitted,
+        name=name or f"{start.name}-calibrated",
+        description=f"{start.description} — {what}",
     )
     try:
         write_atomic(out, profile_toml(calibrated, header))
@@ -127,4 +142,4 @@ def calibrate_profile(
         raise EnvironmentProblem(
             f"--out {out}: cannot write ({error.strerror or error}); choose a writable path"
         ) from error
-    return Calibrated(start, replace(result, profile=calibrated), len(fitting), len(held_out))
+    return calibrated

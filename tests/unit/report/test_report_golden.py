@@ -168,7 +168,7 @@ def test_the_model_range_is_recomputed_from_the_store_with_the_same_draws(
     (runner.model_draws) gives, with the golden analysis' seed, exactly the stored model
     ranges — every current and charge comparison has one, latency none."""
     from iotsecbench.analysis.pipeline import AnalysisOptions
-    from iotsecbench.runner.postprocess import run_analyze
+    from iotsecbench.workflows.postprocess import run_analyze
 
     _, path = run_analyze(
         golden_results, options=AnalysisOptions(reps=500, seed=1), out=tmp_path / "a.json"
