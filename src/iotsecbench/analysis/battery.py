@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from iotsecbench.analysis.results import Record
+from iotsecbench.analysis.model_range import DrawnValues
+from iotsecbench.analysis.results import Interval, Record
 
 HOURS_PER_MONTH = 730.485  # 365.2425 days · 24 h / 12, as in the AESTECHNO estimator
 # Default self-discharge: lithium cells lose 1–3 %/month (AESTECHNO FAQ); 2 % is the midpoint.
@@ -55,23 +56,25 @@ class BatteryParameters(Record):
 
 def battery_life_hours(
     capacity_mah: float,
-    average_current_ma: float,
+    average_current_ma: ArrayLike,
     usable_fraction: float = DEFAULT_USABLE_FRACTION,
     self_discharge_pct_per_month: float = DEFAULT_SELF_DISCHARGE_PCT_PER_MONTH,
-) -> float:
-    """Hours a battery lasts at a constant average current, self-discharge included."""
+) -> ArrayLike:
+    """Hours a battery lasts at a constant average current, self-discharge included (one
+    current, or an array of them — a model range's draws — for an array back)."""
     if capacity_mah <= 0:
         raise ValueError(f"capacity_mah must be > 0, got {capacity_mah}")
     if not 0 < usable_fraction <= 1:
         raise ValueError(f"usable_fraction must be in (0, 1], got {usable_fraction}")
-    if average_current_ma < 0 or self_discharge_pct_per_month < 0:
+    current = np.asarray(average_current_ma, dtype=np.float64)
+    if np.any(current < 0) or self_discharge_pct_per_month < 0:
         raise ValueError("average_current_ma and self_discharge_pct_per_month must be >= 0")
     effective_mah = capacity_mah * usable_fraction
     self_discharge_ma = effective_mah * (self_discharge_pct_per_month / 100.0) / HOURS_PER_MONTH
-    total_ma = average_current_ma + self_discharge_ma
-    if total_ma == 0:
-        return float("inf")
-    return effective_mah / total_ma
+    total_ma = current + self_discharge_ma
+    with np.errstate(divide="ignore"):  # no current at all: the battery lasts for ever
+        hours = np.where(total_ma == 0, np.inf, effective_mah / total_ma)
+    return float(hours) if hours.ndim == 0 else hours
 
 
 def duty_cycle_current(d: ArrayLike, i_active: ArrayLike, i_sleep: ArrayLike) -> ArrayLike:
@@ -116,11 +119,19 @@ class BatteryProjection(Record):
     lifetime_hours: float
     lifetime_days: float
     relative_to_baseline: float  # lifetime / baseline lifetime (same device and D)
+    # The model's range (analysis.model_range) of the lifetime in days and of the ratio to
+    # the baseline's, both from the same draws of the profile (common random numbers: the
+    # ratio's range keeps what the two configurations share); None: a measured current, or
+    # no draws.
+    lifetime_days_model_range: Interval | None = None
+    relative_model_range: Interval | None = None
 
     def summary(self) -> str:
+        model = self.lifetime_days_model_range
+        ranged = f", model {model.low:.1f}–{model.high:.1f} d" if model is not None else ""
         return (
             f"{self.configuration}/{self.device} D={self.duty_cycle:g}: "
-            f"{self.lifetime_days:.1f} d (×{self.relative_to_baseline:.3f} vs baseline)"
+            f"{self.lifetime_days:.1f} d{ranged} (×{self.relative_to_baseline:.3f} vs baseline)"
         )
 
 
@@ -128,6 +139,7 @@ def project_battery(
     active_current_ma: Mapping[tuple[str, str], float],
     baseline: str,
     parameters: BatteryParameters | None = None,
+    drawn: DrawnValues | None = None,
 ) -> list[BatteryProjection]:
     """Project battery life for every configuration × device × duty cycle.
 
@@ -139,42 +151,57 @@ def project_battery(
     baseline : str
         Configuration the relative lifetimes refer to.
     parameters : BatteryParameters, optional
+    drawn : DrawnValues, optional
+        The same active currents on every draw of the device profile
+        (``model_range.ModelStage.active_current``): each projection of a key it holds gets
+        the model's range of its lifetime, and of its ratio to the baseline draw by draw.
+        The battery's own numbers (capacity, sleep current, self-discharge) are the user's
+        and held.
 
     Returns
     -------
     list of BatteryProjection
     """
     parameters = parameters or BatteryParameters()
+
+    def life(current: ArrayLike, duty: float) -> ArrayLike:
+        return battery_life_hours(
+            parameters.capacity_mah,
+            duty_cycle_current(duty, current, parameters.sleep_current_ma),
+            parameters.usable_fraction,
+            parameters.self_discharge_percent_per_month,
+        )
+
+    draws = drawn.values if drawn is not None else {}
     projections = []
     for (configuration, device), current in sorted(active_current_ma.items()):
+        base_current = active_current_ma.get((baseline, device))
+        own_draws, base_draws = draws.get((configuration, device)), draws.get((baseline, device))
         for duty in parameters.duty_cycles:
-            average = duty_cycle_current(duty, current, parameters.sleep_current_ma)
-            hours = battery_life_hours(
-                parameters.capacity_mah,
-                average,
-                parameters.usable_fraction,
-                parameters.self_discharge_percent_per_month,
-            )
-            base_current = active_current_ma.get((baseline, device))
-            relative = float("nan")
-            if base_current is not None:
-                base_hours = battery_life_hours(
-                    parameters.capacity_mah,
-                    duty_cycle_current(duty, base_current, parameters.sleep_current_ma),
-                    parameters.usable_fraction,
-                    parameters.self_discharge_percent_per_month,
-                )
-                relative = hours / base_hours
+            hours = life(current, duty)
+            relative = hours / life(base_current, duty) if base_current is not None else np.nan
+            days_range = relative_range = None
+            if drawn is not None and own_draws is not None:
+                # a draw's current is a mean of currents ≥ 0: below 0 only by rounding
+                drawn_hours = life(np.maximum(own_draws, 0.0), duty)
+                days_range = drawn.interval(drawn_hours / 24.0)
+                if base_draws is not None:
+                    base_hours = life(np.maximum(base_draws, 0.0), duty)
+                    relative_range = drawn.interval(drawn_hours / base_hours)
             projections.append(
                 BatteryProjection(
                     configuration=configuration,
                     device=device,
                     duty_cycle=duty,
                     active_current_ma=float(current),
-                    average_current_ma=average,
-                    lifetime_hours=hours,
-                    lifetime_days=hours / 24.0,
-                    relative_to_baseline=relative,
+                    average_current_ma=duty_cycle_current(
+                        duty, current, parameters.sleep_current_ma
+                    ),
+                    lifetime_hours=float(hours),
+                    lifetime_days=float(hours) / 24.0,
+                    relative_to_baseline=float(relative),
+                    lifetime_days_model_range=days_range,
+                    relative_model_range=relative_range,
                 )
             )
     return projections

@@ -26,8 +26,9 @@ FORMAT_NAME = "iotsecbench-analysis"
 #              cv, per_minute, cross_correlations, sensitivity, battery, options, notes).
 #   version 2: the device model's ranges: "model" (method, draws, level, notes, values: each
 #              modelled value's model_range) and, on comparisons of a modelled metric,
-#              "model_range" (nested interval) and "model_share"; version 1 reads as having
-#              none.
+#              "model_range" (nested interval) and "model_share"; on battery projections,
+#              "lifetime_days_model_range" and "relative_model_range"; version 1 reads as
+#              having none.
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 # The document's file in a results directory, per device current analysed (``analyze
@@ -108,12 +109,7 @@ class AnalysisDocument:
 
     def model_value(self, configuration: str, device: str, metric: str) -> ModelValue | None:
         """The model's range of one configuration's modelled value, if the analysis has it."""
-        if self.model is None:
-            return None
-        for value in self.model.values:
-            if (value.configuration, value.device, value.metric) == (configuration, device, metric):
-                return value
-        return None
+        return self.model.value(configuration, device, metric) if self.model else None
 
     def comparisons_of(self, metric: str) -> list[Comparison]:
         return [c for c in self.comparisons if c.metric == metric]

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from iotsecbench.analysis.results import Interval, Record
 
 __all__ = [
+    "DrawnValues",
     "ModelDraws",
     "ModelValue",
     "model_interval",
@@ -68,6 +69,13 @@ class ModelSection(Record):
     notes: tuple[str, ...]
     values: tuple[ModelValue, ...]
 
+    def value(self, configuration: str, device: str, metric: str) -> ModelValue | None:
+        """The model's range of one configuration's modelled value, if there is one."""
+        for value in self.values:
+            if (value.configuration, value.device, value.metric) == (configuration, device, metric):
+                return value
+        return None
+
 
 @dataclass(frozen=True)
 class ModelValue(Record):
@@ -78,6 +86,19 @@ class ModelValue(Record):
     metric: str  # a key of analysis.metrics
     value: float  # at the profile's values
     model_range: Interval  # the central ModelDraws.level of the draws
+
+
+@dataclass(frozen=True)
+class DrawnValues:
+    """Figures recomputed on every draw of the profile (the same draws for every key), and
+    how those draws were made, for a derived figure's range (the battery projection's)."""
+
+    values: Mapping[tuple[str, str], NDArray[np.float64]]  # (configuration, device) → draws
+    method: str
+    level: float
+
+    def interval(self, draws: NDArray[np.float64]) -> Interval:
+        return model_interval(draws, self.method, self.level)
 
 
 def model_interval(values: NDArray[np.float64], method: str, level: float) -> Interval:
@@ -116,6 +137,9 @@ class ModelStage:
 
     comparisons: tuple[Any, ...]  # the comparisons, modelled ones with model_range
     values: tuple[ModelValue, ...]
+    # each configuration's mean current over all its runs (total charge / total time, what
+    # the battery projection reads) on every draw
+    active_current: DrawnValues
 
 
 def model_stage(
@@ -172,6 +196,12 @@ def model_stage(
             )
         updated.append(c)
     values: list[ModelValue] = []
+    active: dict[tuple[str, str], NDArray[np.float64]] = {}
+    for key, runs in charges.items():
+        shifts = charge_shifts(key)
+        if shifts is not None:  # total charge / total time moves by the runs' shifts × hours
+            hours = sum(durations[key].values()) / 3600.0
+            active[key] = (sum(runs.values()) + sum(shifts.values())) / hours
     for key, runs in current.items():
         shift = current_shift(key)
         if shift is None:
@@ -210,7 +240,7 @@ def model_stage(
                 model_interval(moved, model.method, model.level),
             )
         )
-    return ModelStage(tuple(updated), tuple(values))
+    return ModelStage(tuple(updated), tuple(values), DrawnValues(active, model.method, model.level))
 
 
 def _charge_difference(

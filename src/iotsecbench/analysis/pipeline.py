@@ -135,9 +135,10 @@ class AnalysisOptions(Record):
                 f"--require {unknown[0]!r}: not a security property; use "
                 + ", ".join(SECURITY_PROPERTY_NAMES)
             )
-        if self.model_draws < 100:
+        if not 100 <= self.model_draws <= MAX_REPLICATES:  # as energy.uncertainty.check_draws
             raise SpecError(
-                f"--model-draws {self.model_draws}: use at least 100 draws (1000 default)"
+                f"--model-draws {self.model_draws}: use 100 to {MAX_REPLICATES:,} draws "
+                "(1000 default)"
             )
         if not 0.5 <= self.level < 1.0:
             raise SpecError(f"confidence level {self.level} must lie in [0.5, 1)")
@@ -313,7 +314,7 @@ def analyze(
         (options.block_on, run_blocks(current, options.block_on)),
     )
     comparisons += energy
-    section = None
+    section, drawn = None, None
     if model is not None:
         stage = model_stage(
             comparisons,
@@ -326,7 +327,7 @@ def analyze(
             run_blocks(current, options.block_on),
             METRICS.column(ENERGY_PER_BYTE).key,
         )
-        comparisons = list(stage.comparisons)
+        comparisons, drawn = list(stage.comparisons), stage.active_current
         section = ModelSection(model.method, model.draws, model.level, model.notes, stage.values)
     notes = [
         "current aggregated to 1 Hz by the mean of the samples within each whole second",
@@ -357,7 +358,7 @@ def analyze(
         pareto=pareto,
         hypotheses=tuple(hypotheses),
         sensitivity=tuple(sensitivity),
-        battery=tuple(project_battery(active, inputs.baseline, options.battery)),
+        battery=tuple(project_battery(active, inputs.baseline, options.battery, drawn)),
         warnings=(*description.warnings, *block_warnings, *energy_warnings),
         notes=(*notes, *pareto_notes),
         model=section,

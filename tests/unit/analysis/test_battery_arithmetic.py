@@ -47,3 +47,11 @@ def test_regulator_and_energy() -> None:
     assert battery_current_ma(60, 3.3, 3.7, 0.9) == pytest.approx(59.4594595)
     # 100 mA at 3.3 V for ten 0.1 s windows: 0.33 W · 1 s = 0.33 J.
     assert cumulative_energy_j(np.full(10, 100.0), 0.1, 3.3)[-1] == pytest.approx(0.33)
+
+
+def test_battery_life_of_an_array_of_currents_is_the_formula_per_current() -> None:
+    currents = np.array([0.0, 10.0, 20.0])
+    hours = battery_life_hours(1000, currents, 0.85, 0.0)
+    assert hours == pytest.approx([np.inf, 85.0, 42.5])
+    with pytest.raises(ValueError):
+        battery_life_hours(1000, np.array([1.0, -0.1]))

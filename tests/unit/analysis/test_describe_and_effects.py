@@ -22,6 +22,7 @@ from iotsecbench.analysis.describe import (
     to_one_hertz,
 )
 from iotsecbench.analysis.effects import cohens_d, effect_label
+from iotsecbench.analysis.model_range import DrawnValues
 
 
 def test_describe_known_values():
@@ -93,3 +94,31 @@ def test_battery_formulas():
     assert by_config["plain"].lifetime_hours == pytest.approx(17.0)
     with pytest.raises(ValueError):
         BatteryParameters(usable_fraction=1.5)
+
+
+def test_battery_model_range_is_the_formula_on_every_draw_and_the_ratio_keeps_common_draws():
+    """Life C_eff / I (no self-discharge, D = 1) on 1001 draws, so the 5th and 95th
+    percentiles are single draws: the lifetime's range is the lifetime of the currents'
+    range reversed. a draws 1.25 × b's current on every draw (a common price): the ratio of
+    lifetimes is 0.8 on every draw — a point, where the ratio of the two separate ranges
+    would be wide."""
+    rng = np.random.default_rng(7)
+    base = rng.uniform(80.0, 120.0, 1001)
+    drawn = DrawnValues({("plain", "emitter"): base, ("tls1.2", "emitter"): 1.25 * base},
+                        "test draws", 0.9)  # fmt: skip
+    parameters = BatteryParameters(duty_cycles=(1.0,), self_discharge_percent_per_month=0.0)
+    projections = project_battery(
+        {("plain", "emitter"): 100.0, ("tls1.2", "emitter"): 125.0}, "plain", parameters, drawn
+    )
+    by_config = {p.configuration: p for p in projections}
+    tls = by_config["tls1.2"]
+    low_ma, high_ma = np.percentile(1.25 * base, [5, 95])
+    assert tls.lifetime_days_model_range.low == pytest.approx(1700.0 / high_ma / 24)
+    assert tls.lifetime_days_model_range.high == pytest.approx(1700.0 / low_ma / 24)
+    assert tls.lifetime_days_model_range.method == "test draws"
+    ratio = tls.relative_model_range
+    assert (ratio.low, ratio.high) == pytest.approx((0.8, 0.8))
+    own, plain = tls.lifetime_days_model_range, by_config["plain"].lifetime_days_model_range
+    assert own.high / plain.low - own.low / plain.high > 0.4  # the separate ranges' ratio
+    # without draws (a measured current) no range
+    assert project_battery({("plain", "emitter"): 1.0}, "plain")[0].relative_model_range is None

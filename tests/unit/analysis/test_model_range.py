@@ -78,3 +78,16 @@ def test_interval_and_share_ends() -> None:
     assert share_above(np.array([-1.0, 0.0, 2.0, 3.0])) == 0.625  # a tie counts half
     assert share_above(np.zeros(10)) == 0.5
     assert np.isnan(share_above(np.array([])))
+
+
+def test_the_active_current_moves_by_the_runs_shifts_weighted_by_their_length() -> None:
+    """What the battery projection reads: total charge / total time on every draw."""
+    rng = np.random.default_rng(2)
+    s1, s2 = rng.normal(0, 1, DRAWS), rng.normal(0, 1, DRAWS)
+    model = ModelDraws({("a", "emitter", 1): s1, ("a", "emitter", 2): s2}, {}, DRAWS, "m", 0.9)
+    charges = {("a", "emitter"): {1: 10.0, 2: 40.0}}  # mAh over 1 h and 3 h
+    durations = {("a", "emitter"): {1: 3600.0, 2: 3 * 3600.0}}
+    stage = model_stage([], {}, charges, durations, model, "current", "charge")
+    drawn = stage.active_current
+    assert drawn.values[("a", "emitter")] == pytest.approx((50.0 + s1 + 3 * s2) / 4)
+    assert (drawn.method, drawn.level) == ("m", 0.9)
