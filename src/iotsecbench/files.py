@@ -202,6 +202,20 @@ def read_config_text(path: Path, what: str, max_bytes: int = CONFIG_MAX_BYTES) -
     """The UTF-8 text of a configuration file a user names (``what``: "spec file", "device
     profile"), refused in one line unless it is a regular file of at most ``max_bytes``:
     a usage error (exit 2), or the environment's (exit 3) when it may not be read."""
+    data = read_user_file(path, what, max_bytes, "a .toml file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SpecError(
+            f"{what} {path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
+        ) from None
+
+
+def read_user_file(path: Path, what: str, max_bytes: int, expected: str = "a file") -> bytes:
+    """The bytes of a file a user names (a configuration, or data to read: a CSV of timings,
+    a benchmark's output), refused in one line unless it is a regular file of at most
+    ``max_bytes``: a usage error (exit 2) when it is missing, a directory or too large, the
+    environment's (exit 3) when it may not be read. What the bytes say is the caller's."""
     path = Path(path)
     try:
         info = path.stat()
@@ -210,9 +224,9 @@ def read_config_text(path: Path, what: str, max_bytes: int = CONFIG_MAX_BYTES) -
     except OSError as error:
         raise _read_problem(error, what, path) from None
     if stat.S_ISDIR(info.st_mode):
-        raise SpecError(f"{what} {path} is a directory (give a .toml file)")
+        raise SpecError(f"{what} {path} is a directory (give {expected})")
     if not stat.S_ISREG(info.st_mode):
-        raise SpecError(f"{what} {path} is not a regular file (give a .toml file)")
+        raise SpecError(f"{what} {path} is not a regular file (give {expected})")
     if info.st_size > max_bytes:
         raise SpecError(
             f"{what} {path} is {info.st_size:,} bytes; a {what} is at most {max_bytes:,}"
@@ -224,12 +238,7 @@ def read_config_text(path: Path, what: str, max_bytes: int = CONFIG_MAX_BYTES) -
         raise _read_problem(error, what, path) from None
     if len(data) > max_bytes:  # grew since stat()
         raise SpecError(f"{what} {path} is larger than {max_bytes:,} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SpecError(
-            f"{what} {path} is not UTF-8 text (byte {error.start}); save it as UTF-8"
-        ) from None
+    return data
 
 
 def _read_problem(error: OSError, what: str, path: Path) -> UserError:

@@ -206,6 +206,7 @@ COMMANDS: dict[str, Command] = {
             "out": Option("output-file"),
             "block_on": Option("name"),
             "current": Option("name"),
+            "model_draws": Option("count"),
         },
     ),
     "report": Command(
@@ -273,6 +274,12 @@ COMMANDS: dict[str, Command] = {
             "check": Option("results-directory"),
             "agent": Option("name"),
             "name": Option("text"),
+            # the timing inputs: each instead of the runs (refused beside them)
+            "handshakes": Option("data-file", base=("--out", "{case}/calibrated.toml")),
+            "benchmark": Option("data-file", base=("--out", "{case}/calibrated.toml")),
+            "benchmark_format": Option("refused"),  # needs --benchmark
+            "clock": Option("refused"),  # needs --benchmark
+            "hold_out": Flag(2),  # needs --handshakes
         },
     ),
     "doctor": Command(
@@ -287,6 +294,30 @@ COMMANDS: dict[str, Command] = {
             "cleanup": Flag(ACCEPTED),
             "out": Option("refused"),  # needs --cleanup
             "scheduler": Option("name"),
+        },
+    ),
+    # read-only: an accepted value prints the table and exits 0
+    "predict handshake": Command(
+        ("--profiles", "tls1.3", "--draws", "100"),
+        (),
+        {
+            "device": Option("config-file"),
+            "profiles": Option("name"),
+            "clocks": Option("positive-number"),
+            "cores": Option("count"),
+            "draws": Option("count"),
+            "seed": Option("seed"),
+            "as_json": Flag(ACCEPTED),
+        },
+    ),
+    "validate": Command(
+        ("--draws", "100"),
+        (),
+        {
+            "device": Option("config-file"),
+            "draws": Option("count"),
+            "seed": Option("seed"),
+            "as_json": Flag(ACCEPTED),
         },
     ),
     "db rebuild": Command(

@@ -201,9 +201,9 @@ def calibrate(
         ),
     ] = None,
     benchmark_format: Annotated[
-        str,
-        typer.Option("--format", help="With --benchmark: wolfcrypt, mbedtls or pqm4."),
-    ] = "wolfcrypt",
+        str | None,
+        typer.Option("--format", help="With --benchmark: wolfcrypt (default), mbedtls or pqm4."),
+    ] = None,
     clock: Annotated[
         float | None,
         typer.Option(
@@ -257,6 +257,11 @@ def calibrate(
     Mbed TLS, pqm4). Writes a profile whose fitted numbers have status `calibrated`, a
     source naming the input (SHA-256), the residual and the value replaced, and a range
     from the fit; use it with `run --device FILE` or `predict handshake --device FILE`."""
+    # an option of one input given with another is refused, never silently ignored
+    if benchmark is None and (benchmark_format is not None or clock is not None):
+        raise SpecError("--format and --clock describe a --benchmark output: give one")
+    if hold_out and handshakes is None:
+        raise SpecError("--hold-out leaves out configurations of --handshakes: give one")
     if handshakes is not None or benchmark is not None:
         if runs or fit is not None or check or (handshakes and benchmark):
             raise SpecError(
@@ -272,7 +277,9 @@ def calibrate(
             calibrate_from_timings(handshakes, out, profile, name, hold_out)
         else:
             assert benchmark is not None
-            calibrate_from_benchmark(benchmark, benchmark_format, clock, out, profile, name)
+            calibrate_from_benchmark(
+                benchmark, benchmark_format or "wolfcrypt", clock, out, profile, name
+            )
         return
     if not runs:
         raise SpecError("give runs with an attached trace, or --handshakes FILE")

@@ -22,13 +22,19 @@ DEFAULT_TLS_PROFILES = (
 )
 
 
-def _numbers(text: str, option: str, kind: type) -> list[Any]:
+# Ceilings on what --clocks and --cores may ask for: beyond any microcontroller (and an
+# application processor's cores), so a typo is refused rather than priced.
+MAX_CLOCK_MHZ = 10_000.0
+MAX_CORES = 64
+
+
+def _numbers(text: str, option: str, kind: type, ceiling: float) -> list[Any]:
     try:
         values = [kind(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise SpecError(f"{option} {text!r}: give numbers separated by commas") from None
-    if not values or any(v <= 0 for v in values):
-        raise SpecError(f"{option} {text!r}: give positive numbers separated by commas")
+    if not values or any(not 0 < v <= ceiling for v in values):  # nan fails this too
+        raise SpecError(f"{option} {text!r}: give numbers from above 0 to {ceiling:g}")
     return values
 
 
@@ -117,8 +123,9 @@ def handshake(
     *modelled* and carries the model's 90 % range: the central 90 % of the figure over draws
     of the profile's numbers from their stated ranges.
     """
-    if draws < 100:
-        raise SpecError(f"--draws {draws}: use at least 100 draws (1000 default)")
+    from iotsecbench.energy.uncertainty import check_draws
+
+    check_draws(draws, seed)
     from iotsecbench.security.tls.profile import parse_profile
 
     names = [p.strip() for p in (profiles or ",".join(DEFAULT_TLS_PROFILES)).split(",")]
@@ -127,8 +134,8 @@ def handshake(
     document = prediction_records(
         device,
         [n for n in names if n],
-        _numbers(clocks, "--clocks", float) if clocks else None,
-        _numbers(cores, "--cores", int) if cores else None,
+        _numbers(clocks, "--clocks", float, MAX_CLOCK_MHZ) if clocks else None,
+        _numbers(cores, "--cores", int, MAX_CORES) if cores else None,
         draws,
         seed,
     )

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from iotsecbench.cli import output_console
-from iotsecbench.errors import SpecError
 
 
 def validate(
@@ -37,8 +36,9 @@ def validate(
     model's range (the shipped profiles' goal: 90 %). Figures of another implementation are
     shown, not counted (docs/device-facts.md).
     """
-    if draws < 100:
-        raise SpecError(f"--draws {draws}: use at least 100 draws (1000 default)")
+    from iotsecbench.energy.uncertainty import check_draws
+
+    check_draws(draws, seed)
     from iotsecbench.energy.profile import load_profile
     from iotsecbench.energy.validation import summary
     from iotsecbench.energy.validation import validate as compare

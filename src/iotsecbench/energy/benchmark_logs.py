@@ -34,6 +34,7 @@ from types import MappingProxyType
 from iotsecbench.energy.profile import DEFAULT_WIDTHS, DeviceProfile, Parameter
 from iotsecbench.energy.vocabulary import PRIMITIVE_KINDS
 from iotsecbench.errors import DataError
+from iotsecbench.files import CONFIG_MAX_BYTES, read_user_file
 
 __all__ = [
     "FORMATS",
@@ -147,10 +148,7 @@ def read_benchmark_log(path: Path, format: str, clock_mhz: float | None = None) 
     file is a priced primitive."""
     if format not in FORMATS:
         raise DataError(f"{path}: unknown benchmark format {format!r} (use {', '.join(FORMATS)})")
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise DataError(f"{path}: cannot read ({error.strerror or error})") from None
+    raw = read_user_file(path, "benchmark output", CONFIG_MAX_BYTES, "a text file")
     text = raw.decode("utf-8", errors="replace")
     reader = {"wolfcrypt": _wolfcrypt, "mbedtls": _mbedtls, "pqm4": _pqm4}[format]
     entries, skipped, found_clock = reader(str(path), text.splitlines(), clock_mhz)

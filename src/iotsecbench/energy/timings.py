@@ -40,6 +40,7 @@ from iotsecbench.energy.handshake import handshake_time
 from iotsecbench.energy.profile import DeviceProfile, Parameter
 from iotsecbench.energy.uncertainty import point_values
 from iotsecbench.errors import DataError
+from iotsecbench.files import CONFIG_MAX_BYTES, read_user_file
 
 __all__ = [
     "HANDSHAKE_COLUMNS",
@@ -94,10 +95,7 @@ class HandshakeTiming:
 def read_handshake_timings(path: Path) -> tuple[list[HandshakeTiming], str]:
     """The rows of ``path`` and its SHA-256; ``DataError`` (exit 4) at ``file:line`` for a
     missing column, a negative or non-numeric time, a bad count."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise DataError(f"{path}: cannot read ({error.strerror or error})") from None
+    raw = read_user_file(path, "handshake-times CSV", CONFIG_MAX_BYTES, "a CSV file")
     sha256 = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("utf-8-sig")

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from iotsecbench.energy.profile import DeviceProfile
+from iotsecbench.errors import SpecError
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -38,6 +39,7 @@ __all__ = [
     "PERT_SHAPE",
     "ProfileDraws",
     "central_range",
+    "check_draws",
     "draw_profile",
     "keyed_generator",
     "pert",
@@ -47,6 +49,20 @@ __all__ = [
 DEFAULT_DRAWS = 1000  # enough for a 90 % range's ends to about ±1 % of its width
 PERT_SHAPE = 4.0  # λ of the PERT distribution (the classic PERT weight of the mode)
 MODEL_LEVEL = 0.90  # a model range is the central 90 % of a figure's draws
+# Bounds on what a user may ask for: fewer draws leave a 90 % range's ends to a handful of
+# draws; more hold every number's draws × the runs' figures in memory for no visible gain.
+MIN_DRAWS, MAX_DRAWS = 100, 100_000
+MAX_SEED = 2**63 - 1  # a seed is stored as a BIGINT, like every seed of the lab
+
+
+def check_draws(draws: int, seed: int, option: str = "--draws") -> None:
+    """Refuse (exit 2, one line) a number of draws or a seed outside the bounds above."""
+    if not MIN_DRAWS <= draws <= MAX_DRAWS:
+        raise SpecError(
+            f"{option} {draws}: use {MIN_DRAWS} to {MAX_DRAWS:,} draws ({DEFAULT_DRAWS} default)"
+        )
+    if not 0 <= seed <= MAX_SEED:
+        raise SpecError(f"--seed {seed}: use a whole number from 0 to {MAX_SEED}")
 
 
 def central_range(values: NDArray[np.float64], level: float = MODEL_LEVEL) -> tuple[float, float]:
