@@ -538,8 +538,10 @@ def _import_post_processing(report: bool) -> None:
 def _summarise_and_report(
     out: Path, outcome: Any, report: bool, stdout: Console, console: Console
 ) -> None:
-    """After the runs: the summary tables, then the statistics and the report (their modules
-    were imported before the runs: ``_import_post_processing``)."""
+    """After the runs: the statistics and the report, then the summary tables — after the
+    statistics so that each modelled column shows the model's range the analysis derived —
+    and the findings (their modules were imported before the runs:
+    ``_import_post_processing``)."""
     from iotsecbench.report.summary import counted_emitter_lines, summarise, target_of
     from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
     from iotsecbench.workflows.postprocess import analyze_and_report
@@ -547,16 +549,32 @@ def _summarise_and_report(
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
     frame = summarise(out)
-    for table in summary_tables(frame, target=target_of(out)):
-        stdout.print(table)
-    for line in warning_lines(frame):
-        stdout.print(f"[yellow]security warning[/] {line}")
-    for line in counted_emitter_lines(out):
-        stdout.print(f"counted: {line}", highlight=False)
+
+    def print_summary(model: Any) -> None:
+        for table in summary_tables(frame, target=target_of(out), model=model):
+            stdout.print(table)
+        for line in warning_lines(frame):
+            stdout.print(f"[yellow]security warning[/] {line}")
+        for line in counted_emitter_lines(out):
+            stdout.print(f"counted: {line}", highlight=False)
+
     if not report or not (outcome.outcomes or outcome.skipped):
+        print_summary(None)
         return
-    with console.status("analysing (block bootstrap) and drawing the report…"):
-        finished = analyze_and_report(out)
+    try:
+        with console.status("analysing (block bootstrap) and drawing the report…"):
+            finished = analyze_and_report(out)
+    except KeyboardInterrupt:
+        print_summary(None)  # what the runs measured, still shown; then exit 130
+        raise
+    print_summary(finished.model)
+    if finished.model is not None:
+        stdout.print(
+            f"model {finished.model.level * 100:.0f} %: the central "
+            f"{finished.model.level * 100:.0f} % of a modelled figure over draws of the "
+            f"device profile's ranges ({finished.model.method})",
+            highlight=False,
+        )
     if finished.analysis_problem:
         stdout.print(f"[yellow]statistics skipped[/] {finished.analysis_problem}")
     elif finished.analysis_path is not None:

@@ -1,5 +1,6 @@
 """Terminal rendering of the summary: rich tables grouped by topic, measured vs modelled
-stated in every heading."""
+stated in every heading; a modelled column followed by its model range when the analysis
+has one (its ``model`` section: the ranges are derived there, only shown here)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 from rich.table import Table
 
 from iotsecbench.analysis.metrics import GROUPS, METRICS, Metric, Registry
+from iotsecbench.analysis.model_range import ModelSection, ModelValue
 from iotsecbench.report.findings import Findings
 
 
@@ -19,26 +21,43 @@ def _format(value: object, metric: Metric) -> str:
 
 
 def summary_tables(
-    frame: pd.DataFrame, registry: Registry = METRICS, target: str | None = None
+    frame: pd.DataFrame,
+    registry: Registry = METRICS,
+    target: str | None = None,
+    model: ModelSection | None = None,
 ) -> list[Table]:
     """One table per group of the registry (``analysis.metrics.GROUPS``) that has a value;
     ``target``: the emitter was the device client on that virtual MCU (``run --target``), and
-    the titles say which of its figures are counted there."""
+    the titles say which of its figures are counted there; with ``model`` (the analysis'
+    ranges), each column it ranges is followed by a "model 90 %" column."""
     tables = []
+    names = [str(name) for name in frame["configuration"]] if "configuration" in frame else []
     for group in GROUPS:
         metrics = registry.in_group(group.key)
         if not any(m.column in frame and frame[m.column].notna().any() for m in metrics):
             continue  # e.g. no echo and no tcp run: the per-byte group says nothing
         table = Table(title=group.title_for(target), title_justify="left", header_style="bold")
         table.add_column("configuration", no_wrap=True)
+        columns = []
         for m in metrics:
             table.add_column(f"{m.title}\n{m.unit}".rstrip(), justify="right")
-        for _, row in frame.iterrows():
-            table.add_row(
-                str(row["configuration"]), *(_format(row.get(m.column), m) for m in metrics)
-            )
+            columns.append([_format(row.get(m.column), m) for _, row in frame.iterrows()])
+            ranges = [model.value(name, m.role, m.key) if model else None for name in names]
+            if any(ranges):
+                level = next(r for r in ranges if r).model_range.level
+                table.add_column(f"model {level * 100:.0f} %\n{m.unit}".rstrip(), justify="right")
+                columns.append([_range(r, m) for r in ranges])
+        for index, name in enumerate(names):
+            table.add_row(name, *(column[index] for column in columns))
         tables.append(table)
     return tables
+
+
+def _range(value: ModelValue | None, metric: Metric) -> str:
+    if value is None:
+        return "–"
+    interval = value.model_range
+    return f"{interval.low:,.{metric.digits}f}–{interval.high:,.{metric.digits}f}"
 
 
 def warning_lines(frame: pd.DataFrame) -> list[str]:

@@ -16,6 +16,7 @@ from iotsecbench.errors import DataError, EnvironmentProblem, SpecError
 from iotsecbench.files import check_output_file, write_atomic
 
 if TYPE_CHECKING:  # the report (matplotlib) loads only when a report is built
+    from iotsecbench.analysis.model_range import ModelSection
     from iotsecbench.report.build import BuiltReport
     from iotsecbench.report.findings import Findings
 
@@ -113,6 +114,8 @@ class Postprocessed:
 
     analysis_path: Path | None
     analysis_problem: str | None  # why the statistics could not be computed, if so
+    # The analysis' model ranges (None: no statistics, or no draws), for the summary tables
+    model: ModelSection | None
     # What report.build.build_report returned (None when no run completed), passed through
     # untouched: the command reads the report's own record, this layer does not.
     report: BuiltReport | None
@@ -137,12 +140,13 @@ def analyze_and_report(results_dir: Path) -> Postprocessed:
     try:
         require_completed_runs(results_dir)
     except DataError as error:
-        return Postprocessed(None, str(error), None)  # every run failed: nothing to show
-    analysis_path, problem = None, None
+        return Postprocessed(None, str(error), None, None)  # every run failed: nothing to show
+    analysis_path, problem, model = None, None, None
     try:
-        _, analysis_path = run_analyze(results_dir)
+        result, analysis_path = run_analyze(results_dir)
+        model = result.model
     except DataError as error:
         problem = str(error)
         (results_dir / "analysis.json").unlink(missing_ok=True)  # never a stale one
     built = build_report(results_dir, formats=("html", "md", "csv", "tex"))
-    return Postprocessed(analysis_path, problem, built)
+    return Postprocessed(analysis_path, problem, model, built)

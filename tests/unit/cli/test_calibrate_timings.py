@@ -31,6 +31,7 @@ def _table(path: Path, noise: float = 0.01) -> Path:
     return path
 
 
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py)
 def test_calibrate_handshakes_writes_a_profile_that_loads(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ def test_the_fit_recovers_the_shares_core_factor_and_prices_within_their_ranges(
     assert 0.5 * expected < fit.rms_relative < 1.5 * expected
 
 
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py)
 def test_without_noise_the_fit_is_exact_and_hold_out_predicts_each_configuration() -> None:
     rows, operations = synthetic_rows(noise=0.0)
     fit = fit_handshakes(PROFILE, rows, operations, "0" * 64, hold_out=True)

@@ -161,12 +161,14 @@ def test_report_from_analyze_csv_draws_the_series_from_the_csv(
     assert "handshake phases" in built.skipped_figures  # needs the results store
 
 
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py)
 def test_the_model_range_is_recomputed_from_the_store_with_the_same_draws(
     golden_results: Path, tmp_path: Path
 ) -> None:
     """Issue 36 on a results store: each run's modelled current redrawn from its activity
     (runner.model_draws) gives, with the golden analysis' seed, exactly the stored model
-    ranges — every current and charge comparison has one, latency none."""
+    ranges — every current and charge comparison has one, latency none; every battery
+    projection has its lifetime's and its ratio's."""
     from iotsecbench.analysis.pipeline import AnalysisOptions
     from iotsecbench.workflows.postprocess import run_analyze
 
@@ -184,3 +186,45 @@ def test_the_model_range_is_recomputed_from_the_store_with_the_same_draws(
     assert ranges(fresh) == ranges(stored)
     for metric, _, _, _, model, _ in ranges(fresh):
         assert (model is None) == (metric == "latency_ms")
+    assert fresh["battery"] == stored["battery"]
+    for projection in fresh["battery"]:
+        model = projection["lifetime_days_model_range"]
+        assert model["low"] <= projection["lifetime_days"] <= model["high"]
+        assert projection["relative_model_range"] is not None
+
+
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py)
+def test_the_terminal_summary_shows_the_analysis_model_range_beside_modelled_columns(
+    golden_results: Path,
+) -> None:
+    """The tables `run` ends with: each modelled column the analysis ranges is followed by
+    its "model 90 %" column, the range read from analysis.json's model section (derived
+    there, rendered here); measured columns get none; without the analysis, no column."""
+    from rich.console import Console
+
+    from iotsecbench.analysis.metrics import CURRENT
+    from iotsecbench.report.terminal import summary_tables
+
+    data = load(golden_results)
+    assert data.analysis is not None and data.analysis.model is not None
+
+    def text(model) -> str:  # type: ignore[no-untyped-def]
+        console = Console(record=True, width=400)
+        for table in summary_tables(data.summary, model=model):
+            console.print(table)
+        return console.export_text()
+
+    shown, plain = text(data.analysis.model), text(None)
+    assert "model 90 %" in shown and "model 90 %" not in plain
+    current = METRICS.metric(CURRENT)
+    value = data.analysis.model_value("tls1.2", "emitter", CURRENT)
+    assert value is not None
+    ends = (
+        f"{value.model_range.low:,.{current.digits}f}–{value.model_range.high:,.{current.digits}f}"
+    )
+    row = next(line for line in shown.splitlines() if "tls1.2" in line and ends in line)
+    # every modelled group's heading is the registry's; a measured group has no range column
+    latency = next(t for t in summary_tables(data.summary, model=data.analysis.model)
+                   if "atency" in str(t.title))  # fmt: skip
+    assert not any("model" in str(c.header) for c in latency.columns)
+    assert row.index(ends) > row.index(f"{value.value:,.{current.digits}f}")  # beside it
