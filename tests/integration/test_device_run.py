@@ -92,6 +92,37 @@ def test_tls_and_a_payload_scheme_on_the_device_deliver_every_message_counted(
     assert kx_instructions > 1_000_000  # an ECDH P-256 key pair and derive
     for configuration, *_, run_dir in rows:
         _steady_messages_and_samples(out / run_dir / "emitter.jsonl", configuration == SCHEME)
+    _counted_model_range(out)
+
+
+def _counted_model_range(out: Path) -> None:
+    """The model's range of a counted emitter (runner.model_draws): the stored samples give
+    the counted busy time back (Σ CPU share × window), the run's counted current at the
+    profile's values, and on every draw that time × the CPI's draw / the CPI — never the
+    logged operations priced; the notes say so."""
+    from iotsecbench.energy.exposure import Exposure
+    from iotsecbench.energy.profile import load_profile
+    from iotsecbench.energy.uncertainty import draw_profile, point_values
+    from iotsecbench.runner.model_draws import COUNTED_NOTE, COUNTERS, model_draws
+    from iotsecbench.store.read import activity_frames
+
+    model, why_not = model_draws(out, 200, 0)
+    assert model is not None and COUNTED_NOTE in model.notes, why_not
+    samples, _ = activity_frames(out)
+    (device,) = {str(d) for (d,) in _query(out, "select distinct device from runs")}
+    profile = load_profile(device)
+    for _, own in samples[samples["device"] == "emitter"].groupby("run_id"):
+        exposure = Exposure.from_samples(
+            own["t_ns"].to_numpy(), *(own[c].to_numpy(dtype=float) for c in COUNTERS), {},
+            own["cpu_fraction"].to_numpy(),
+        )  # fmt: skip
+        counted_ma = own["current_ma"].mean()
+        point = exposure.mean_current_ma(profile, point_values(profile))
+        assert point == pytest.approx(counted_ma, rel=0.05)
+        draws = draw_profile(profile, 200, 0)
+        busy = exposure.busy_seconds(profile, draws.values)
+        assert busy == pytest.approx(exposure.counted_busy_s * draws["cpi"] / profile.value("cpi"))
+        assert exposure.counted_busy_s > 0
 
 
 def _steady_messages_and_samples(path: Path, sealed: bool) -> None:

@@ -45,6 +45,9 @@ class Exposure:
     rx_segments: float
     # primitive → (calls, amount: bytes or operations), as logged
     operations: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # A device emitter's (``run --target``): the CPU time its counted instructions took at
+    # the profile's CPI (instructions × CPI / clock), in place of the priced operations
+    counted_busy_s: float | None = None
 
     @classmethod
     def from_samples(
@@ -55,22 +58,36 @@ class Exposure:
         tx_segments: ArrayLike,
         rx_segments: ArrayLike,
         operations: Mapping[str, tuple[int, int]],
+        counted_cpu_fraction: ArrayLike | None = None,
     ) -> Exposure:
         """From one agent's samples (cumulative counters, as ``model_current`` takes them)
-        and its operations summed per primitive."""
+        and its operations summed per primitive; for a counted emitter, the CPU share of
+        each window the counted model gave (``energy.model.counted_current``), whose time
+        is the counted busy time (what a window clipped, still queued at the end, left out
+        as for every run)."""
         times = np.asarray(t_ns, dtype=np.int64)
         size = times.size
+        windows_s = _window_lengths_ns(times, None) * 1e-9
+        counted = None
+        if counted_cpu_fraction is not None:
+            counted = float((np.asarray(counted_cpu_fraction, dtype=float) * windows_s).sum())
         return cls(
-            duration_s=float(_window_lengths_ns(times, None).sum() * 1e-9),
+            duration_s=float(windows_s.sum()),
             tx_bytes=float(_deltas("tx_bytes", tx_bytes, size).sum()),
             rx_bytes=float(_deltas("rx_bytes", rx_bytes, size).sum()),
             tx_segments=float(_deltas("tx_segments", tx_segments, size).sum()),
             rx_segments=float(_deltas("rx_segments", rx_segments, size).sum()),
             operations=MappingProxyType(dict(operations)),
+            counted_busy_s=counted,
         )
 
     def busy_seconds(self, profile: DeviceProfile, values: Mapping[str, Number]) -> Number:
-        """The logged operations' summed device busy time (unpriced primitives cost nothing)."""
+        """The logged operations' summed device busy time (unpriced primitives cost nothing);
+        a counted run's is its counted time, moved by the CPI alone (one count, one CPI)."""
+        if self.counted_busy_s is not None:
+            if "cpi" not in values:  # a profile without a CPI: the count's is held
+                return self.counted_busy_s
+            return self.counted_busy_s * values["cpi"] / profile.value("cpi")
         total: Number = 0.0
         for name, (calls, amount) in self.operations.items():
             cost = profile.primitives.get(name)

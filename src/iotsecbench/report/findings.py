@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from iotsecbench.analysis.metrics import METRICS, SERIES, Metric
+from iotsecbench.analysis.metrics import COUNTED, METRICS, SERIES, Metric
 from iotsecbench.analysis.over_runs import LEVEL, compare_over_runs, runs_needed
 from iotsecbench.analysis.over_runs import REPS as RUN_LEVEL_REPS
 from iotsecbench.analysis.pareto import front_with_security_axes
@@ -251,10 +251,14 @@ def _sentence(f: Finding, about: Metric) -> str:
 
 
 def _model_words(f: Finding, decimals: int, unit: str) -> str:
-    """ "model: 90 % range 0.55–1.10 mA; TLS 1.2 above plain MQTT in 97 % of profile draws"."""
+    """ "model: 90 % range 0.55–1.10 mA; TLS 1.2 above plain MQTT in 97 % of profile draws"
+    ("CPI and model: …" for a figure counted on a virtual MCU)."""
     assert f.model_range is not None
     ends = with_unit(interval_text(f.model_range.low, f.model_range.high, decimals), unit)
-    words = f"model: {f.model_range.level * 100:.0f} % range {ends}"
+    # a counted figure's range: the CPI its count is turned into time with, and the
+    # profile's currents (runner.model_draws) — not a model's guess at its CPU time
+    source = "CPI and model" if f.kind.startswith(COUNTED) else "model"
+    words = f"{source}: {f.model_range.level * 100:.0f} % range {ends}"
     if f.model_share is not None and math.isfinite(f.model_share):
         above = f.difference >= 0
         share = f.model_share if above else 1 - f.model_share
@@ -347,7 +351,23 @@ def _finding_of(
         )
         if comparison is None:
             return None
-    return _finding(entry, comparison, runs_a, runs_b, data.current_kind)
+    return _finding(entry, comparison, runs_a, runs_b, _current(data, entry, configuration))
+
+
+def _current(data: ReportData, entry: Metric, configuration: str) -> str:
+    """What a finding's device current is: the report's (modelled, or measured with a
+    meter), except an emitter's counted on a virtual MCU (``run --target``): *counted on
+    <target>*, never modelled — "against modelled" when only one side was counted."""
+    if data.current_measured or not entry.follows_current or entry.role != "emitter":
+        return data.current_kind
+    baseline = data.baseline or ""
+    targets = [data.emitter_counted_on(name) for name in (configuration, baseline)]
+    counted = [t for t in targets if t]
+    if not counted:
+        return data.current_kind
+    if len(counted) == 2 and counted[0] == counted[1]:
+        return f"{COUNTED} on {counted[0]}"
+    return f"{COUNTED} on {counted[0]} against {data.current_kind}"
 
 
 def _context(data: ReportData) -> str:

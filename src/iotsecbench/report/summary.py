@@ -83,7 +83,9 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
         lines.append(
             "with --target the emitter's CPU, current and charge above are counted on the "
             "target (device time at the profile's clock), its memory is the firmware's (heap "
-            "peaks, flash and static RAM of the image); the receiver's are measured on this host"
+            "peaks, flash and static RAM of the image); the receiver's are measured on this host; "
+            "a counted column's model range is the CPI's (the count × each draw of the CPI) "
+            "with the profile's currents"
         )
     return lines
 

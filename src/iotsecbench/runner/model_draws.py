@@ -30,6 +30,12 @@ NOTES = (
     "model range: the same draws for every configuration (common random numbers), so a "
     "difference's range keeps the configurations' correlation",
 )
+COUNTED_NOTE = (
+    "model range of a counted emitter (run --target): its CPU time is the instructions "
+    "counted on the target × the CPI's draw / the clock (the count itself is exact), its "
+    "currents and radio the profile's draws — the range is the CPI's and the currents', and "
+    "the figure stays counted on the target, not modelled"
+)
 COUNTERS = ("tcp_bytes_sent", "tcp_bytes_received", "tcp_segs_out", "tcp_segs_in")
 
 
@@ -46,7 +52,7 @@ def model_draws(results_dir: Path, draws: int, seed: int) -> tuple[ModelDraws | 
     shifts: dict[tuple[str, str, Any], np.ndarray] = {}
     factors: dict[tuple[str, str, Any], np.ndarray] = {}
     per_byte: dict[tuple[str, str, Any], float] = {}
-    methods = set()
+    methods, any_counted = set(), False
     for (run_id, device), own in samples.groupby(["run_id", "device"], sort=False):
         name = str(runs.at[run_id, "device"])
         if name not in drawn:
@@ -57,11 +63,14 @@ def model_draws(results_dir: Path, draws: int, seed: int) -> tuple[ModelDraws | 
             drawn[name] = (profile, draw_profile(profile, draws, seed), point_values(profile))
         profile, profile_draws, point = drawn[name]
         methods.add(profile_draws.method)
+        counted = device == "emitter" and _counted(runs, run_id)
         exposure = Exposure.from_samples(
             own["t_ns"].to_numpy(dtype=np.int64),
             *(np.nan_to_num(own[c].to_numpy(dtype=float)) for c in COUNTERS),
             totals.get((run_id, device), {}),
+            np.nan_to_num(own["cpu_fraction"].to_numpy(dtype=float)) if counted else None,
         )
+        any_counted = any_counted or counted
         at_point = float(exposure.mean_current_ma(profile, point))
         drawn_current = np.asarray(exposure.mean_current_ma(profile, profile_draws.values))
         key = (str(own["configuration"].iloc[0]), str(device), own["run"].iloc[0])
@@ -81,11 +90,16 @@ def model_draws(results_dir: Path, draws: int, seed: int) -> tuple[ModelDraws | 
             draws=draws,
             method="; ".join(sorted(methods)),
             level=MODEL_LEVEL,
-            notes=NOTES,
+            notes=NOTES + ((COUNTED_NOTE,) if any_counted else ()),
             energy_per_byte=per_byte,
         ),
         "",
     )
+
+
+def _counted(runs: pd.DataFrame, run_id: str) -> bool:
+    """Whether the run's emitter was the device client, its CPU counted (``run --target``)."""
+    return "cost_method" in runs.columns and runs.at[run_id, "cost_method"] == "counted"
 
 
 def _time_weighted_mean(samples: pd.DataFrame) -> float:

@@ -171,14 +171,14 @@ def activity_frames(results_dir: Path | str) -> tuple[pd.DataFrame, pd.DataFrame
     """What the energy model priced in every 'ok' run (a fleet's device 0), for the model's
     range (``analysis.model_range``): the samples' cumulative counters and modelled current
     — run_id, configuration, device (agent), run, t_ns, tcp_bytes_sent, tcp_bytes_received,
-    tcp_segs_out, tcp_segs_in, current_ma, in time order — and the logged operations summed
-    per primitive — run_id, device, primitive, calls, amount."""
+    tcp_segs_out, tcp_segs_in, current_ma, cpu_fraction, in time order — and the logged
+    operations summed per primitive — run_id, device, primitive, calls, amount."""
     samples = _query(
         results_dir,
         """
         SELECT r.run_id, r.cell_label AS configuration, s.agent AS device,
                r.repetition AS run, s.t_ns, s.tcp_bytes_sent, s.tcp_bytes_received,
-               s.tcp_segs_out, s.tcp_segs_in, s.current_ma
+               s.tcp_segs_out, s.tcp_segs_in, s.current_ma, s.cpu_fraction
         FROM samples AS s JOIN runs AS r USING (run_id)
         WHERE r.status = 'ok' AND s.current_ma IS NOT NULL AND s.agent <> 'broker'
               AND coalesce(s.device_index, 0) = 0

@@ -139,3 +139,32 @@ def test_a_run_s_summed_activity_gives_the_per_window_model_s_mean_current() -> 
     assert float(exposure.mean_current_ma(PROFILE, point_values(PROFILE))) == pytest.approx(
         per_window, rel=1e-6
     )
+
+
+def test_a_counted_run_s_cpu_time_moves_with_the_cpi_alone() -> None:
+    """A device emitter (run --target): the counted model (energy.model.counted_current)
+    gives each window's CPU share from its instructions; the summed exposure reproduces its
+    mean at the profile's values, and on a draw the busy time is the count × that draw's CPI
+    / clock — the priced operations (logged beside the count) play no part."""
+    from iotsecbench.energy.model import counted_current
+
+    profile = load_profile("esp32-c3")
+    cpi = profile.value("cpi")
+    t_ns = np.arange(1, 61) * 1_000_000_000
+    instructions = np.cumsum(np.full(60, 4_000_000))  # ~5 % of a 160 MHz core per second
+    sent = np.cumsum(np.full(60, 600))
+    segments = np.cumsum(np.full(60, 2))
+    modelled = counted_current(profile, t_ns, instructions, sent, sent, segments, segments,
+                               cpi=cpi)  # fmt: skip
+    per_window = float(np.average(modelled.current_ma, weights=modelled.window_s))
+    priced = {"ecdh-p256-keygen": (1000, 1000)}  # would be seconds of CPU if priced
+    exposure = Exposure.from_samples(t_ns, sent, sent, segments, segments, priced,
+                                     modelled.cpu_fraction)  # fmt: skip
+    point = dict(point_values(profile))
+    assert exposure.busy_seconds(profile, point) == pytest.approx(
+        60 * 4_000_000 * cpi / profile.cpu_clock_hz
+    )
+    assert float(exposure.mean_current_ma(profile, point)) == pytest.approx(per_window, rel=1e-6)
+    draws = draw_profile(profile, 500, seed=3)
+    busy = np.asarray(exposure.busy_seconds(profile, draws.values))
+    assert busy == pytest.approx(exposure.busy_seconds(profile, point) * draws["cpi"] / cpi)

@@ -196,3 +196,34 @@ def test_findings_json_reads_back_typed_and_older_versions_are_upgraded(tmp_path
     path.write_bytes(b"\xff not json")
     with pytest.raises(DataError):
         read_findings(path)
+
+
+@pytest.mark.slow  # finds every finding of the golden store twice: ~4 s of CPU
+def test_an_emitter_counted_on_a_virtual_mcu_is_labelled_counted_with_the_cpi_range(
+    golden_results: Path,
+) -> None:
+    """run --target: the emitter's current and charge are counted on the target (its CPU
+    time from instructions × CPI), so their findings say "counted on rv32imc" and call their
+    second range the CPI's and the model's — never "modelled"; the receiver's (a host
+    agent) stay modelled. Only one side counted: said too."""
+    data = load(golden_results)
+    runs = data.runs
+    assert runs is not None
+    counted = json.dumps({"counted": {"target": "rv32imc", "cpi": 1.0}})
+    data.runs = runs.assign(cost_method="counted", details_json=counted)
+    items = find(data).items
+    emitter = [f for f in items if f.role == "emitter" and f.metric in ("current_ma", "energy_mah")]
+    receiver = [f for f in items if f.role == "receiver" and f.metric == "current_ma"]
+    assert emitter and receiver
+    for f in emitter:
+        assert f.kind == "counted on rv32imc", f
+        assert "counted on rv32imc" in f.sentence and "modelled" not in f.sentence
+        assert "CPI and model: 90 % range" in f.sentence
+    assert all(f.kind == "modelled" and "model: 90 % range" in f.sentence for f in receiver)
+    baseline = data.baseline
+    data.runs = runs.assign(
+        cost_method=np.where(runs["cell_label"] == baseline, "timed", "counted"),
+        details_json=np.where(runs["cell_label"] == baseline, "{}", counted),
+    )
+    mixed = [f for f in find(data).items if f.role == "emitter" and f.metric == "current_ma"]
+    assert {f.kind for f in mixed} == {"counted on rv32imc against modelled"}
