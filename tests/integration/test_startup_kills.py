@@ -93,7 +93,8 @@ def test_a_database_without_a_stored_spec_is_refused_naming_the_options(tmp_path
 
 
 # Five moments of the statistics and the report, each told from the outside: the runner's
-# first line on stdout is its summary (the runs are stored, the statistics begin), and
+# first line on stdout says its runs are stored (the statistics begin; the summary tables,
+# with the model's ranges, come after them), and
 # analysis.json appears when the statistics are done and the report begins.
 MOMENTS = (("summary", 0.0), ("summary", 0.3), ("summary", 1.0), ("analysis.json", 0.0),
            ("analysis.json", 0.5))  # fmt: skip

@@ -561,6 +561,10 @@ def _summarise_and_report(
     if not report or not (outcome.outcomes or outcome.skipped):
         print_summary(None)
         return
+    # What was measured is on disk before the statistics begin: said at once, so that a
+    # wait (or a Ctrl-C) during them never leaves the user wondering about the runs.
+    stored = len(outcome.outcomes) + outcome.skipped
+    stdout.print(f"{stored} run(s) stored in {out}; statistics and report next", highlight=False)
     try:
         with console.status("analysing (block bootstrap) and drawing the report…"):
             finished = analyze_and_report(out)
