@@ -106,6 +106,13 @@ def summary_table(data: ReportData) -> ReportTable | None:
             " A modelled column's “model 90 %” is the central 90 % of the value over "
             "draws of the device profile's ranges (the model's uncertainty, not the runs')."
         )
+    targets = sorted({t for row in rows if (t := data.emitter_counted_on(row["configuration"]))})
+    if targets:
+        note += (
+            f" The emitter's current and charge are counted on {' and '.join(targets)} (run "
+            "--target: its instructions × CPI / clock, docs/device-client.md), not modelled; "
+            "their range is the CPI's with the profile's currents."
+        )
     return ReportTable("summary", "Summary per configuration", note, tuple(columns), tuple(rows))
 
 

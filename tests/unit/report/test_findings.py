@@ -220,6 +220,10 @@ def test_an_emitter_counted_on_a_virtual_mcu_is_labelled_counted_with_the_cpi_ra
         assert "counted on rv32imc" in f.sentence and "modelled" not in f.sentence
         assert "CPI and model: 90 % range" in f.sentence
     assert all(f.kind == "modelled" and "model: 90 % range" in f.sentence for f in receiver)
+    from iotsecbench.report.tables import summary_table
+
+    table = summary_table(data)
+    assert table is not None and "counted on rv32imc" in table.note
     baseline = data.baseline
     data.runs = runs.assign(
         cost_method=np.where(runs["cell_label"] == baseline, "timed", "counted"),
