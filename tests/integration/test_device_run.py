@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 
 from iotsecbench.agents.records import read_records
@@ -116,7 +117,11 @@ def _counted_model_range(out: Path) -> None:
             own["t_ns"].to_numpy(), *(own[c].to_numpy(dtype=float) for c in COUNTERS), {},
             own["cpu_fraction"].to_numpy(),
         )  # fmt: skip
-        counted_ma = own["current_ma"].mean()
+        # the run's counted mean current: each window by its length (the handshake's windows
+        # are merged, longer than 100 ms), the first as long as the median one
+        gaps = np.diff(own["t_ns"].to_numpy(dtype=float))
+        windows = np.concatenate(([np.median(gaps)], gaps))
+        counted_ma = np.average(own["current_ma"].to_numpy(dtype=float), weights=windows)
         point = exposure.mean_current_ma(profile, point_values(profile))
         assert point == pytest.approx(counted_ma, rel=0.05)
         draws = draw_profile(profile, 200, 0)
