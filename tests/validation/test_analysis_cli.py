@@ -35,7 +35,11 @@ def analysis(tmp_path_factory):
 
 @pytest.mark.slow
 def test_document_carries_every_required_item(analysis):
-    assert analysis["format"] == "iotsecbench-analysis" and analysis["version"] == 1
+    assert analysis["format"] == "iotsecbench-analysis" and analysis["version"] == 2
+    # a CSV's current is nobody's model: no profile is drawn, no model range anywhere
+    assert analysis["model"] is None
+    assert all("model_range" not in c for c in analysis["comparisons"])
+    assert all(b["lifetime_days_model_range"] is None for b in analysis["battery"])
     for key in ("comparisons", "series", "pareto", "hypotheses", "warnings", "descriptive",
                 "cv", "per_minute", "cross_correlations", "sensitivity", "battery"):  # fmt: skip
         assert analysis[key], key
