@@ -141,19 +141,6 @@ class ReportData:
         handshakes = self.runs["details_json"].map(lambda text: counted(_json_object(text)))
         return (self.runs["cost_method"] == "counted") & handshakes.astype(bool)
 
-    def emitter_counted_on(self, configuration: str) -> str | None:
-        """The target a configuration's emitter was counted on (``run --target``: the device
-        client's CPU time counted, docs/device-client.md), or None (priced by the model)."""
-        runs = self.runs
-        if runs is None or runs.empty or "cost_method" not in runs:
-            return None
-        chosen = runs[(runs["cell_label"] == configuration) & (runs["cost_method"] == "counted")]
-        for details in chosen["details_json"]:
-            target = (_json_object(details).get("counted") or {}).get("target")
-            if target:
-                return str(target)
-        return None
-
     @property
     def baseline(self) -> str | None:
         if self.analysis is not None:

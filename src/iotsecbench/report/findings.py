@@ -351,23 +351,7 @@ def _finding_of(
         )
         if comparison is None:
             return None
-    return _finding(entry, comparison, runs_a, runs_b, _current(data, entry, configuration))
-
-
-def _current(data: ReportData, entry: Metric, configuration: str) -> str:
-    """What a finding's device current is: the report's (modelled, or measured with a
-    meter), except an emitter's counted on a virtual MCU (``run --target``): *counted on
-    <target>*, never modelled — "against modelled" when only one side was counted."""
-    if data.current_measured or not entry.follows_current or entry.role != "emitter":
-        return data.current_kind
-    baseline = data.baseline or ""
-    targets = [data.emitter_counted_on(name) for name in (configuration, baseline)]
-    counted = [t for t in targets if t]
-    if not counted:
-        return data.current_kind
-    if len(counted) == 2 and counted[0] == counted[1]:
-        return f"{COUNTED} on {counted[0]}"
-    return f"{COUNTED} on {counted[0]} against {data.current_kind}"
+    return _finding(entry, comparison, runs_a, runs_b, data.current_kind)
 
 
 def _context(data: ReportData) -> str:

@@ -100,18 +100,16 @@ def summary_table(data: ReportData) -> ReportTable | None:
             "into the device model; heap and image of the firmware; docs/device-client.md). "
             "Handshake times, latency, bytes and the receiver's CPU and memory are measured on "
             "this host; the receiver's current and charge are modelled."
-    )
+        )
     if ranged:
         note += (
             " A modelled column's “model 90 %” is the central 90 % of the value over "
             "draws of the device profile's ranges (the model's uncertainty, not the runs')."
         )
-    targets = sorted({t for row in rows if (t := data.emitter_counted_on(row["configuration"]))})
-    if targets:
+    if ranged and data.counted_target is not None:
         note += (
-            f" The emitter's current and charge are counted on {' and '.join(targets)} (run "
-            "--target: its instructions × CPI / clock, docs/device-client.md), not modelled; "
-            "their range is the CPI's with the profile's currents."
+            " The emitter's counted columns' range is the CPI's (the count × each draw of "
+            "the CPI) with the profile's currents."
         )
     return ReportTable("summary", "Summary per configuration", note, tuple(columns), tuple(rows))
 
