@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,3 +53,40 @@ def bench_outputs(out: Path | None, json_file: Path | None, name: str) -> Path:
     if json_file is not None:
         check_output_file(json_file, "--json")
     return out
+
+
+@contextlib.contextmanager
+def handshake_progress(
+    console: Console, *, quiet: bool, suffix: str = "", first: Callable[[], None] | None = None
+) -> Iterator[Callable[[Any, int, int], None]]:
+    """A handshake benchmark's progress, one bar per profile (``name`` + ``suffix``): yields the
+    benchmark's ``on_progress``; ``first`` runs before the first bar (once everything
+    refusable was refused). A profile that negotiated other parameters is exit 2, a failed
+    handshake one line and exit 1."""
+    import typer
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
+    from iotsecbench.errors import SpecError
+
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
+        disable=quiet,
+    )  # fmt: skip
+    tasks: dict[str, Any] = {}
+
+    def on_progress(result: Any, done: int, planned: int) -> None:
+        if not tasks and first is not None:
+            first()
+        if result.name not in tasks:
+            tasks[result.name] = progress.add_task(f"{result.name}{suffix}", total=planned)
+        progress.update(tasks[result.name], completed=done, total=planned)
+
+    try:
+        with progress:
+            yield on_progress
+    except HandshakeMismatch as error:
+        raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
+    except HandshakeFailed as error:
+        console.print(f"iotsecbench: error: {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from iotsecbench.cli import bench_outputs, output_console, words
+from iotsecbench.cli import bench_outputs, handshake_progress, output_console, words
 from iotsecbench.errors import SpecError
 
 # The settings' fields (spec.bench.HandshakeBenchmarkSpec) as the options that set them.
@@ -172,9 +172,7 @@ def handshake(
         counted(spec, json_file=json_file, out=out, quiet=quiet)
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
     from iotsecbench.bench.handshake_plan import plan, run_and_store
     from iotsecbench.bench.handshake_tables import summary_table, trace_table
     from iotsecbench.files import write_atomic
@@ -186,25 +184,8 @@ def handshake(
     if chosen.stack_note is not None:
         console.print(f"note: {chosen.stack_note}", highlight=False)
     _reexec_on_openssl_pq(chosen.stack)
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
-        disable=quiet,
-    )  # fmt: skip
-    tasks: dict[str, Any] = {}
-
-    def on_progress(result: Any, done: int, planned: int) -> None:
-        if result.name not in tasks:
-            tasks[result.name] = progress.add_task(result.name, total=planned)
-        progress.update(tasks[result.name], completed=done, total=planned)
-
-    try:
-        with progress:
-            bench = run_and_store(chosen, out, on_progress)
-    except HandshakeMismatch as error:
-        raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
-    except HandshakeFailed as error:
-        console.print(f"iotsecbench: error: {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+    with handshake_progress(console, quiet=quiet) as on_progress:
+        bench = run_and_store(chosen, out, on_progress)
     if json_file:
         write_atomic(json_file, bench.to_json())
     output_console().print(summary_table(bench.results))

@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import typer
-
-from iotsecbench.cli import bench_outputs, output_console
+from iotsecbench.cli import bench_outputs, handshake_progress, output_console
 from iotsecbench.errors import SpecError
 from iotsecbench.spec.bench import HandshakeBenchmarkSpec
 
@@ -37,7 +35,6 @@ def counted(
     """Count every profile of ``spec`` (validated settings with a ``target``) on its virtual
     MCU and print, store and write it."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from iotsecbench.vmcu.client import device_profiles
 
@@ -47,37 +44,24 @@ def counted(
     stack, stack_note = _stack(spec.stack, profiles, target)
     # refused by now what needs no machine; the benchmark's imports are the heavy part
     from iotsecbench.bench.device import run_counted_benchmark
-    from iotsecbench.bench.handshake import HandshakeFailed, HandshakeMismatch
     from iotsecbench.files import write_atomic
 
     out = bench_outputs(out, json_file, f"handshake-{target}")
     console = Console(stderr=True)
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console,
-        disable=quiet,
-    )  # fmt: skip
-    tasks: dict[str, Any] = {}
 
-    def on_progress(result: Any, done: int, planned: int) -> None:
-        if not tasks and stack_note is not None:  # everything refusable was refused by now
+    def note() -> None:
+        if stack_note is not None:
             console.print(stack_note, highlight=False, soft_wrap=True)
-        if result.name not in tasks:
-            tasks[result.name] = progress.add_task(f"{result.name} on {target}", total=planned)
-        progress.update(tasks[result.name], completed=done, total=planned)
 
-    try:
-        with progress:
-            bench = run_counted_benchmark(
-                profiles, out / "lab", target_name=target, stack=stack,
-                repetitions=spec.repetitions, target_ci=spec.target_ci,
-                max_repetitions=spec.max_repetitions, seed=spec.seed, network=spec.network,
-                device=spec.device, timeout_s=spec.timeout_s, on_progress=on_progress,
-            )  # fmt: skip
-    except HandshakeMismatch as error:
-        raise SpecError(f"negotiated parameters differ from the profile: {error}") from None
-    except HandshakeFailed as error:
-        console.print(f"iotsecbench: error: {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+    with handshake_progress(
+        console, quiet=quiet, suffix=f" on {target}", first=note
+    ) as on_progress:
+        bench = run_counted_benchmark(
+            profiles, out / "lab", target_name=target, stack=stack,
+            repetitions=spec.repetitions, target_ci=spec.target_ci,
+            max_repetitions=spec.max_repetitions, seed=spec.seed, network=spec.network,
+            device=spec.device, timeout_s=spec.timeout_s, on_progress=on_progress,
+        )  # fmt: skip
     from iotsecbench.bench.device_store import store_counted
 
     store_counted(bench, out, spec)
