@@ -125,11 +125,19 @@ class Trial:
         return self.ok_before - self.kept
 
 
-def interrupt(out: Path, args: list[str], total: int, moment: str, signum: int) -> Trial:
+def interrupt(
+    out: Path, args: list[str], total: int, moment: str, signum: int, report: bool = True
+) -> Trial:
     """Start ``iotsecbench run ARGS --out OUT``, send ``signum`` at ``moment``, then resume
-    with ``run --resume --out OUT`` alone (the experiment comes from OUT/spec.json)."""
+    with ``run --resume --out OUT`` alone (the experiment comes from OUT/spec.json).
+
+    ``report=False`` gives both commands ``--no-report``: for a moment inside the runs, whose
+    trial reads only the store and the processes, the statistics and the report after the
+    resume (about half of a lab run's CPU) are the post-processing moments' own path."""
+    no_report = [] if report else ["--no-report"]
+    command = ["run", *args, "--out", str(out), "--quiet", *no_report]
     runner = subprocess.Popen(
-        [sys.executable, "-m", "iotsecbench", "run", *args, "--out", str(out), "--quiet"],
+        [sys.executable, "-m", "iotsecbench", *command],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -147,7 +155,7 @@ def interrupt(out: Path, args: list[str], total: int, moment: str, signum: int) 
         time.sleep(0.1)
     left = len(processes_mentioning(str(out)))
     ok_before = ok_records(out)
-    resumed = run_cli("run", "--resume", "--out", str(out), "--quiet", timeout=600)
+    resumed = run_cli("run", "--resume", "--out", str(out), "--quiet", *no_report, timeout=600)
     kept = _kept(out, ok_before)
     return Trial(
         moment=moment,

@@ -36,6 +36,7 @@ from iotsecbench.vmcu.client import (
 )
 from iotsecbench.vmcu.device import DeviceConfig, seed_for
 from iotsecbench.vmcu.sources import ARCHIVES
+from tests.conftest import run_cli_forked
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -296,13 +297,13 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     connection = groups[(groups["run_id"] == run_id) & (groups["repetition"] == 0)]
     assert list(connection.sort_values("position")["group_name"])[:2] == tls["group_order"][:2]
     assert connection["instructions"].sum() == tls["samples"][0]["invariant_instructions"]
-    report = cli("report", str(out))
+    report = run_cli_forked("report", str(out), timeout=300)  # forks: tests/cli_server.py
     assert report.returncode == 0, report.stderr
     for figure in ("iotst-cost", "iotst-groups", "iotst-ci-width"):
         assert (out / "report" / "figures" / f"{figure}.png").exists(), figure
     # export --timeline: the counted groups on the device's track, in the stored order, from
     # the first connection's start on the lab's clock (docs/exports.md)
-    exported = cli("export", str(out), "--timeline", "--out", str(tmp_path / "timeline"))
+    exported = run_cli_forked("export", str(out), "--timeline", "--out", str(tmp_path / "timeline"))
     assert exported.returncode == 0, exported.stderr
     trace = json.loads((tmp_path / "timeline" / "timeline.json").read_text())
     slices = [e for e in trace["traceEvents"] if e.get("cat") == "iotst"]
@@ -314,7 +315,9 @@ def test_the_command_line_stores_and_reports_it(tmp_path, cli, rv32):
     assert first["dur"] == pytest.approx(client / rate * 1e6, abs=1e-3)
     # export --format bencher: each profile's counted instructions and their interval over
     # the seeds, as stored, in Bencher's own format (docs/exports.md)
-    exported = cli("export", str(out), "--format", "bencher", "--out", str(tmp_path / "ci"))
+    exported = run_cli_forked(
+        "export", str(out), "--format", "bencher", "--out", str(tmp_path / "ci")
+    )
     assert exported.returncode == 0, exported.stderr
     metrics = json.loads((tmp_path / "ci" / "bencher.json").read_text())
     stored = tls["instructions"]["network_invariant"]

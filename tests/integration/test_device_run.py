@@ -20,7 +20,7 @@ import pytest
 
 from iotsecbench.agents.records import read_records
 from iotsecbench.vmcu import TARGETS, missing_tools
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -180,9 +180,10 @@ def test_a_psk_scheme_on_the_device_and_its_report_say_counted(mosquitto, tmp_pa
     assert "The device client's firmware (counted on rv32imc" in text  # the stack table
     rows = _query(out, "select configuration, status, messages_delivered, auth_failures from runs")
     assert sorted(rows) == [("plain", "ok", 100, 0), ("psk-aes128-ccm8", "ok", 100, 0)]
-    analysed = run_cli("analyze", str(out))  # the current's findings are the analysis'
+    # analyze and report on the stored runs: forks of the pre-imported CLI (tests/cli_server.py)
+    analysed = run_cli_forked("analyze", str(out), timeout=300)  # the findings' current
     assert analysed.returncode == 0, analysed.stderr
-    report = run_cli("report", str(out), "--json")
+    report = run_cli_forked("report", str(out), "--json", timeout=300)
     assert report.returncode == 0, report.stderr
     kinds = {(f["metric"], f["role"]): f["kind"] for f in json.loads(report.stdout)["findings"]}
     assert kinds[("current_ma", "emitter")] == "counted on rv32imc"

@@ -14,7 +14,7 @@ import pytest
 
 from iotsecbench.measure.tracefs import tracing_problem
 from iotsecbench.report.exporters import costs
-from tests.conftest import REPO, query, run_cli
+from tests.conftest import REPO, query, run_cli, run_cli_forked
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PROBLEM = tracing_problem()
@@ -33,7 +33,10 @@ def test_a_traced_store_exports_its_handshake_cost_and_groups(
     [(details_json,)] = query(out, "SELECT details_json FROM runs")
     stored = json.loads(details_json)["network_invariant_cpu_s"]
 
-    exported = run_cli("export", str(out), "--format", "bencher", "--out", str(tmp_path / "ci"))
+    # export reads the stored runs: forks of the pre-imported CLI (tests/cli_server.py)
+    exported = run_cli_forked(
+        "export", str(out), "--format", "bencher", "--out", str(tmp_path / "ci")
+    )
     assert exported.returncode == 0, exported.stderr
     document = json.loads((tmp_path / "ci" / "bencher.json").read_text())
     jsonschema.validate(document, json.loads((SCHEMAS / "bmf.json").read_text()))
@@ -47,7 +50,7 @@ def test_a_traced_store_exports_its_handshake_cost_and_groups(
         }
     }
 
-    exported = run_cli("export", str(out), "--timeline", "--out", str(tmp_path / "ci"))
+    exported = run_cli_forked("export", str(out), "--timeline", "--out", str(tmp_path / "ci"))
     assert exported.returncode == 0, exported.stderr
     events = json.loads((tmp_path / "ci" / "timeline.json").read_text())["traceEvents"]
     slices = [e for e in events if e.get("cat") == "iotst"]

@@ -57,7 +57,7 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
     assert (out / "runs" / "ecdh-p256-aes128-gcm_256B_10Hz_q1_r1" / "emitter.jsonl").exists()
     assert processes_mentioning(str(out)) == []
     # --resume re-runs only the failed run.
-    again = run_cli(*args, "--resume")
+    again = run_cli(*args, "--resume", "--no-report")
     assert again.returncode == 0, again.stderr
     assert "1 runs executed, 1 kept" in again.stdout
     assert {status for status, _ in runs(out).values()} == {"ok"}
@@ -102,6 +102,7 @@ def test_ctrl_c_stores_the_interrupted_run_and_exits_130(mosquitto: str, tmp_pat
             "--out",
             str(out),
             "--quiet",
+            "--no-report",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -145,7 +146,8 @@ def test_kill_9_of_the_runner_loses_no_run_and_leaves_nothing_behind(
     ``run --resume --out DIR`` alone keeps every finished run and completes the rest."""
     out = tmp_path / "killed"
     args = ["--configs", "plain,tls1.2", "--duration", "2", "--reps", "1"]
-    trial = interrupt(out, args, 2, moment, signal.SIGKILL)
+    # Only the report moment's trial reads the report; the others check the store.
+    trial = interrupt(out, args, 2, moment, signal.SIGKILL, report=moment.startswith("during"))
     assert trial.reached, f"the sweep finished before {moment}"
     assert trial.exit_code == -signal.SIGKILL
     assert trial.left_after_signal == 0, "a broker or agent outlived its runner"
@@ -172,7 +174,7 @@ def test_a_signal_at_any_moment_ends_in_one_line_and_loses_no_run(
     finished run kept by ``run --resume --out DIR``, nothing left running."""
     out = tmp_path / "signalled"
     args = ["--configs", "plain,tls1.2", "--duration", "2", "--reps", "1"]
-    trial = interrupt(out, args, 2, moment, signum)
+    trial = interrupt(out, args, 2, moment, signum, report=moment.startswith("during"))
     assert trial.reached, f"the sweep finished before {moment}"
     assert trial.exit_code == 130 and trial.stderr_lines == 1 and not trial.traceback, trial
     assert trial.left_after_signal == 0 and trial.left_after_resume == 0
@@ -194,7 +196,7 @@ def test_kill_9_mid_run_on_an_emulated_network_leaves_no_namespace(
         pytest.skip(f"network emulation: {problem}")
     out = tmp_path / "killed-net"
     args = ["--configs", "plain", "--duration", "3", "--reps", "1", "--network", "wifi"]
-    trial = interrupt(out, args, 1, "mid-run 1", signal.SIGKILL)
+    trial = interrupt(out, args, 1, "mid-run 1", signal.SIGKILL, report=False)
     assert trial.reached and trial.exit_code == -signal.SIGKILL
     assert trial.left_after_signal == 0, "a broker or agent outlived its runner"
     assert trial.resume_exit == 0 and trial.lost == 0

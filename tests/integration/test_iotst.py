@@ -16,7 +16,7 @@ import pytest
 from iotsecbench.analysis.iotst import classify_repetition
 from iotsecbench.lab.cpu import quota_problem
 from iotsecbench.measure.tracefs import SchedTracer, tracing_problem
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 from tests.native_agents import needs_native
 
 # Scheduler tracing measures on-CPU and runnable time: alone (tests/lanes.py).
@@ -165,7 +165,7 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
         # once, in a CI run with another process busy on the other CPU.)
         assert third["quota_throttled_s"] > 0, third["quota_throttled_s"]
     # The report draws the study's four views from the stored benchmark.
-    report = run_cli("report", str(tmp_path / "iotst"), "--format", "html")
+    report = run_cli_forked("report", str(tmp_path / "iotst"), "--format", "html", timeout=300)
     assert report.returncode == 0, report.stderr
     figures = tmp_path / "iotst" / "report" / "figures"
     for key in ("iotst-cost", "iotst-ci-width", "iotst-groups", "iotst-quantum"):

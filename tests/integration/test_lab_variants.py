@@ -23,7 +23,7 @@ def test_tls13_ecdsa_scheme_over_tls_and_qos_levels(mosquitto: str, tmp_path: Pa
         '[tls]\ncertificate = "ecdsa-p256"\n'
     )
     out = tmp_path / "out"
-    result = run_cli("run", str(spec), "--out", str(out), "--quiet")
+    result = run_cli("run", str(spec), "--out", str(out), "--quiet", "--no-report")
     assert result.returncode == 0, result.stderr + result.stdout
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
         rows = db.execute("""
@@ -62,6 +62,7 @@ def test_external_broker_by_url(mosquitto: str, tmp_path: Path) -> None:
             "--out",
             str(out),
             "--quiet",
+            "--no-report",
         )
         assert result.returncode == 0, result.stderr + result.stdout
         log = (tmp_path / "external" / "mosquitto.log").read_text()

@@ -18,7 +18,7 @@ from iotsecbench.agents.config import AgentConfig, TlsClientFiles
 from iotsecbench.agents.records import read_records
 from iotsecbench.lab.pki import create_certificates
 from iotsecbench.security.tls import parse_profile
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 from tests.interrupts import processes_mentioning
 from tests.native_agents import interoperate, needs_native, needs_wolfssl_pq, stored_runs
 
@@ -225,16 +225,17 @@ def test_the_key_log_holds_the_secret_the_server_derived(
 @needs_native
 def test_a_stack_limit_is_refused_before_anything_starts(tmp_path: Path) -> None:
     out = tmp_path / "refused"
-    result = run_cli(
+    # Refusals before anything starts: forks of the pre-imported CLI (tests/cli_server.py).
+    result = run_cli_forked(
         "run", "--configs", "tls1.3", "--stack", "mbedtls", "--out", str(out), "--quiet",
     )  # fmt: skip
     assert result.returncode == 2
     assert "mbedtls (Debian 12) speaks TLS 1.2 only" in result.stderr
-    scheme = run_cli(
+    scheme = run_cli_forked(
         "run", "--configs", "rsa-oaep-ascon128v12", "--stack", "wolfssl", "--out", str(out),
     )  # fmt: skip
     assert scheme.returncode == 2 and "not rsa-oaep-ascon128v12" in scheme.stderr
-    keylog = run_cli(
+    keylog = run_cli_forked(
         "run", "--configs", "tls1.3", "--stack", "wolfssl", "--keylog", str(tmp_path / "k"),
         "--out", str(out),
     )  # fmt: skip

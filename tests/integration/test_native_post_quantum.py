@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from iotsecbench.security import resolve_configuration
-from tests.conftest import query, run_cli
+from tests.conftest import query, run_cli, run_cli_forked
 from tests.native_agents import needs_wolfssl_pq
 
 pytestmark = pytest.mark.integration
@@ -108,7 +108,9 @@ def test_what_the_stacks_cannot_do_is_refused_before_anything_starts(tmp_path: P
     """(stack_problem's other refusals, tests/unit/security/test_tls_stacks.py, take the same
     path to exit 2.)"""
     out = tmp_path / "refused"
-    debian = run_cli("run", "--configs", HYBRID, "--stack", "wolfssl", "--out", str(out))
+    # (a fork of the pre-imported CLI, tests/cli_server.py; the next one empties the cache
+    # a fresh interpreter starts with, so it is one)
+    debian = run_cli_forked("run", "--configs", HYBRID, "--stack", "wolfssl", "--out", str(out))
     assert debian.returncode == 2 and "use stack wolfssl-5.9" in debian.stderr
     # Without the build (an empty cache): one line naming the command that makes it, exit 3.
     # Only iotsecbench's cache is emptied: matplotlib (imported by arch before the refusal)

@@ -27,7 +27,7 @@ import duckdb
 import pytest
 
 from iotsecbench.runner.experiment import KILL_AT_VARIABLE, STARTUP_MOMENTS
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -160,6 +160,6 @@ def test_sigint_during_the_statistics_and_the_report_stops_within_a_second(
         # It names the command that finishes the job.
         assert f"iotsecbench report {out}" in lines[0], lines[0]
         # Every run is stored and nothing is half-written.
-        assert run_cli("db", "check", str(out)).returncode == 0
+        assert run_cli_forked("db", "check", str(out)).returncode == 0
         assert not list(out.rglob("*.tmp")), list(out.rglob("*.tmp"))
     assert interrupted >= 4, f"only {interrupted} of 5 moments came before the end"

@@ -19,7 +19,7 @@ from iotsecbench.agents import framing
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.lab.broker import free_port
 from iotsecbench.lab.network import support_problem as network_support_problem
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 
 pytestmark = pytest.mark.integration
 
@@ -153,7 +153,7 @@ def test_bad_transport_inputs_end_in_one_line_exit_2(tmp_path: Path) -> None:
         ("--transport", "udp"),
     ]
     for extra in cases:
-        result = run_cli("run", "--configs", "none", "--out", str(tmp_path / "x"), *extra)
+        result = run_cli_forked("run", "--configs", "none", "--out", str(tmp_path / "x"), *extra)
         assert result.returncode == 2, (extra, result.stderr)
         assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr
 

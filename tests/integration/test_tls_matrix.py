@@ -28,7 +28,7 @@ from iotsecbench.security.tls import (
     mosquitto_listener_lines,
     parse_profile,
 )
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_forked
 
 pytestmark = pytest.mark.integration
 
@@ -198,12 +198,12 @@ def test_impossible_combination_exits_2_before_anything_starts(tmp_path: Path) -
         '[tls]\nciphers = "ECDHE-ECDSA-AES128-GCM-SHA256"\ncertificate = "rsa2048"\n'
     )
     out = tmp_path / "out"
-    result = run_cli("run", str(spec), "--out", str(out))
+    result = run_cli_forked("run", str(spec), "--out", str(out))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "certificate = ecdsa-p256" in lines[0], result.stderr
     assert not out.exists()  # no store, no PKI, no broker
-    bench = run_cli(
+    bench = run_cli_forked(
         "bench", "handshake", "--profiles", "tls1.3/ECDHE-RSA-AES128-GCM-SHA256",
         "--out", str(tmp_path / "bench"),
     )  # fmt: skip
@@ -219,7 +219,7 @@ def test_run_records_negotiated_tcp_counts_and_resumption(mosquitto: str, tmp_pa
         '[tls]\ncertificate = "ed25519"\ngroup = "P-256"\nresumption = true\nmutual = true\n'
     )
     out = tmp_path / "out"
-    result = run_cli("run", str(spec), "--out", str(out), "--quiet")
+    result = run_cli("run", str(spec), "--out", str(out), "--quiet", "--no-report")
     assert result.returncode == 0, result.stderr + result.stdout
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
         status, group = db.execute("select status, tls_group from runs").fetchone()
@@ -263,7 +263,7 @@ def test_bench_handshake_cli_target_ci_store_and_report(mosquitto: str, tmp_path
         ).fetchone()[0]
     assert [label for label, _ in rows] == [p["profile"] for p in profiles]
     assert connections == sum(p["repetitions"] for p in profiles)
-    report = run_cli("report", str(out))
+    report = run_cli_forked("report", str(out), timeout=300)
     assert report.returncode == 0, report.stderr
     assert (out / "report" / "report.html").exists()
     assert "handshake" in (out / "report" / "report.html").read_text().lower()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.conftest import GOLDEN, REPO
+from tests.conftest import GOLDEN, REPO, run_cli_forked
 
 from iotsecbench.cli.app import main
 
@@ -191,8 +191,9 @@ def _interrupted_only(tmp_path: Path, cli) -> Path:  # type: ignore[no-untyped-d
 
 @pytest.mark.integration
 def test_analyze_and_report_agree_on_a_directory_without_a_completed_run(
-    cli, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    cli = run_cli_forked  # commands on a stored directory: forks (tests/cli_server.py)
     target = _interrupted_only(tmp_path, cli)
     analysed = cli("analyze", str(target))
     reported = cli("report", str(target))

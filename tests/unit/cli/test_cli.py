@@ -44,10 +44,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], fragm
     assert not (tmp_path / "out" / "results.duckdb").exists()
 
 
-def test_simulated_run_stores_every_table_and_prints_the_summary(cli, tmp_path: Path) -> None:
+def test_simulated_run_stores_every_table_and_prints_the_summary(tmp_path: Path) -> None:
+    # The store and the summary tables (printed before the statistics): no report needed
+    # (the resume test's runs draw theirs); a fork of the pre-imported CLI (tests/cli_server.py).
     out = tmp_path / "sim"
-    result = cli(
-        "run", "--simulate", "--duration", "3", "--reps", "2", "--out", str(out), "--quiet"
+    result = run_cli_forked(
+        *("run", "--simulate", "--duration", "3", "--reps", "2", "--out", str(out), "--quiet"),
+        "--no-report",
     )
     assert result.returncode == 0, result.stderr
     for heading in ("Handshake and latency", "Cost per message", "Device energy (modelled"):
@@ -131,7 +134,8 @@ def test_resume_keeps_completed_runs_and_refuses_a_changed_spec(tmp_path: Path) 
     assert any(p.name.startswith("previous-") for p in out.iterdir())
 
 
-def test_export_writes_parquet(cli, tmp_path: Path) -> None:
+def test_export_writes_parquet(tmp_path: Path) -> None:
+    cli = run_cli_forked  # a simulated run and exports: forks (tests/cli_server.py)
     out = tmp_path / "sim"
     assert (
         cli(
@@ -146,6 +150,7 @@ def test_export_writes_parquet(cli, tmp_path: Path) -> None:
             "--out",
             str(out),
             "--quiet",
+            "--no-report",
         ).returncode
         == 0
     )
@@ -157,8 +162,8 @@ def test_export_writes_parquet(cli, tmp_path: Path) -> None:
     assert missing.returncode == 2 and "results.duckdb" in missing.stderr
 
 
-def test_schemes_json_lists_properties(cli) -> None:
-    result = cli("schemes", "--json")
+def test_schemes_json_lists_properties() -> None:
+    result = run_cli_forked("schemes", "--json")
     assert result.returncode == 0
     schemes = {entry["name"]: entry for entry in json.loads(result.stdout)}
     cbc = schemes["ecdh-p256-aes128-cbc"]["properties"]
@@ -168,7 +173,8 @@ def test_schemes_json_lists_properties(cli) -> None:
     assert gcm["integrity"] and gcm["replay_protection"] and gcm["tag_bytes"] == 16
 
 
-def test_doctor_reports_one_line_per_capability(cli) -> None:
+def test_doctor_reports_one_line_per_capability() -> None:
+    cli = run_cli_forked  # doctor's checks run in the command: a fork does them all
     result = cli("doctor", "--json")
     checks = {c["name"]: c for c in json.loads(result.stdout)}
     assert {

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_cli_forked
 
 from iotsecbench.vmcu import TARGETS
 
@@ -85,10 +86,12 @@ def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):
         (["--configs", "psk-ascon128v12"], "not psk-ascon128v12"),
     ],
 )
-def test_run_target_refuses_what_the_firmware_cannot_run(cli, tmp_path, arguments, fragment):
+def test_run_target_refuses_what_the_firmware_cannot_run(tmp_path, arguments, fragment):
     """block-sizes' raw TCP and saturating runs, and a named scheme the firmware does not
     have: one line, exit 2, nothing started (a preset's subset is the run's own note)."""
-    result = cli("run", "--target", "rv32imc", *arguments, "--out", str(tmp_path / "out"))
+    result = run_cli_forked(
+        "run", "--target", "rv32imc", *arguments, "--out", str(tmp_path / "out")
+    )
     assert result.returncode == 2, result.stderr
     assert fragment in result.stderr and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if not line.startswith("note:")]

@@ -9,10 +9,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, run_cli_forked
 
 # The CLI as a user runs it: a process per call (tests/lanes.py).
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def cli():  # -> run_cli's twin
+    """Commands on a stored directory: forks of the pre-imported CLI (tests/cli_server.py),
+    not a fresh interpreter importing pandas and matplotlib for each."""
+    return run_cli_forked
 
 
 def _golden_copy(tmp_path: Path) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tests.conftest import run_cli_forked
 
 from iotsecbench.errors import EnvironmentProblem, Interrupted, StoreBusyError
 from iotsecbench.runner.experiment import run_experiment
@@ -165,7 +166,7 @@ with DirectoryLock(sys.argv[1]):
 """
 
 
-def test_force_new_run_is_refused_while_another_process_writes(tmp_path: Path, cli) -> None:
+def test_force_new_run_is_refused_while_another_process_writes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     run_sim(out)
     before = sorted(p.name for p in out.iterdir())
@@ -176,7 +177,7 @@ def test_force_new_run_is_refused_while_another_process_writes(tmp_path: Path, c
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
         with pytest.raises(StoreBusyError, match=f"PID {holder.pid}"):
             run_sim(out, force_new=True)
-        refused = cli(
+        refused = run_cli_forked(
             "run", "--simulate", "--quiet", "--force-new-run", "--duration", "1", "--out", str(out)
         )
         assert refused.returncode == 3, refused.stderr

@@ -195,7 +195,7 @@ def test_spec_refuses_a_fleet_on_the_tcp_transport() -> None:
 
 @pytest.mark.integration
 def test_cli_refuses_dask_options_without_dask(tmp_path: Path) -> None:
-    from tests.conftest import run_cli
+    from tests.conftest import run_cli_forked as run_cli  # refusals: forks of the CLI server
 
     result = run_cli("run", "--simulate", "--dask-workers", "2", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and "need --executor dask" in result.stderr
