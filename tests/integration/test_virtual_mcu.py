@@ -346,7 +346,7 @@ def test_public_key_operations_are_counted_and_checked(target):
     """Every family's operations: each result checked on the host (shared secrets against
     cryptography, RSA against pow(), signatures verified, decapsulation recovering the key),
     and a second count of the same inputs gives the same instructions."""
-    counts = count_operations(target, list(FAMILIES), repetitions=1)
+    counts = count_operations(target, list(FAMILIES), repetitions=1, sign_samples=1)
     names = {c.operation for c in counts}
     assert {"x25519-derive", "ecdsa-p256-verify", "rsa3072-private", "mlkem768-decaps"} <= names
     assert {"mldsa44-sign", "ed25519-verify", "mlkem512-encaps", "mlkem1024-decaps"} <= names

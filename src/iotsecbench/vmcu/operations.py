@@ -273,8 +273,12 @@ def count_operations(
     families: Iterable[str],
     repetitions: int = DEFAULT_REPETITIONS,
     on_count: Callable[[OperationCount], None] | None = None,
+    *,
+    sign_samples: int = MLDSA_SIGN_SAMPLES,
 ) -> list[OperationCount]:
-    """Every operation of every family on ``target`` (one emulator run per step)."""
+    """Every operation of every family on ``target`` (one emulator run per step); ML-DSA
+    over at least ``sign_samples`` messages (a test that only checks the results may ask
+    for fewer)."""
     counts = []
     for family in families:
         build, make_steps = FAMILIES[family]
@@ -284,7 +288,7 @@ def count_operations(
         # ML-DSA signing repeats its rejection loop a message-dependent number of times (3 to
         # 23 M instructions on the Cortex-M4, a long right tail): a profile prices the mean,
         # which 25 messages put 18 % under that of 200 (docs/device-facts.md).
-        reps = max(repetitions, MLDSA_SIGN_SAMPLES) if family.startswith("mldsa") else repetitions
+        reps = max(repetitions, sign_samples) if family.startswith("mldsa") else repetitions
         steps = make_steps(random.Random(f"{SEED}:{family}"), reps)
         answers: list[Answer] | None = None
         while True:
