@@ -32,7 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,36 +226,50 @@ def _commands(build: str, out: Path, archives: Path) -> list[list[str]]:
             f'-DIOTSB_STACK_NAME="{library.stack}"',
         ]
         linked = [str(libraries.archive_path(library))]
-    elif parts.stack == "mbedtls":
-        for archive in parts.archives:
-            commands.append(
-                [
-                    "objcopy",
-                    "--redefine-sym=calloc=iotsb_tls_calloc",
-                    "--redefine-sym=free=iotsb_tls_free",
-                    str(archive),
-                    str(archives / archive.name),
-                ]
-            )
-        linked = [f"-L{archives}", *(f"-l{a.name[3:-2]}" for a in parts.archives)]
-    elif parts.stack == "wolfssl":
-        linked = [str(archive) for archive in parts.archives]
+    else:
+        commands, linked = debian_library(parts.stack, parts.archives, archives)
     commands.append(
         ["gcc", *CFLAGS, *flags, *sources, *linked, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
     )
     return commands
 
 
-@functools.cache  # a process runs one checkout: its sources and libraries stay as they were
-def _fingerprint(build: str) -> str:
-    digest = hashlib.sha256(build.encode())
+def debian_library(
+    stack: str, archives: Sequence[Path], scratch: Path
+) -> tuple[list[list[str]], list[str]]:
+    """How a program links Debian's build of ``stack`` (the commands to run first, the link
+    arguments): mbedTLS's archives copied into ``scratch`` with calloc/free renamed to
+    heap.c's, so its heap is counted; wolfSSL's static archive as it is; nothing else."""
+    if stack == "mbedtls":
+        commands = [
+            ["objcopy", "--redefine-sym=calloc=iotsb_tls_calloc",
+             "--redefine-sym=free=iotsb_tls_free", str(archive), str(scratch / archive.name)]
+            for archive in archives
+        ]  # fmt: skip
+        return commands, [f"-L{scratch}", *(f"-l{a.name[3:-2]}" for a in archives)]
+    if stack == "wolfssl":
+        return [], [str(archive) for archive in archives]
+    return [], []
+
+
+def program_fingerprint(label: str, archives: Sequence[Path], commands: list[list[str]]) -> str:
+    """The cache key of a program built from this folder's C: its label, every source, the
+    archives it links (a library upgrade rebuilds it; a source build: its hashed path) and
+    its build commands."""
+    digest = hashlib.sha256(label.encode())
     for path in sorted(SOURCE_DIR.glob("*.[ch]")):
         digest.update(path.name.encode() + path.read_bytes())
-    for archive in Build.named(build).archives:
-        stat = archive.stat()  # a library upgrade rebuilds (a source build: its hashed path)
+    for archive in archives:
+        stat = archive.stat()
         digest.update(f"{archive}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    digest.update(repr(_commands(build, Path("out"), Path("lib"))).encode())
+    digest.update(repr(commands).encode())
     return digest.hexdigest()[:16]
+
+
+@functools.cache  # a process runs one checkout: its sources and libraries stay as they were
+def _fingerprint(build: str) -> str:
+    commands = _commands(build, Path("out"), Path("lib"))
+    return program_fingerprint(build, Build.named(build).archives, commands)
 
 
 def binary(build: str) -> Path:

@@ -15,12 +15,18 @@ per-device agents are (``cached_program``), from the sources beside this file.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 from pathlib import Path
 
-from iotsecbench.agents.native import CFLAGS, SOURCE_DIR, Build, cached_program
+from iotsecbench.agents.native import (
+    CFLAGS,
+    SOURCE_DIR,
+    Build,
+    cached_program,
+    debian_library,
+    program_fingerprint,
+)
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.security import resolve_configuration
 
@@ -73,34 +79,27 @@ def build_of(stack: str, configuration: str) -> str:
     return "plain" if plain else stack
 
 
+def _archives(build: str) -> tuple[Path, ...]:
+    """Debian's archives of the stack, as the per-device agent of its TLS build links them."""
+    per_device = {"mbedtls": "mbedtls-tls", "wolfssl": "wolfssl-tls"}.get(build)
+    return Build.named(per_device).archives if per_device is not None else ()
+
+
 def _commands(build: str, out: Path, scratch: Path) -> list[list[str]]:
     tls_sources, libraries, _header = _TLS.get(build, (("fleet_tls_none.c",), (), ""))
     sources = [str(SOURCE_DIR / name) for name in (*_SOURCES, *tls_sources)]
-    commands = []
-    linked = list(libraries)
-    if build == "mbedtls":
-        archives = Build.named("mbedtls-tls").archives
-        commands += [
-            ["objcopy", "--redefine-sym=calloc=iotsb_tls_calloc",
-             "--redefine-sym=free=iotsb_tls_free", str(archive), str(scratch / archive.name)]
-            for archive in archives
-        ]  # fmt: skip
-        linked = [f"-L{scratch}", *(f"-l{archive.name[3:-2]}" for archive in archives)]
-    elif build == "wolfssl":
-        linked = [str(archive) for archive in Build.named("wolfssl-tls").archives]
+    commands, linked = debian_library(build, _archives(build), scratch)
     commands.append(
-        ["gcc", *CFLAGS, *sources, *linked, "-lcjson", "-lm", "-lpthread", "-o", str(out)]
-    )
+        ["gcc", *CFLAGS, *sources, *libraries, *linked, "-lcjson", "-lm", "-lpthread",
+         "-o", str(out)]
+    )  # fmt: skip
     return commands
 
 
-@functools.cache
+@functools.cache  # a process runs one checkout: its sources and libraries stay as they were
 def _fingerprint(build: str) -> str:
-    digest = hashlib.sha256(f"fleet/{build}".encode())
-    for path in sorted(SOURCE_DIR.glob("*.[ch]")):
-        digest.update(path.name.encode() + path.read_bytes())
-    digest.update(repr(_commands(build, Path("out"), Path("lib"))).encode())
-    return digest.hexdigest()[:16]
+    commands = _commands(build, Path("out"), Path("lib"))
+    return program_fingerprint(f"fleet/{build}", _archives(build), commands)
 
 
 def problem(build: str) -> str | None:
