@@ -75,3 +75,29 @@ def test_external_broker_by_url(mosquitto: str, tmp_path: Path) -> None:
             ).fetchone()[0]
             == 2
         )
+
+
+def test_saturating_python_agents_publish_as_fast_as_the_broker_takes(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """`--rate max` on the Python agents over MQTT: the emitter has no schedule (it once
+    published at the default 10 Hz while the run was stored as saturating)."""
+    out = tmp_path / "out"
+    result = run_cli(
+        "run", "--configs", "tls1.2", "--rate", "max", "--duration", "1", "--reps", "1",
+        "--payload", "64", "--out", str(out), "--quiet", "--no-report",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        pacing, sent, delivered, lost = db.execute(
+            "select pacing, messages_sent, messages_delivered, messages_lost from runs"
+        ).fetchone()
+        announced = db.execute(
+            "select json_extract(detail_json, '$.messages') from events "
+            "where kind = 'publish_start' and agent = 'emitter'"
+        ).fetchone()
+    # Ten times the 10 Hz schedule is far below what one core publishes in a second (~3,000
+    # TLS messages here) and far above what a scheduled emitter would send.
+    assert pacing == "saturating" and sent >= 100
+    assert delivered + lost == sent
+    assert int(announced[0]) == -1  # "as many as fit in duration_s", as the native agent says

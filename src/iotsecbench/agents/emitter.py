@@ -1,16 +1,22 @@
 """The emitter: connect, establish keys if the scheme needs them, publish for the configured
-duration at the configured rate, announce the end.
+duration at the configured rate (or, saturating, as fast as the connection takes them),
+announce the end.
 
 Each message's ``t_created_ns`` is taken before sealing and travels inside the protected
 payload; ``t_sealed_ns`` after sealing; ``t_published_ns`` when paho has queued it. Messages
 follow an absolute schedule (start + seq/rate), so a slow message does not shift the rest.
+A saturating emitter (``--rate max``) has no schedule: it publishes until ``duration_s`` is up,
+holding at most ``SATURATING_WINDOW`` messages that paho has queued but not yet written, so the
+pace is the connection's and not the size of paho's queue.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import queue
 import time
+from collections import deque
 from typing import Any
 
 from iotsecbench.agents import wire
@@ -18,6 +24,10 @@ from iotsecbench.agents.session import AgentFailure, AgentSession, run_agent
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.cpu import thread_cpu_ns
 from iotsecbench.security.key_establishment import EmitterKeyExchange
+
+# Messages a saturating emitter lets paho queue before it waits for the oldest to be written
+# (QoS 0) or acknowledged (QoS 1/2): enough to keep the socket busy, bounded in memory.
+SATURATING_WINDOW = 64
 
 
 def establish_keys(session: AgentSession) -> Any:
@@ -75,13 +85,19 @@ def publish_loop(session: AgentSession, keys: Any) -> int:
     period_ns = round(1e9 / config.rate_hz)
     seal_operations = session.scheme.seal_operations(config.payload_bytes)
     pending = []
-    session.event("publish_start", messages=config.message_count)
+    in_flight: deque[Any] = deque()
+    # As the native agent: -1 messages announced means "as many as fit in duration_s".
+    planned = -1 if config.saturating else config.message_count
+    session.event("publish_start", messages=planned)
     start_ns = now_ns()
+    stop_ns = start_ns + round(config.duration_s * 1e9)
     sent = 0
-    for seq in range(config.message_count):
+    for seq in itertools.count() if config.saturating else range(planned):
+        if config.saturating and now_ns() >= stop_ns:
+            break
         config.fault_at(seq, session.writer)
         delay_ns = start_ns + seq * period_ns - now_ns()
-        if delay_ns > 0:
+        if delay_ns > 0 and not config.saturating:
             time.sleep(delay_ns / 1e9)
         if session.disconnected.is_set():
             raise AgentFailure(f"lost the broker connection after {sent} messages")
@@ -94,6 +110,10 @@ def publish_loop(session: AgentSession, keys: Any) -> int:
         t_published = now_ns()
         if config.qos:
             pending.append(info)
+        if config.saturating:
+            in_flight.append(info)
+            if len(in_flight) >= SATURATING_WINDOW:
+                in_flight.popleft().wait_for_publish(config.connect_timeout_s)
         session.writer.write(
             "message",
             seq=seq,
