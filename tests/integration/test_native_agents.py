@@ -77,7 +77,7 @@ def test_wolfssl_negotiates_each_tls13_profile_it_is_asked_for(
     spec.write_text(
         'configurations = ["tls1.3"]\nstack = ["wolfssl"]\nduration_s = 1.0\nrepetitions = 1\n'
         '[tls]\ngroup = "secp256r1"\ncertificate = "ecdsa-p256"\n'
-        'ciphers = "TLS_CHACHA20_POLY1305_SHA256"\n'
+        'ciphers = "TLS_CHACHA20_POLY1305_SHA256"\nmutual = true\n'
     )
     out = tmp_path / "tls13"
     result = run_cli("run", str(spec), "--out", str(out), "--quiet", "--no-report")

@@ -294,6 +294,23 @@ def test_profile_conflicts_are_spec_errors(version, ciphers, match):
         TlsProfile(version="1.2", ciphers=None, certificate="dsa1024")
 
 
+def test_tls12_mutual_ecdsa_needs_the_certificates_curve_among_the_groups():
+    """The broker limits its groups to the profile's, and OpenSSL's TLS 1.2 server then
+    refuses a P-256 client certificate (an illegal_parameter alert on every stack): refused
+    before anything starts, with the fix."""
+    for group in ("x25519", "P-384", "x448"):
+        with pytest.raises(SpecError, match="needs the P-256 group"):
+            TlsProfile("1.2", None, "ecdsa-p256", mutual=True, group=group)
+    for allowed in (
+        TlsProfile("1.2", None, "ecdsa-p256", mutual=True, group="P-256"),
+        TlsProfile("1.2", None, "ecdsa-p256", mutual=True),
+        TlsProfile("1.2", None, "ecdsa-p256", group="x25519"),  # the server's own: accepted
+        TlsProfile("1.2", None, "rsa2048", mutual=True, group="x25519"),
+        TlsProfile("1.3", None, "ecdsa-p256", mutual=True, group="x25519"),
+    ):
+        assert allowed.mutual or allowed.group
+
+
 def test_client_context_pins_version_and_verifies(certificates):
     cert_path, _ = certificates["rsa2048"]
     context = client_context(TlsProfile("1.2", "ECDHE-RSA-AES128-GCM-SHA256", "rsa2048"), cert_path)

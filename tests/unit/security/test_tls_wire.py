@@ -22,13 +22,25 @@ from iotsecbench.security.tls.wire import (
 )
 
 
-def _handshake(tmp_path: Path, key_type: str, version: ssl.TLSVersion, suite: str | None):
+def _handshake(
+    tmp_path: Path,
+    key_type: str,
+    version: ssl.TLSVersion,
+    suite: str | None,
+    *,
+    mutual: bool = False,
+    application_data: bool = True,
+):
     """(client stream, server stream, the key log's secrets, the server's leaf DER)."""
     certs = create_certificates(tmp_path / "pki", key_type)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(certs.server_cert, certs.server_key)
     client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     client.load_verify_locations(certs.ca_file)
+    if mutual:
+        server.verify_mode = ssl.CERT_REQUIRED
+        server.load_verify_locations(certs.ca_file)
+        client.load_cert_chain(certs.client_cert, certs.client_key)
     client.keylog_filename = str(tmp_path / "keys.log")
     for context in (server, client):
         context.minimum_version = context.maximum_version = version
@@ -48,9 +60,9 @@ def _handshake(tmp_path: Path, key_type: str, version: ssl.TLSVersion, suite: st
         back = bios[3].read()
         received += back
         bios[0].write(back)
-    c.write(b"hello")  # application data after the handshake: not a handshake message
-    data = bios[1].read()
-    sent += data
+    if application_data:
+        c.write(b"hello")  # application data after the handshake: not a handshake message
+        sent += bios[1].read()
     secrets = {}
     for line in (tmp_path / "keys.log").read_text().splitlines():
         if line and not line.startswith("#"):
@@ -98,6 +110,24 @@ def test_tls13_records_open_with_openssl_key_log(tmp_path, key_type):
     assert found.server_certificates_sent == 2  # leaf and root (lab/pki.py)
     certificate = next(m.data for m in transcript.messages if m.message_type == 11)
     assert leaf in certificate
+
+
+@pytest.mark.parametrize("mutual", [True, False])
+def test_tls13_client_certificate_is_seen_in_the_protected_flight(tmp_path, mutual):
+    """A stack whose secrets stay inside (Debian's wolfSSL) shows only the sizes of its
+    protected records: the client's flight must tell a certificate from none, and agree with
+    what the same records say once opened with OpenSSL's key log. The native agents stop
+    recording when the handshake ends, so no application data joins the flight."""
+    sent, received, secrets, _, suite = _handshake(
+        tmp_path, "ecdsa-p256", ssl.TLSVersion.TLSv1_3, None, mutual=mutual, application_data=False
+    )
+    order = [(True, len(sent)), (False, len(received))]
+    sealed = on_the_wire_messages(read_transcript(sent, received, "1.3", suite), order)
+    assert any(kind == PROTECTED_RECORD and written for written, kind, _ in sealed)
+    by_size = negotiated_on_the_wire("1.3", suite, 128, False, sealed, [])
+    opened = on_the_wire_messages(read_transcript(sent, received, "1.3", suite, secrets), order)
+    by_content = negotiated_on_the_wire("1.3", suite, 128, False, opened, [])
+    assert by_size.client_certificate_sent is by_content.client_certificate_sent is mutual
 
 
 def test_tls12_keeps_protected_records_by_size(tmp_path):

@@ -322,6 +322,13 @@ def _parse_transcript(transcript: _Transcript) -> None:
 # ServerHello, TLS 1.2's Finished): its size is known, its content is not.
 PROTECTED_RECORD = 0
 
+# The most a TLS 1.3 client's protected handshake flight holds without a certificate (RFC 8446
+# §4.4): a Finished (4-byte header + a SHA-384 MAC of 48 B) and the empty Certificate a
+# client without one answers a CertificateRequest with (4 + 1 context + 3 list length), each
+# with its inner content type (1) and a 16-byte AEAD tag. Any real certificate chain and its
+# CertificateVerify are far larger (hundreds of bytes).
+_TLS13_CLIENT_FLIGHT_WITHOUT_CERTIFICATE = (4 + 48 + 1 + 16) + (4 + 1 + 3 + 1 + 16)
+
 
 def negotiated_on_the_wire(
     version: str,
@@ -347,6 +354,12 @@ def negotiated_on_the_wire(
             assert isinstance(data, bytes)
             transcript.raw = [(direction, _message_type(msg_type), data)]
             _parse_transcript(transcript)
+    if version == "1.3" and not resumed and not transcript.client_certificate_sent:
+        # A TLS 1.3 client's Certificate and CertificateVerify travel protected, so the
+        # message the TLS 1.2 path sees is hidden: what shows is the size of the client's
+        # protected flight, which only a certificate can take past the bound.
+        flight = sum(size for name, size in transcript.sent if name == "protected")
+        transcript.client_certificate_sent = flight > _TLS13_CLIENT_FLIGHT_WITHOUT_CERTIFICATE
     leaf = peer_chain[0] if peer_chain else transcript.leaf_certificate_der
     return NegotiatedTls(
         version=version,

@@ -261,6 +261,21 @@ class TlsProfile:
                 f"TLS 1.2 DHE group {self.group} comes with a {matching[0]} certificate "
                 f"(OpenSSL sizes the automatic parameters to it): set certificate = {matching[0]}"
             )
+        if (
+            self.mutual
+            and self.certificate == "ecdsa-p256"
+            and self.group not in (None, "secp256r1")
+        ):
+            # RFC 8422 §5.1: in TLS 1.2 the supported groups also bound the curves of ECDSA
+            # certificates, and OpenSSL's server checks the client's certificate against its
+            # own list, which the broker limits to the profile's group (measured: every stack
+            # is refused with an illegal_parameter alert).
+            raise SpecError(
+                f"TLS 1.2 mutual authentication with ecdsa-p256 client certificates needs the "
+                f"P-256 group, not {self.group}: the server accepts a client's ECDSA "
+                "certificate only on a curve among its groups. Set group = P-256, drop it, "
+                "or use tls1.3"
+            )
         if self.ciphers is None:
             return  # the client's default list has suites for every certificate and group
         suites = expand_tls12_ciphers(self.ciphers)
