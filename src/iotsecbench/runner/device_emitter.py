@@ -52,11 +52,24 @@ from iotsecbench.security import resolve_configuration
 from iotsecbench.security.key_establishment import exchange_operations
 from iotsecbench.security.tls import TlsProfile, handshake_operations, record_operations
 from iotsecbench.security.tls.stacks import NATIVE_CIPHERS, NATIVE_KEY_ESTABLISHMENTS
-from iotsecbench.vmcu.client import DeviceFirmware, build_of, device_firmware, device_problem
+from iotsecbench.vmcu.client import (
+    LIGHTWEIGHT_CIPHERS,
+    DeviceFirmware,
+    build_of,
+    device_firmware,
+    device_problem,
+)
 from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_for
 from iotsecbench.vmcu.targets import TARGETS
 from iotsecbench.vmcu.targets import target as target_named
 
+# The firmware's ciphers: the native agent's scheme.c ones and its device-only lightweight ones.
+DEVICE_CIPHERS = (*NATIVE_CIPHERS, *LIGHTWEIGHT_CIPHERS)
+# Ciphers that cannot be on a device at all, and why (scheme_problem says it).
+NO_DEVICE_BUILD = {
+    "ascon128v12-purepy": "the pure-Python build of Ascon-128 v1.2 has no device counterpart "
+    "(a microcontroller runs C: ascon128v12 is the device's Ascon-128 v1.2)",
+}
 RATE_TOLERANCE = 0.01  # achieved below (1 - this) x the asked rate fails the run
 BUCKETS = ("crypto", "protocol", "wait", "io")
 DEVICE_DIRNAME = "device"  # in the run's directory: the firmware's files and QEMU's log
@@ -120,9 +133,9 @@ def _device_problem(name: str, spec: Any, stack: str) -> str | None:
 
 def scheme_problem(security: Any, stack: str) -> str | None:
     """Why the device emitter cannot run this configuration's payload scheme, or None. The
-    firmware's schemes are the native agent's ``scheme.c`` compiled unchanged, so its
-    ciphers and key establishments (``NATIVE_*``; PSK with the runner's key in the
-    configuration) are the device's."""
+    firmware's schemes are the native agent's ``scheme.c`` with its device-only lightweight
+    ciphers (``DEVICE_CIPHERS``), and its key establishments (``NATIVE_KEY_ESTABLISHMENTS``;
+    PSK with the runner's key in the configuration)."""
     scheme = security.scheme
     if scheme.name == "none":
         return None
@@ -131,10 +144,12 @@ def scheme_problem(security: Any, stack: str) -> str | None:
     if stack != "mbedtls":
         return "the device's payload schemes run on mbedtls (the mbedtls-scheme build)"
     cipher = scheme.name.removeprefix(f"{scheme.key_establishment}-")
-    if scheme.key_establishment not in NATIVE_KEY_ESTABLISHMENTS or cipher not in NATIVE_CIPHERS:
+    if cipher in NO_DEVICE_BUILD:
+        return NO_DEVICE_BUILD[cipher]
+    if scheme.key_establishment not in NATIVE_KEY_ESTABLISHMENTS or cipher not in DEVICE_CIPHERS:
         return (
             f"the device runs the payload schemes {{{','.join(NATIVE_KEY_ESTABLISHMENTS)}}}-"
-            f"{{{','.join(NATIVE_CIPHERS)}}} (the native agent's scheme.c), not {scheme.name}"
+            f"{{{','.join(DEVICE_CIPHERS)}}} (scheme.c and crypto_lwc.c), not {scheme.name}"
         )
     return None
 

@@ -32,6 +32,7 @@ from iotsecbench.security.tls import TlsProfile, parse_profile
 from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphers
 from iotsecbench.vmcu.build import (
     FIRMWARE_DIR,
+    LWC_DIR,
     build_digest,
     compile_all,
     footprint,
@@ -47,10 +48,24 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
-CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "stack.h", "agent.h", "tls.h",
-                 "heap.h")  # fmt: skip  # of the native agent's files the firmware compiles
+CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "stack.h", "agent.h",
+                 "tls.h", "heap.h")  # fmt: skip  # of the native agent's files the firmware compiles
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
+# The payload schemes' build also has the lightweight ciphers (agents/native/crypto_lwc.c on
+# security/schemes/lwc): scheme.c's device-only entries, the same names.
+LIGHTWEIGHT_CIPHERS = (
+    "aes128-eax",
+    "aes256-eax",
+    "salsa20-128-blake2b",
+    "salsa20-256-blake2b",
+    "ascon128v12",
+    "speck128-128-ctr-hmac",
+    "speck128-256-ctr-hmac",
+    "simon128-128-ctr-hmac",
+    "simon128-256-ctr-hmac",
+)
+LWC_SOURCES = ("ascon.c", "salsa20_blake2b.c", "speck_simon.c")
 CLIENT_SOURCES = (
     "main.c",
     "config.c",
@@ -208,8 +223,9 @@ def wrapped_symbols(build: DeviceBuild) -> list[str]:
     if build.wrap_source is None or build.library is None:
         return []
     text = (CLIENT_DIR / build.wrap_source).read_text()
-    if PQ_DEFINE not in build.library.defines:  # the post-quantum primitives are not built
-        text = re.sub(rf"#ifdef {PQ_DEFINE}\n.*?#endif\n", "", text, flags=re.DOTALL)
+    for define in (PQ_DEFINE, SCHEMES_DEFINE):  # primitives only that build has
+        if define not in build.library.defines:
+            text = re.sub(rf"#ifdef {define}\n.*?#endif\n", "", text, flags=re.DOTALL)
     return WRAP_LINE.findall(text)
 
 
@@ -217,22 +233,24 @@ def _sources(build: DeviceBuild) -> list[Path]:
     names = [*CLIENT_SOURCES, build.tls_source, *([build.wrap_source] if build.wrap_source else [])]
     names += ["scheme_shim.c"] if build.schemes else ["scheme_off.c"]
     codec = ["mqtt.c", "filler.c"]
+    lightweight = []
     if build.schemes:
-        codec += ["scheme.c", f"crypto_{build.stack}.c", f"stack_{build.stack}.c"]
+        codec += ["scheme.c", f"crypto_{build.stack}.c", f"stack_{build.stack}.c", "crypto_lwc.c"]
+        lightweight = [LWC_DIR / name for name in LWC_SOURCES]
     return [*(CLIENT_DIR / name for name in names), FIRMWARE_DIR / "counted_heap.c",
-            *(CODEC_DIR / name for name in codec)]  # fmt: skip
+            *(CODEC_DIR / name for name in codec), *lightweight]  # fmt: skip
 
 
 def _flags(build: DeviceBuild) -> list[str]:
     library = build.library.flags() if build.library is not None else []
-    return [f"-I{CLIENT_DIR}", f"-I{CODEC_DIR}", *library]
+    return [f"-I{CLIENT_DIR}", f"-I{CODEC_DIR}", f"-I{LWC_DIR}", *library]
 
 
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
     files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), *(CODEC_DIR / h for h in CODEC_HEADERS)}
-    files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h"}
+    files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h", LWC_DIR / "lwc.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
     if build.library is not None:

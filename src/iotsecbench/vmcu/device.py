@@ -25,7 +25,8 @@ PROGRESS_FILE = "device-progress.txt"
 CONFIG_MAGIC = b"IOTSBDC1"
 SEED_BYTES = 32
 PUBLISH = "publish"  # the role of a whole run: the device as the lab's emitter
-FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa")
+# lwc: the payload schemes' lightweight ciphers (agents/native/crypto_lwc.c), only when sealing
+FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa", "lwc")
 # mbedTLS's error codes the device build names by number only (no MBEDTLS_ERROR_C).
 MBEDTLS_ERRORS = {
     0x2700: "X509_CERT_VERIFY_FAILED (the server's certificate does not verify)",

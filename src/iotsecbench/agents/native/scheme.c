@@ -5,6 +5,7 @@
 
 #include "agent.h"
 #include "crypto.h"
+#include "crypto_lwc.h" /* its ciphers are linked only in the device build (IOTSB_DEVICE_SCHEMES) */
 #include "stack.h"
 
 #include <stdio.h>
@@ -28,21 +29,36 @@ struct cipher {
     enum layout layout;
     enum cipher_kind kind;
     size_t key_bytes, prefix_bytes, tag_bytes;
+    size_t nonce_bytes; /* AEAD: 0 prefix || seq; 16 prefix || seq in 12 bytes; 8 seq alone */
+    enum light light;   /* LIGHT_NONE: the stack's cipher (kind), else crypto_lwc.c's */
 };
 
 /* The ciphers of docs/wire-format.md a device stack provides (security/tls/stacks.py lists
  * the same names for the runner's refusals). */
 static const struct cipher CIPHERS[] = {
-    {"aes128-cbc", 1, CBC_NO_MAC, CIPHER_CBC, 16, 4, 0},
-    {"aes128-gcm", 2, AEAD, CIPHER_GCM, 16, 4, 16},
-    {"aes256-gcm", 3, AEAD, CIPHER_GCM, 32, 4, 16},
-    {"aes128-ccm8", 4, AEAD, CIPHER_CCM, 16, 3, 8},
-    {"aes256-ccm8", 5, AEAD, CIPHER_CCM, 32, 3, 8},
-    {"aes128-ctr-hmac", 8, CTR_HMAC, CIPHER_CTR, 16, 4, 32},
-    {"aes256-ctr-hmac", 9, CTR_HMAC, CIPHER_CTR, 32, 4, 32},
-    {"aes128-cbc-hmac", 10, CBC_HMAC, CIPHER_CBC, 16, 4, 32},
-    {"aes256-cbc-hmac", 11, CBC_HMAC, CIPHER_CBC, 32, 4, 32},
-    {"chacha20-poly1305", 13, AEAD, CIPHER_CHACHAPOLY, 32, 4, 16},
+    {"aes128-cbc", 1, CBC_NO_MAC, CIPHER_CBC, 16, 4, 0, 0, LIGHT_NONE},
+    {"aes128-gcm", 2, AEAD, CIPHER_GCM, 16, 4, 16, 0, LIGHT_NONE},
+    {"aes256-gcm", 3, AEAD, CIPHER_GCM, 32, 4, 16, 0, LIGHT_NONE},
+    {"aes128-ccm8", 4, AEAD, CIPHER_CCM, 16, 3, 8, 0, LIGHT_NONE},
+    {"aes256-ccm8", 5, AEAD, CIPHER_CCM, 32, 3, 8, 0, LIGHT_NONE},
+    {"aes128-ctr-hmac", 8, CTR_HMAC, CIPHER_CTR, 16, 4, 32, 0, LIGHT_NONE},
+    {"aes256-ctr-hmac", 9, CTR_HMAC, CIPHER_CTR, 32, 4, 32, 0, LIGHT_NONE},
+    {"aes128-cbc-hmac", 10, CBC_HMAC, CIPHER_CBC, 16, 4, 32, 0, LIGHT_NONE},
+    {"aes256-cbc-hmac", 11, CBC_HMAC, CIPHER_CBC, 32, 4, 32, 0, LIGHT_NONE},
+    {"chacha20-poly1305", 13, AEAD, CIPHER_CHACHAPOLY, 32, 4, 16, 0, LIGHT_NONE},
+#ifdef IOTSB_DEVICE_SCHEMES
+    /* The device's lightweight ciphers (crypto_lwc.h; vmcu.client.LIGHTWEIGHT_CIPHERS lists the
+     * same names). Salsa20 + BLAKE2b frames as an AEAD whose nonce is seq and tag 32 bytes. */
+    {"aes128-eax", 6, AEAD, CIPHER_CTR, 16, 4, 16, 16, LIGHT_EAX},
+    {"aes256-eax", 7, AEAD, CIPHER_CTR, 32, 4, 16, 16, LIGHT_EAX},
+    {"salsa20-128-blake2b", 16, AEAD, CIPHER_CTR, 16, 4, 32, SEQ_BYTES, LIGHT_SALSA20_BLAKE2B},
+    {"salsa20-256-blake2b", 17, AEAD, CIPHER_CTR, 32, 4, 32, SEQ_BYTES, LIGHT_SALSA20_BLAKE2B},
+    {"ascon128v12", 18, AEAD, CIPHER_CTR, 16, 4, 16, 16, LIGHT_ASCON128V12},
+    {"speck128-128-ctr-hmac", 20, CTR_HMAC, CIPHER_CTR, 16, 4, 32, 0, LIGHT_SPECK},
+    {"speck128-256-ctr-hmac", 21, CTR_HMAC, CIPHER_CTR, 32, 4, 32, 0, LIGHT_SPECK},
+    {"simon128-128-ctr-hmac", 22, CTR_HMAC, CIPHER_CTR, 16, 4, 32, 0, LIGHT_SIMON},
+    {"simon128-256-ctr-hmac", 23, CTR_HMAC, CIPHER_CTR, 32, 4, 32, 0, LIGHT_SIMON},
+#endif
 };
 
 enum kx { KX_PSK, KX_P256, KX_X25519 };
@@ -59,6 +75,7 @@ static const struct {
 struct direction {
     const char *label; /* "e2r", "r2e" */
     struct crypto_key *key;
+    struct light_key *light; /* in place of key for a lightweight cipher */
     uint8_t mac_key[32], prefix[4], session_id[SESSION_ID_BYTES];
     uint64_t next_seq;
     bool sequence_spent; /* 2^64 messages sealed */
@@ -154,6 +171,55 @@ static int hkdf(const uint8_t *secret, size_t secret_len, const uint8_t *salt, s
     return 0;
 }
 
+/* -- the cipher: the stack's (crypto.h) or, in the device build, a lightweight one -------- */
+
+static int key_new(struct direction *d, const uint8_t *key)
+{
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (s.cipher->light != LIGHT_NONE)
+        return (d->light = light_key_new(s.cipher->light, key, s.cipher->key_bytes)) ? 0 : -1;
+#endif
+    return (d->key = crypto_key_new(s.cipher->kind, key, s.cipher->key_bytes)) ? 0 : -1;
+}
+
+/* out = c (len) || tag */
+static int aead_seal(struct direction *d, const uint8_t *nonce, size_t nonce_len,
+                     const uint8_t *aad_bytes, size_t aad_len, const uint8_t *in, size_t len,
+                     uint8_t *out)
+{
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (s.cipher->light != LIGHT_NONE)
+        return light_seal(d->light, nonce, nonce_len, aad_bytes, aad_len, d->mac_key, in, len,
+                          out);
+#endif
+    return crypto_aead_seal(d->key, nonce, nonce_len, aad_bytes, aad_len, in, len, out,
+                            out + len, s.cipher->tag_bytes);
+}
+
+/* in = c (len) || tag */
+static int aead_open(struct direction *d, const uint8_t *nonce, size_t nonce_len,
+                     const uint8_t *aad_bytes, size_t aad_len, const uint8_t *in, size_t len,
+                     uint8_t *out)
+{
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (s.cipher->light != LIGHT_NONE)
+        return light_open(d->light, nonce, nonce_len, aad_bytes, aad_len, d->mac_key, in, len,
+                          out);
+#endif
+    return crypto_aead_open(d->key, nonce, nonce_len, aad_bytes, aad_len, in, len, out,
+                            in + len, s.cipher->tag_bytes);
+}
+
+static int ctr(struct direction *d, const uint8_t counter[16], const uint8_t *in, uint8_t *out,
+               size_t len)
+{
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (s.cipher->light != LIGHT_NONE)
+        return light_ctr(d->light, counter, in, out, len);
+#endif
+    return crypto_aes_ctr(d->key, counter, in, out, len);
+}
+
 /* Every key of the session from Z (docs/wire-format.md, "Key establishment"): the session id,
  * per direction the cipher key, MAC key and nonce prefix, and the confirmation key. */
 static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter_public,
@@ -176,6 +242,9 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
     for (int i = 0; i < 2; i++) {
         struct direction *d = &s.directions[i];
         crypto_key_free(d->key);
+#ifdef IOTSB_DEVICE_SCHEMES
+        light_key_free(d->light);
+#endif
         memset(d, 0, sizeof *d);
         d->label = i == 0 ? "e2r" : "r2e";
         memcpy(d->session_id, session_id, sizeof session_id);
@@ -185,9 +254,9 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
             return -1;
         if (s.log_keys)
             log_direction(d, key);
-        d->key = crypto_key_new(s.cipher->kind, key, s.cipher->key_bytes);
+        int made = key_new(d, key);
         memset(key, 0, sizeof key);
-        if (d->key == NULL)
+        if (made != 0)
             return -1;
     }
     return DERIVE("r2e", "confirm", s.confirm_key, sizeof s.confirm_key);
@@ -344,12 +413,21 @@ static size_t aad(const struct direction *d, const uint8_t *header, uint8_t *out
     return n + SESSION_ID_BYTES + 3;
 }
 
-/* nonce_prefix || seq (AEAD nonce; the CTR block adds four zero bytes) */
+/* nonce_prefix || seq (AEAD nonce; the CTR block adds four zero bytes), seq in the bytes the
+ * cipher's nonce leaves (big-endian: zeros first), or seq alone (nonce_bytes SEQ_BYTES). */
 static size_t counter_nonce(const struct direction *d, const uint8_t *seq, uint8_t *out)
 {
-    memcpy(out, d->prefix, s.cipher->prefix_bytes);
-    memcpy(out + s.cipher->prefix_bytes, seq, SEQ_BYTES);
-    return s.cipher->prefix_bytes + SEQ_BYTES;
+    size_t prefix = s.cipher->prefix_bytes, n = s.cipher->nonce_bytes;
+    if (n == SEQ_BYTES) {
+        memcpy(out, seq, SEQ_BYTES);
+        return SEQ_BYTES;
+    }
+    if (n == 0)
+        n = prefix + SEQ_BYTES;
+    memcpy(out, d->prefix, prefix);
+    memset(out + prefix, 0, n - prefix - SEQ_BYTES);
+    memcpy(out + n - SEQ_BYTES, seq, SEQ_BYTES);
+    return n;
 }
 
 static int mac(const struct direction *d, const uint8_t *aad_bytes, size_t aad_len,
@@ -377,14 +455,13 @@ size_t scheme_seal(struct direction *d, const uint8_t *plaintext, size_t len, ui
     switch (c->layout) {
     case AEAD: {
         size_t nonce_len = counter_nonce(d, out + 2, nonce);
-        if (crypto_aead_seal(d->key, nonce, nonce_len, additional, aad_len, plaintext, len,
-                             out + h, out + h + len, c->tag_bytes) != 0)
+        if (aead_seal(d, nonce, nonce_len, additional, aad_len, plaintext, len, out + h) != 0)
             return 0;
         return h + len + c->tag_bytes;
     }
     case CTR_HMAC:
         counter_nonce(d, out + 2, nonce); /* || 0 (4): the rest of the block */
-        if (crypto_aes_ctr(d->key, nonce, plaintext, out + h, len) != 0 ||
+        if (ctr(d, nonce, plaintext, out + h, len) != 0 ||
             mac(d, additional, aad_len, out + h, len, out + h + len) != 0)
             return 0;
         return h + len + 32;
@@ -459,8 +536,7 @@ enum open_result scheme_open(struct direction *d, const uint8_t *message, size_t
     switch (c->layout) {
     case AEAD: {
         size_t n = body_len - c->tag_bytes, nonce_len = counter_nonce(d, message + 2, nonce);
-        if (crypto_aead_open(d->key, nonce, nonce_len, additional, aad_len, body, n, out,
-                             body + n, c->tag_bytes) != 0)
+        if (aead_open(d, nonce, nonce_len, additional, aad_len, body, n, out) != 0)
             return OPEN_AUTH;
         *out_len = n;
         break;
@@ -470,7 +546,7 @@ enum open_result scheme_open(struct direction *d, const uint8_t *message, size_t
         if (mac(d, additional, aad_len, body, n, tag) != 0 || !equal(tag, body + n, 32))
             return OPEN_AUTH; /* checked before decrypting */
         counter_nonce(d, message + 2, nonce);
-        if (crypto_aes_ctr(d->key, nonce, body, out, n) != 0)
+        if (ctr(d, nonce, body, out, n) != 0)
             return OPEN_MALFORMED;
         *out_len = n;
         break;

@@ -73,7 +73,7 @@ enum bucket {
     BUCKETS
 };
 enum family { FAMILY_PK, FAMILY_SHA2, FAMILY_AES, FAMILY_CHACHA, FAMILY_MLKEM, FAMILY_MLDSA,
-              FAMILIES };
+              FAMILY_LWC, FAMILIES };
 
 void ledger_start(void);
 /* Ends the segment running now and starts one named by its first event: a mark ("CLIENT_HELLO"),

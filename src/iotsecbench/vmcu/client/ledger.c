@@ -30,7 +30,7 @@
 #include <string.h>
 
 static const char *const FAMILY_NAMES[FAMILIES] = {"pk", "sha2", "aes", "chacha20_poly1305",
-                                                   "mlkem", "mldsa"};
+                                                   "mlkem", "mldsa", "lwc"};
 
 struct segment {
     unsigned index;

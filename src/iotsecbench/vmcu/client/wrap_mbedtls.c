@@ -2,8 +2,10 @@
  * operations (ECP, ECDH, ECDSA, RSA and the bignum exponentiation under RSA), SHA-256/384
  * (with HMAC, HKDF, the TLS 1.2 PRF and the entropy pool built on them), AES (GCM, and the
  * CTR_DRBG's block cipher; the one-shot GCM calls hold their GHASH, which the TLS records
- * reach through PSA and the payload schemes directly) and ChaCha20-Poly1305. One WRAP per
- * line: the build reads them. */
+ * reach through PSA and the payload schemes directly) and ChaCha20-Poly1305; in the payload
+ * schemes' build also AES-CTR/CBC as the schemes call them (their blocks are inside aes.c,
+ * where a call is not redirected) and the lightweight ciphers of crypto_lwc.c (family lwc;
+ * EAX's AES included). One WRAP per line: the build reads them. */
 #include "wrap.h"
 
 #include <mbedtls/bignum.h>
@@ -16,6 +18,9 @@
 #include <mbedtls/rsa.h>
 #include <mbedtls/sha256.h>
 #include <mbedtls/sha512.h>
+#ifdef IOTSB_DEVICE_SCHEMES
+#include "../../agents/native/crypto_lwc.h"
+#endif
 
 /* clang-format off */
 WRAP(FAMILY_PK, mbedtls_ecp_mul, (mbedtls_ecp_group *grp, mbedtls_ecp_point *R, const mbedtls_mpi *m, const mbedtls_ecp_point *P, mbedtls_f_rng_t *f_rng, void *p_rng), (grp, R, m, P, f_rng, p_rng))
@@ -57,4 +62,11 @@ WRAP(FAMILY_CHACHA, mbedtls_chachapoly_starts, (mbedtls_chachapoly_context *ctx,
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_update_aad, (mbedtls_chachapoly_context *ctx, const unsigned char *aad, size_t aad_len), (ctx, aad, aad_len))
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_update, (mbedtls_chachapoly_context *ctx, size_t len, const unsigned char *input, unsigned char *output), (ctx, len, input, output))
 WRAP(FAMILY_CHACHA, mbedtls_chachapoly_finish, (mbedtls_chachapoly_context *ctx, unsigned char mac[16]), (ctx, mac))
+#ifdef IOTSB_DEVICE_SCHEMES
+WRAP(FAMILY_AES, mbedtls_aes_crypt_ctr, (mbedtls_aes_context *ctx, size_t length, size_t *nc_off, unsigned char nonce_counter[16], unsigned char stream_block[16], const unsigned char *input, unsigned char *output), (ctx, length, nc_off, nonce_counter, stream_block, input, output))
+WRAP(FAMILY_AES, mbedtls_aes_crypt_cbc, (mbedtls_aes_context *ctx, int mode, size_t length, unsigned char iv[16], const unsigned char *input, unsigned char *output), (ctx, mode, length, iv, input, output))
+WRAP(FAMILY_LWC, light_seal, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
+WRAP(FAMILY_LWC, light_open, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
+WRAP(FAMILY_LWC, light_ctr, (struct light_key *key, const uint8_t counter[16], const uint8_t *in, uint8_t *out, size_t len), (key, counter, in, out, len))
+#endif
 /* clang-format on */

@@ -1,4 +1,5 @@
-/* Ascon-AEAD128, NIST SP 800-232 (lwc.h): the permutation and the AEAD. */
+/* Ascon-AEAD128, NIST SP 800-232, and Ascon-128 v1.2, the NIST LWC final-round submission
+ * (lwc.h): one permutation, the two AEADs. */
 #include "lwc.h"
 
 static uint64_t pad(size_t n) { return (uint64_t)0x01 << (8 * n); } /* 1 then zeros, after n bytes */
@@ -101,6 +102,98 @@ int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], co
     ascon_start(s, key, nonce, ad, ad_len);
     ascon_crypt(s, in, out, len, true);
     ascon_tag(s, key, expected);
+    for (int i = 0; i < 16; i++) /* constant time */
+        differ |= (uint8_t)(expected[i] ^ tag[i]);
+    return differ == 0 ? 0 : -1;
+}
+
+/* -- Ascon-128 v1.2 (Dobraunig, Eichlseder, Mendel, Schläffer, 2021 submission, §2.4) ---------
+ * What differs from SP 800-232: a 64-bit rate, 6 rounds between blocks, big-endian words, the
+ * padding bit at the top of the word, domain separation in the lowest bit, the key added to
+ * words 1-2 before finalisation. The device firmware's `ascon128v12` (agents/native/
+ * crypto_lwc.c); the host's are fast-ascon and the designers' pyascon (the tests compare). */
+#define ASCON128_IV 0x80400c0600000000ULL /* k=128, r=64, a=12, b=6 */
+
+static uint64_t load_be(const uint8_t *p, size_t n) /* n (0-8) bytes at the top of a word */
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (56 - 8 * i);
+    return v;
+}
+
+static void store_be(uint8_t *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint64_t pad_be(size_t n) { return 0x80ULL << (56 - 8 * n); } /* after n (0-7) bytes */
+
+static void v12_start(uint64_t s[5], const uint8_t *key, const uint8_t *nonce,
+                      const uint8_t *ad, size_t ad_len)
+{
+    uint64_t k0 = load_be(key, 8), k1 = load_be(key + 8, 8);
+    s[0] = ASCON128_IV, s[1] = k0, s[2] = k1;
+    s[3] = load_be(nonce, 8), s[4] = load_be(nonce + 8, 8);
+    permutation(s, 12);
+    s[3] ^= k0, s[4] ^= k1;
+    if (ad_len > 0) {
+        for (; ad_len >= 8; ad += 8, ad_len -= 8) {
+            s[0] ^= load_be(ad, 8);
+            permutation(s, 6);
+        }
+        s[0] ^= load_be(ad, ad_len) ^ pad_be(ad_len);
+        permutation(s, 6);
+    }
+    s[4] ^= 1; /* domain separation */
+}
+
+static void v12_crypt(uint64_t s[5], const uint8_t *in, uint8_t *out, size_t len, bool decrypt)
+{
+    for (; len >= 8; in += 8, out += 8, len -= 8) {
+        uint64_t c = load_be(in, 8);
+        store_be(out, s[0] ^ c, 8);
+        s[0] = decrypt ? c : s[0] ^ c;
+        permutation(s, 6);
+    }
+    uint64_t c = load_be(in, len); /* the last 0-7 bytes and the padding */
+    store_be(out, s[0] ^ c, len);
+    if (decrypt) /* the ciphertext's bytes replace the state's, the rest stays */
+        s[0] = (s[0] & (len ? ~(uint64_t)0 >> (8 * len) : ~(uint64_t)0)) ^ c;
+    else
+        s[0] ^= c;
+    s[0] ^= pad_be(len);
+}
+
+static void v12_tag(uint64_t s[5], const uint8_t *key, uint8_t tag[16])
+{
+    uint64_t k0 = load_be(key, 8), k1 = load_be(key + 8, 8);
+    s[1] ^= k0, s[2] ^= k1;
+    permutation(s, 12);
+    store_be(tag, s[3] ^ k0, 8);
+    store_be(tag + 8, s[4] ^ k1, 8);
+}
+
+void lwc_ascon128v12_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                             size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                             uint8_t tag[16])
+{
+    uint64_t s[5];
+    v12_start(s, key, nonce, ad, ad_len);
+    v12_crypt(s, in, out, len, false);
+    v12_tag(s, key, tag);
+}
+
+int lwc_ascon128v12_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                            size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                            const uint8_t tag[16])
+{
+    uint64_t s[5];
+    uint8_t expected[16], differ = 0;
+    v12_start(s, key, nonce, ad, ad_len);
+    v12_crypt(s, in, out, len, true);
+    v12_tag(s, key, expected);
     for (int i = 0; i < 16; i++) /* constant time */
         differ |= (uint8_t)(expected[i] ^ tag[i]);
     return differ == 0 ? 0 : -1;

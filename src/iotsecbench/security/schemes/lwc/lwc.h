@@ -4,7 +4,8 @@
  *
  * - SPECK128 and SIMON128 (Beaulieu, Shors, Smith, Treatman-Clark, Weeks, Wingers: "The SIMON
  *   and SPECK Families of Lightweight Block Ciphers", 2013), CTR mode: speck_simon.c;
- * - Ascon-AEAD128, NIST SP 800-232 (2025): ascon.c;
+ * - Ascon-AEAD128, NIST SP 800-232 (2025), and Ascon-128 v1.2 (the final-round submission):
+ *   ascon.c;
  * - Salsa20/20 (Bernstein 2005), keyed BLAKE2b (RFC 7693) and the `payload-schemes` study's
  *   encrypt-then-MAC of the two: salsa20_blake2b.c;
  * - AES-128/256 (FIPS 197) without tables, branch-free, CTR mode: aes.c.
@@ -69,6 +70,15 @@ void lwc_ascon_aead128_encrypt(const uint8_t key[16], const uint8_t nonce[16], c
 int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
                               size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
                               const uint8_t tag[16]);
+
+/* Ascon-128 v1.2, the NIST LWC final-round submission (the payload-schemes study's Ascon;
+ * it does not interoperate with SP 800-232's): the same interface. */
+void lwc_ascon128v12_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                             size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                             uint8_t tag[16]);
+int lwc_ascon128v12_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                            size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                            const uint8_t tag[16]);
 
 /* -- Salsa20 and keyed BLAKE2b (salsa20_blake2b.c) -------------------------------------------- */
 void lwc_salsa20(const uint8_t *key, size_t key_len, const uint8_t nonce[8], const uint8_t *in,
