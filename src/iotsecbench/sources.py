@@ -1,7 +1,7 @@
 """Third-party sources fetched from a package registry at build time, never committed.
 
-An ``Archive`` is one crates.io crate pinned by version and SHA-256 (the registry's own
-checksum); ``unpack`` fetches it once into a cache directory and unpacks it there. Without
+An ``Archive`` is one crates.io crate, or one PyPI source distribution (fetched with pip, the
+registry's own client), pinned by version and SHA-256 (the registry's own checksum); ``unpack`` fetches it once into a cache directory and unpacks it there. Without
 network the first use stops with one line naming the address (exit 3); a wrong checksum is
 corrupt data (exit 4) and nothing is unpacked. The pins shared by several builds live here:
 mbedTLS 2.28 and wolfSSL 5.9.4, which the virtual-MCU firmware (``vmcu.sources``) and the
@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 import tempfile
 import urllib.request
@@ -27,17 +29,23 @@ from iotsecbench.files import exclusive
 @dataclass(frozen=True)
 class Archive:
     name: str
-    crate: str
+    crate: str  # the package's name on its registry
     crate_version: str
     sha256: str
     root: str  # the library's directory inside the crate
     library: str  # what it is, for provenance
+    registry: str = "crates.io"  # or PYPI: a source distribution, ``<name>-<version>/`` inside
 
     @property
     def url(self) -> str:
+        if self.registry == PYPI:
+            return f"PyPI {self.crate}=={self.crate_version} (source distribution)"
         return (
             f"https://static.crates.io/crates/{self.crate}/{self.crate}-{self.crate_version}.crate"
         )
+
+
+PYPI = "pypi"
 
 
 MBEDTLS = Archive(
@@ -81,10 +89,8 @@ def unpack(archive: Archive, into: Path, purpose: str) -> Path:
 def _fetch_and_unpack(archive: Archive, unpacked: Path, purpose: str) -> None:
     unpacked.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=unpacked.parent) as scratch:
-        crate = Path(scratch) / "source.crate"
         try:
-            with urllib.request.urlopen(archive.url, timeout=60) as response:
-                crate.write_bytes(response.read())
+            crate = _download(archive, Path(scratch))
         except OSError as error:
             raise EnvironmentProblem(
                 f"cannot fetch {archive.library} from {archive.url}: {error} "
@@ -100,6 +106,26 @@ def _fetch_and_unpack(archive: Archive, unpacked: Path, purpose: str) -> None:
         (Path(scratch) / f"{archive.crate}-{archive.crate_version}" / ".complete").touch()
         shutil.rmtree(unpacked, ignore_errors=True)  # an incomplete one (no .complete)
         os.replace(Path(scratch) / f"{archive.crate}-{archive.crate_version}", unpacked)
+
+
+def _download(archive: Archive, scratch: Path) -> Path:
+    """The archive's file in ``scratch``: crates.io over HTTPS, PyPI with ``pip download``."""
+    if archive.registry != PYPI:
+        crate = scratch / "source.crate"
+        with urllib.request.urlopen(archive.url, timeout=60) as response:
+            crate.write_bytes(response.read())
+        return crate
+    name = f"{archive.crate}=={archive.crate_version}"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "download", name, "--no-binary", archive.crate,
+         "--no-deps", "--quiet", "-d", str(scratch / "pip")],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    found = sorted((scratch / "pip").glob(f"{archive.crate}-{archive.crate_version}.tar.gz"))
+    if result.returncode != 0 or not found:
+        lines = (result.stderr or result.stdout).strip().splitlines() or ["no file"]
+        raise OSError(f"pip download {name}: {lines[-1]}")
+    return found[0]
 
 
 def source_dir(archive: Archive, purpose: str) -> Path:

@@ -111,10 +111,11 @@ def _spec_to_run(
                 f"its configurations ({', '.join(left_out)})"
             )
         if left_out:
+            why = "; ".join(f"{name}: {problem}" for name, problem in left_out.items())
             notes.append(
                 f"--preset {preset} on {spec.target} runs {len(subset.configurations)} of its "
-                f"{len(spec.configurations)} configurations; left out, not in the device's "
-                f"firmware (docs/device-client.md, 'Presets'): {', '.join(left_out)}"
+                f"{len(spec.configurations)} configurations; left out (docs/device-client.md, "
+                f"'Presets'): {why}"
             )
         return subset
 

@@ -100,25 +100,23 @@ def prepare_device_run(spec: Any) -> list[str]:
     ]
 
 
-def device_subset(spec: Any) -> tuple[Any, list[str]]:
+def device_subset(spec: Any) -> tuple[Any, dict[str, str]]:
     """A preset's spec with ``--target``: the configurations the device client runs, with the
     names of those it cannot in its description (so the stored experiment and its report
-    cannot pass for the whole study), and those names, which the caller says it left out. A
-    configuration the user named is never dropped: ``prepare_device_run`` refuses it. A
-    subset's subset is itself (``run --resume`` compares them)."""
-    kept, left_out = [], []
+    cannot pass for the whole study), and those names with why, which the caller says it left
+    out. A configuration the user named is never dropped: ``prepare_device_run`` refuses it.
+    A subset's subset is itself (``run --resume`` compares them)."""
+    kept, left_out = [], {}
     for name in spec.configurations:
         problems = [_device_problem(name, spec, stack) for stack in spec.stack]
-        if any(problem is not None for problem in problems):
-            left_out.append(name)
+        problem = next((p for p in problems if p is not None), None)
+        if problem is not None:
+            left_out[name] = problem
         else:
             kept.append(name)
     if not left_out:
-        return spec, []
-    description = (
-        f"{spec.description} — on {spec.target}, without {', '.join(left_out)} (not in the "
-        "device's firmware)"
-    )
+        return spec, {}
+    description = f"{spec.description} — on {spec.target}, without {', '.join(left_out)}"
     return spec.model_copy(update={"configurations": kept, "description": description}), left_out
 
 

@@ -41,22 +41,24 @@ from iotsecbench.vmcu.build import (
     missing_tools,
     require_tools,
 )
-from iotsecbench.vmcu.sources import ARCHIVES, cache_root, source_dir
+from iotsecbench.vmcu.sources import ARCHIVES, TINYAES, cache_root, source_dir
 from iotsecbench.vmcu.targets import Target
 
 CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # The native agent's MQTT 3.1.1 codec (agents/native/mqtt.c): portable C, built unchanged here
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
+# of the native agent's files, the headers the firmware compiles
 CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "stack.h", "agent.h",
-                 "tls.h", "heap.h")  # fmt: skip  # of the native agent's files the firmware compiles
+                 "tls.h", "heap.h")  # fmt: skip
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
 # The payload schemes' build also has the lightweight ciphers (agents/native/crypto_lwc.c on
-# security/schemes/lwc): scheme.c's device-only entries, the same names.
+# security/schemes/lwc and tiny-AES-c): scheme.c's device-only entries, the same names.
 LIGHTWEIGHT_CIPHERS = (
     "aes128-eax",
     "aes256-eax",
+    "tinyaes128-ctr-hmac",
     "salsa20-128-blake2b",
     "salsa20-256-blake2b",
     "ascon128v12",
@@ -241,9 +243,16 @@ def _sources(build: DeviceBuild) -> list[Path]:
             *(CODEC_DIR / name for name in codec), *lightweight]  # fmt: skip
 
 
+def _fetched_sources(build: DeviceBuild) -> list[Path]:
+    """Third-party C the client compiles besides its library (fetched at the first build; the
+    build hash holds its pinned SHA-256, not its files, so doctor fetches nothing)."""
+    return [source_dir(TINYAES) / "aes.c"] if build.schemes else []
+
+
 def _flags(build: DeviceBuild) -> list[str]:
     library = build.library.flags() if build.library is not None else []
-    return [f"-I{CLIENT_DIR}", f"-I{CODEC_DIR}", f"-I{LWC_DIR}", *library]
+    tinyaes = [f"-I{source_dir(TINYAES)}"] if build.schemes else []  # crypto_lwc.c's "aes.h"
+    return [f"-I{CLIENT_DIR}", f"-I{CODEC_DIR}", f"-I{LWC_DIR}", *tinyaes, *library]
 
 
 @functools.cache  # a process runs one checkout: its sources stay as they were
@@ -255,6 +264,8 @@ def build_hash(target: Target, build: DeviceBuild) -> str:
         digest.update(path.name.encode() + path.read_bytes())
     if build.library is not None:
         digest.update(ARCHIVES[build.library.archive].sha256.encode())
+    if build.schemes:
+        digest.update(TINYAES.sha256.encode())
     return str(digest.hexdigest()[:16])
 
 
@@ -311,7 +322,8 @@ def _compile_and_link(
 ) -> None:
     wraps = tuple(f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(build))
     with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
-        objects = compile_all(target, _sources(build), _flags(build), Path(scratch))
+        sources = [*_sources(build), *_fetched_sources(build)]
+        objects = compile_all(target, sources, _flags(build), Path(scratch))
         link(target, objects, libraries, image, f"the {name} device client for {target.name}",
              wraps)  # fmt: skip
 

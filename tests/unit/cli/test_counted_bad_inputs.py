@@ -83,7 +83,8 @@ def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):
     ("arguments", "fragment"),
     [
         (["--preset", "block-sizes"], "bench crypto --target rv32imc"),
-        (["--configs", "psk-ascon128v12"], "not psk-ascon128v12"),
+        (["--configs", "psk-ascon128v12-purepy"], "no device counterpart"),
+        (["--configs", "tls1.2+psk-speck128-128-ctr-hmac"], "over TLS"),
     ],
 )
 def test_run_target_refuses_what_the_firmware_cannot_run(tmp_path, arguments, fragment):
@@ -99,21 +100,23 @@ def test_run_target_refuses_what_the_firmware_cannot_run(tmp_path, arguments, fr
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.slow  # two simulated experiments of six runs
+@pytest.mark.slow  # two simulated experiments of sixteen runs
 def test_a_preset_on_the_device_runs_its_subset_names_the_rest_and_resumes(cli, tmp_path):
-    """--preset payload-schemes --target: the six configurations the firmware has (simulated
-    here: what is stored, said and resumed is the CLI's), the eleven others named on the
-    terminal and in the stored description; --resume with the same options agrees with it."""
+    """--preset payload-schemes --target: the sixteen configurations the firmware has
+    (simulated here: what is stored, said and resumed is the CLI's), the pure-Python Ascon
+    named with why on the terminal and in the stored description; --resume with the same
+    options agrees with it."""
     out = tmp_path / "out"
     options = ["--preset", "payload-schemes", "--target", "rv32imc", "--simulate",
                "--duration", "1", "--payload", "1024", "--no-report", "--quiet",
                "--out", str(out)]  # fmt: skip
     first = cli("run", *options, "--reps", "1")
     assert first.returncode == 0, first.stderr
-    assert "runs 6 of its 17 configurations" in first.stderr and "psk-ascon128v12" in first.stderr
+    assert "runs 16 of its 17 configurations" in first.stderr
+    assert "psk-ascon128v12-purepy: the pure-Python build" in first.stderr
     stored = json.loads((out / "spec.json").read_text())
-    assert len(stored["configurations"]) == 6 and stored["device"] == "esp32-c3"
-    assert "without psk-salsa20-128-blake2b" in stored["description"]
+    assert len(stored["configurations"]) == 16 and stored["device"] == "esp32-c3"
+    assert "without psk-ascon128v12-purepy" in stored["description"]
     again = cli("run", *options, "--reps", "2", "--resume")
     assert again.returncode == 0, again.stderr
-    assert "6 runs executed, 6 kept" in again.stdout
+    assert "16 runs executed, 16 kept" in again.stdout

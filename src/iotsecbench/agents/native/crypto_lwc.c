@@ -3,6 +3,7 @@
  * instructions to a primitive family, like the stack's. */
 #include "crypto_lwc.h"
 
+#include "aes.h" /* tiny-AES-c's: AES-128 (its default), CTR among its modes */
 #include "crypto.h"
 #include "heap.h"
 #include "lwc.h"
@@ -21,6 +22,7 @@ struct light_key {
     uint8_t k1[BLOCK], k2[BLOCK];  /* EAX: OMAC's subkeys */
     uint64_t rk[LWC_MAX_ROUNDS];   /* SPECK / SIMON: the round keys */
     int rounds;
+    struct AES_ctx tiny;           /* tiny-AES-c: its expanded key (the IV set per message) */
 };
 
 /* x * 2 in GF(2^128) (OMAC's doubling, NIST SP 800-38B). */
@@ -54,6 +56,11 @@ struct light_key *light_key_new(enum light cipher, const uint8_t *key, size_t ke
     }
     case LIGHT_ASCON128V12:
         ok = key_len == 16;
+        break;
+    case LIGHT_TINYAES:
+        ok = key_len == AES_KEYLEN;
+        if (ok)
+            AES_init_ctx(&k->tiny, key);
         break;
     case LIGHT_SPECK:
         ok = (k->rounds = lwc_speck_schedule(key, key_len, k->rk)) > 0;
@@ -194,7 +201,11 @@ int light_ctr(struct light_key *k, const uint8_t counter[16], const uint8_t *in,
         lwc_speck_ctr(k->rk, k->rounds, counter, in, out, len);
     else if (k->cipher == LIGHT_SIMON)
         lwc_simon_ctr(k->rk, k->rounds, counter, in, out, len);
-    else
+    else if (k->cipher == LIGHT_TINYAES) {
+        AES_ctx_set_iv(&k->tiny, counter); /* it counts the whole block up, big-endian */
+        memmove(out, in, len);             /* it encrypts in place */
+        AES_CTR_xcrypt_buffer(&k->tiny, out, len);
+    } else
         return -1;
     return 0;
 }

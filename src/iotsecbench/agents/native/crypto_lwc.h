@@ -1,8 +1,9 @@
 /* The device build's lightweight payload ciphers (docs/wire-format.md; the payload-schemes
  * study's): Ascon-128 v1.2, Salsa20 + keyed BLAKE2b, SPECK128 and SIMON128 in CTR mode on
- * iotsecbench's C (security/schemes/lwc), AES-EAX composed here on the stack's AES
- * (crypto.h). scheme.c frames them like its other ciphers; only the firmware's mbedtls-scheme
- * build (IOTSB_DEVICE_SCHEMES) compiles this file, the native agent's builds do not. */
+ * iotsecbench's C (security/schemes/lwc), AES-128-CTR on tiny-AES-c (the C the host's
+ * tinyaes binding runs, fetched from PyPI: vmcu/sources.py), AES-EAX composed here on the
+ * stack's AES (crypto.h). scheme.c frames them like its other ciphers; only the firmware's
+ * mbedtls-scheme build (IOTSB_DEVICE_SCHEMES) links crypto_lwc.c, the native agent's do not. */
 #ifndef IOTSB_CRYPTO_LWC_H
 #define IOTSB_CRYPTO_LWC_H
 
@@ -16,6 +17,7 @@ enum light {
     LIGHT_SALSA20_BLAKE2B,  /* nonce = seq (8), tag BLAKE2b-256(mac key; aad || c) */
     LIGHT_SPECK,            /* CTR only: scheme.c adds the HMAC */
     LIGHT_SIMON,
+    LIGHT_TINYAES,          /* AES-128 only: tiny-AES-c fixes the key size when compiled */
 };
 
 /* One direction's cipher key, scheduled once (NULL: a wrong length or no memory). */
@@ -32,7 +34,7 @@ int light_seal(struct light_key *key, const uint8_t *nonce, size_t nonce_len, co
 int light_open(struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad,
                size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len,
                uint8_t *out);
-/* SPECK / SIMON in CTR mode from the 16-byte counter block (the whole block counts). */
+/* SPECK / SIMON / tiny-AES-c in CTR mode from the 16-byte counter block (the whole block counts). */
 int light_ctr(struct light_key *key, const uint8_t counter[16], const uint8_t *in, uint8_t *out,
               size_t len);
 

@@ -51,6 +51,7 @@ static const struct cipher CIPHERS[] = {
      * same names). Salsa20 + BLAKE2b frames as an AEAD whose nonce is seq and tag 32 bytes. */
     {"aes128-eax", 6, AEAD, CIPHER_CTR, 16, 4, 16, 16, LIGHT_EAX},
     {"aes256-eax", 7, AEAD, CIPHER_CTR, 32, 4, 16, 16, LIGHT_EAX},
+    {"tinyaes128-ctr-hmac", 12, CTR_HMAC, CIPHER_CTR, 16, 4, 32, 0, LIGHT_TINYAES},
     {"salsa20-128-blake2b", 16, AEAD, CIPHER_CTR, 16, 4, 32, SEQ_BYTES, LIGHT_SALSA20_BLAKE2B},
     {"salsa20-256-blake2b", 17, AEAD, CIPHER_CTR, 32, 4, 32, SEQ_BYTES, LIGHT_SALSA20_BLAKE2B},
     {"ascon128v12", 18, AEAD, CIPHER_CTR, 16, 4, 16, 16, LIGHT_ASCON128V12},
