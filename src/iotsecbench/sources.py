@@ -1,9 +1,10 @@
 """Third-party sources fetched from a package registry at build time, never committed.
 
 An ``Archive`` is one crates.io crate, or one PyPI source distribution (fetched with pip, the
-registry's own client), pinned by version and SHA-256 (the registry's own checksum); ``unpack`` fetches it once into a cache directory and unpacks it there. Without
-network the first use stops with one line naming the address (exit 3); a wrong checksum is
-corrupt data (exit 4) and nothing is unpacked. The pins shared by several builds live here:
+registry's own client), pinned by version and SHA-256 (the registry's own checksum);
+``unpack`` fetches it once into a cache directory and unpacks it there. Without network the
+first use stops with one line naming the address (exit 3); a wrong checksum is corrupt data
+(exit 4) and nothing is unpacked. The pins shared by several builds live here:
 mbedTLS 2.28 and wolfSSL 5.9.4, which the virtual-MCU firmware (``vmcu.sources``) and the
 native agent's ``wolfssl-5.9`` stack (``agents.native.libraries``) build from; the
 post-quantum OpenSSL's pin is its build's own (``security.pq_openssl``).
