@@ -1,13 +1,15 @@
 """The whole device run counted (``run --target``, docs/device-client.md "The whole run"):
 
-* linearity: instructions per message of ecdh-p256-aes128-gcm at 64, 1024 and 4096 B — their
-  spread after the first message, a straight line through the three sizes (R²) and the seal's
-  per-byte slope against ``bench crypto --target``'s per-byte count of the same cipher;
+* linearity: instructions per message of ecdh-p256-aes128-gcm (or ``--schemes``, e.g. the
+  payload-schemes study's lightweight ones) at 64, 1024 and 4096 B — their spread after the
+  first message, a straight line through the three sizes (R²) and the seal's per-byte slope
+  against ``bench crypto --target``'s per-byte count of the same cipher, where it has it;
 * rate: achieved over asked at 10 Hz and 100 Hz with TLS 1.2 at 1 KiB, and the instructions
   QEMU emulated per second of the run;
 * the wall time of the stability preset shortened (``--duration 20 --reps 1``).
 
     .venv/bin/python benchmarks/bench_device_run.py [--targets rv32imc,cortex-m4] [--out DIR]
+        [--parts linearity,rates,stability] [--schemes ecdh-p256-aes128-gcm,psk-ascon128v12]
 
 Figures go to the note and docs/device-client.md, never into test assertions.
 """
@@ -27,6 +29,8 @@ import duckdb
 import numpy as np
 
 from iotsecbench.agents.records import read_records
+from iotsecbench.security import resolve_configuration
+from iotsecbench.vmcu.primitives import TARGET_CIPHERS
 
 SCHEME = "ecdh-p256-aes128-gcm"
 SIZES = (64, 1024, 4096)
@@ -50,9 +54,9 @@ def emitter_records(out: Path) -> dict[str, list[dict]]:
     return {label: read_records(out / run_dir / "emitter.jsonl") for label, run_dir in rows}
 
 
-def linearity(target: str, work: Path) -> dict:
-    out = work / f"linear-{target}"
-    cli("run", "--target", target, "--configs", SCHEME, "--payload", ",".join(map(str, SIZES)),
+def linearity(target: str, work: Path, scheme: str = SCHEME) -> dict:
+    out = work / f"linear-{target}-{scheme}"
+    cli("run", "--target", target, "--configs", scheme, "--payload", ",".join(map(str, SIZES)),
         "--rate", "10", "--duration", "6", "--qos", "0", "--reps", "1", "--out", str(out),
         "--quiet", "--no-report")  # fmt: skip
     per_size = {}
@@ -81,14 +85,18 @@ def linearity(target: str, work: Path) -> dict:
         fitted = slope * sizes + intercept
         r2 = 1 - np.sum((values - fitted) ** 2) / np.sum((values - values.mean()) ** 2)
         figures[key] = {"slope_per_byte": slope, "intercept": intercept, "r2": r2}
-    crypto_json = work / f"crypto-{target}.json"
-    cli("bench", "crypto", "--schemes", "aes128-gcm", "--sizes", ",".join(map(str, SIZES)),
+    security = resolve_configuration(scheme).scheme
+    cipher = security.name.removeprefix(f"{security.key_establishment}-")
+    if cipher not in TARGET_CIPHERS:  # bench crypto --target has no build of it
+        return {"per_size": per_size, "fits": figures, "bench_crypto": None}
+    crypto_json = work / f"crypto-{target}-{cipher}.json"
+    cli("bench", "crypto", "--schemes", cipher, "--sizes", ",".join(map(str, SIZES)),
         "--repetitions", "3", "--target", target, "--json", str(crypto_json))  # fmt: skip
     return {"per_size": per_size, "fits": figures, "bench_crypto": crypto_per_byte(crypto_json)}
 
 
 def crypto_per_byte(path: Path) -> dict:
-    """bench crypto --target's counted seal of aes128-gcm at the same sizes: its per-byte
+    """bench crypto --target's counted seal of the cipher at the same sizes: its per-byte
     slope (a straight line through the sizes, as for the run) and the library it counted."""
     results = json.loads(path.read_text())["target_results"]
     sizes = np.array([r["payload_bytes"] for r in results], dtype=float)
@@ -132,6 +140,7 @@ def main() -> None:
     parser.add_argument("--targets", default="rv32imc,cortex-m4")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--parts", default="linearity,rates,stability")
+    parser.add_argument("--schemes", default=SCHEME, help="the linearity part's schemes")
     args = parser.parse_args()
     parts = args.parts.split(",")
     work = args.out or Path(tempfile.mkdtemp(prefix="bench-device-run-"))
@@ -139,7 +148,9 @@ def main() -> None:
     for target in args.targets.split(","):
         results[target] = {}
         if "linearity" in parts:
-            results[target]["linearity"] = linearity(target, work)
+            results[target]["linearity"] = {
+                scheme: linearity(target, work, scheme) for scheme in args.schemes.split(",")
+            }
         if "rates" in parts:
             results[target]["rates"] = rates(target, work)
         if "stability" in parts:
