@@ -45,9 +45,17 @@ def answers(target, primitive, requests):
     return run(firmware(target, primitive), requests).answers
 
 
-def test_ascon_aead128_sp800_232_kat(target):
-    """All 1,089 known answers sealed and opened on the target; a flipped tag bit refused."""
-    kat = _lwc_kat("LWC_AEAD_KAT_128_128_SP800-232.txt")
+@pytest.mark.parametrize(
+    ("primitive", "file"),
+    [
+        ("ascon-aead128", "LWC_AEAD_KAT_128_128_SP800-232.txt"),
+        ("ascon128v12", "LWC_AEAD_KAT_128_128.txt"),  # the device client's ascon128v12
+    ],
+)
+def test_ascon_kat(target, primitive, file):
+    """All 1,089 known answers of NIST SP 800-232's Ascon-AEAD128 and of Ascon-128 v1.2 sealed
+    and opened on the target; a flipped tag bit refused."""
+    kat = _lwc_kat(file)
     requests = []
     for entry in kat:
         fields = ("Key", "Nonce", "PT", "AD", "CT")
@@ -59,7 +67,7 @@ def test_ascon_aead128_sp800_232_kat(target):
             Request("open", (nonce, ad, ct)),
             Request("open", (nonce, ad, forged)),
         ]
-    got = answers(target, "ascon-aead128", requests)
+    got = answers(target, primitive, requests)
     for index, entry in enumerate(kat):
         setkey, seal, open_, forged = got[4 * index : 4 * index + 4]
         assert setkey.ok and seal.output.hex().upper() == entry["CT"].upper(), entry["Count"]

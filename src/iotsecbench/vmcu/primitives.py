@@ -72,6 +72,7 @@ PRIMITIVES = {
             OURS_WITH_HMAC,
         ),
         Primitive("ascon-aead128", "p_ascon_aead128.c", extra=("lwc/ascon.c",)),
+        Primitive("ascon128v12", "p_ascon_aead128.c", ("VM_ASCON_V12=1",), ("lwc/ascon.c",)),
         Primitive("salsa20-blake2b", "p_salsa20_blake2b.c", extra=("lwc/salsa20_blake2b.c",)),
         # The handshakes' public-key primitives.
         Primitive("x25519", "p_mbedtls_pk.c", ("VM_PK=1",), library="mbedtls"),
@@ -151,6 +152,7 @@ TARGET_CIPHERS = {
     "simon128-128-ctr-hmac": _etm("simon128-ctr-hmac"),
     "simon128-256-ctr-hmac": _etm("simon128-ctr-hmac"),
     "ascon-aead128": TargetCipher("ascon-aead128", _counter(16)),
+    "ascon128v12": TargetCipher("ascon128v12", _counter(16)),
     "salsa20-128-blake2b": _etm("salsa20-blake2b", _seq),
     "salsa20-256-blake2b": _etm("salsa20-blake2b", _seq),
 }

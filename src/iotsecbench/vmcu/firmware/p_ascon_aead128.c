@@ -1,8 +1,18 @@
-/* Ascon-AEAD128 (NIST SP 800-232), our C (../../security/schemes/lwc/ascon.c). */
+/* Ascon-AEAD128 (NIST SP 800-232), or with VM_ASCON_V12 Ascon-128 v1.2 (the final-round
+ * submission: the payload-schemes study's and the device client's ascon128v12), our C
+ * (../../security/schemes/lwc/ascon.c): the same interface. */
 #include <string.h>
 
 #include "lwc.h"
 #include "vmcu.h"
+
+#ifdef VM_ASCON_V12
+#define ASCON_ENCRYPT lwc_ascon128v12_encrypt
+#define ASCON_DECRYPT lwc_ascon128v12_decrypt
+#else
+#define ASCON_ENCRYPT lwc_ascon_aead128_encrypt
+#define ASCON_DECRYPT lwc_ascon_aead128_decrypt
+#endif
 
 static uint8_t key[16];
 static int keyed;
@@ -23,7 +33,7 @@ static int32_t seal(const struct vm_blob *in, unsigned n, uint8_t *out, uint32_t
     VM_NEED(3);
     if (!keyed || in[0].len != 16 || in[2].len + 16 > cap)
         return VM_BAD_INPUT;
-    lwc_ascon_aead128_encrypt(key, in[0].data, in[1].data, in[1].len, in[2].data, out, in[2].len,
+    ASCON_ENCRYPT(key, in[0].data, in[1].data, in[1].len, in[2].data, out, in[2].len,
                               out + in[2].len);
     return (int32_t)(in[2].len + 16);
 }
@@ -34,7 +44,7 @@ static int32_t open_(const struct vm_blob *in, unsigned n, uint8_t *out, uint32_
     if (!keyed || in[0].len != 16 || in[2].len < 16 || in[2].len - 16 > cap)
         return VM_BAD_INPUT;
     size_t len = in[2].len - 16;
-    if (lwc_ascon_aead128_decrypt(key, in[0].data, in[1].data, in[1].len, in[2].data, out, len,
+    if (ASCON_DECRYPT(key, in[0].data, in[1].data, in[1].len, in[2].data, out, len,
                                   in[2].data + len) != 0)
         return VM_REJECTED;
     return (int32_t)len;
