@@ -21,6 +21,15 @@ static void permutation(uint64_t s[5], int rounds)
     }
 }
 
+/* 0 when the tags are equal, else -1; in constant time. */
+static int tag_check(const uint8_t expected[16], const uint8_t tag[16])
+{
+    uint8_t differ = 0;
+    for (int i = 0; i < 16; i++)
+        differ |= (uint8_t)(expected[i] ^ tag[i]);
+    return differ == 0 ? 0 : -1;
+}
+
 #define ASCON_AEAD128_IV 0x00001000808c0001ULL /* SP 800-232 Table 14: k=128, r=128, a=12, b=8 */
 
 /* Initialisation and associated data; the state is ready for the message. */
@@ -98,13 +107,11 @@ int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], co
                               const uint8_t tag[16])
 {
     uint64_t s[5];
-    uint8_t expected[16], differ = 0;
+    uint8_t expected[16];
     ascon_start(s, key, nonce, ad, ad_len);
     ascon_crypt(s, in, out, len, true);
     ascon_tag(s, key, expected);
-    for (int i = 0; i < 16; i++) /* constant time */
-        differ |= (uint8_t)(expected[i] ^ tag[i]);
-    return differ == 0 ? 0 : -1;
+    return tag_check(expected, tag);
 }
 
 /* -- Ascon-128 v1.2 (Dobraunig, Eichlseder, Mendel, Schläffer, 2021 submission, §2.4) ---------
@@ -160,7 +167,7 @@ static void v12_crypt(uint64_t s[5], const uint8_t *in, uint8_t *out, size_t len
     uint64_t c = load_be(in, len); /* the last 0-7 bytes and the padding */
     store_be(out, s[0] ^ c, len);
     if (decrypt) /* the ciphertext's bytes replace the state's, the rest stays */
-        s[0] = (s[0] & (len ? ~(uint64_t)0 >> (8 * len) : ~(uint64_t)0)) ^ c;
+        s[0] = (s[0] & ~(uint64_t)0 >> (8 * len)) ^ c;
     else
         s[0] ^= c;
     s[0] ^= pad_be(len);
@@ -190,11 +197,9 @@ int lwc_ascon128v12_decrypt(const uint8_t key[16], const uint8_t nonce[16], cons
                             const uint8_t tag[16])
 {
     uint64_t s[5];
-    uint8_t expected[16], differ = 0;
+    uint8_t expected[16];
     v12_start(s, key, nonce, ad, ad_len);
     v12_crypt(s, in, out, len, true);
     v12_tag(s, key, expected);
-    for (int i = 0; i < 16; i++) /* constant time */
-        differ |= (uint8_t)(expected[i] ^ tag[i]);
-    return differ == 0 ? 0 : -1;
+    return tag_check(expected, tag);
 }
