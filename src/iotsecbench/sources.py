@@ -117,11 +117,14 @@ def _download(archive: Archive, scratch: Path) -> Path:
             crate.write_bytes(response.read())
         return crate
     name = f"{archive.crate}=={archive.crate_version}"
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "download", name, "--no-binary", archive.crate,
-         "--no-deps", "--quiet", "-d", str(scratch / "pip")],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
+    try:  # pip prepares the sdist's metadata too (its build requirements, as wheels)
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "download", name, "--no-binary", archive.crate,
+             "--no-deps", "--quiet", "-d", str(scratch / "pip")],
+            capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise OSError(f"pip download {name}: no answer in 300 s") from None
     found = sorted((scratch / "pip").glob(f"{archive.crate}-{archive.crate_version}.tar.gz"))
     if result.returncode != 0 or not found:
         lines = (result.stderr or result.stdout).strip().splitlines() or ["no file"]
