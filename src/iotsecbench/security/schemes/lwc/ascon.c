@@ -21,15 +21,6 @@ static void permutation(uint64_t s[5], int rounds)
     }
 }
 
-/* 0 when the tags are equal, else -1; in constant time. */
-static int tag_check(const uint8_t expected[16], const uint8_t tag[16])
-{
-    uint8_t differ = 0;
-    for (int i = 0; i < 16; i++)
-        differ |= (uint8_t)(expected[i] ^ tag[i]);
-    return differ == 0 ? 0 : -1;
-}
-
 #define ASCON_AEAD128_IV 0x00001000808c0001ULL /* SP 800-232 Table 14: k=128, r=128, a=12, b=8 */
 
 /* Initialisation and associated data; the state is ready for the message. */
@@ -92,27 +83,7 @@ static void ascon_crypt(uint64_t s[5], const uint8_t *in, uint8_t *out, size_t l
     *word ^= pad(len);
 }
 
-void lwc_ascon_aead128_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
-                               size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
-                               uint8_t tag[16])
-{
-    uint64_t s[5];
-    ascon_start(s, key, nonce, ad, ad_len);
-    ascon_crypt(s, in, out, len, false);
-    ascon_tag(s, key, tag);
-}
 
-int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
-                              size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
-                              const uint8_t tag[16])
-{
-    uint64_t s[5];
-    uint8_t expected[16];
-    ascon_start(s, key, nonce, ad, ad_len);
-    ascon_crypt(s, in, out, len, true);
-    ascon_tag(s, key, expected);
-    return tag_check(expected, tag);
-}
 
 /* -- Ascon-128 v1.2 (Dobraunig, Eichlseder, Mendel, Schläffer, 2021 submission, §2.4) ---------
  * What differs from SP 800-232: a 64-bit rate, 6 rounds between blocks, big-endian words, the
@@ -182,24 +153,65 @@ static void v12_tag(uint64_t s[5], const uint8_t *key, uint8_t tag[16])
     store_be(tag + 8, s[4] ^ k1, 8);
 }
 
+/* -- the two AEADs over their three steps -------------------------------------------------- */
+struct variant {
+    void (*start)(uint64_t s[5], const uint8_t *key, const uint8_t *nonce, const uint8_t *ad,
+                  size_t ad_len);
+    void (*crypt)(uint64_t s[5], const uint8_t *in, uint8_t *out, size_t len, bool decrypt);
+    void (*tag)(uint64_t s[5], const uint8_t *key, uint8_t tag[16]);
+};
+static const struct variant AEAD128 = {ascon_start, ascon_crypt, ascon_tag};
+static const struct variant V12 = {v12_start, v12_crypt, v12_tag};
+
+static void seal(const struct variant *v, const uint8_t *key, const uint8_t *nonce,
+                 const uint8_t *ad, size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                 uint8_t tag[16])
+{
+    uint64_t s[5];
+    v->start(s, key, nonce, ad, ad_len);
+    v->crypt(s, in, out, len, false);
+    v->tag(s, key, tag);
+}
+
+/* 0 and the plaintext when the tag verifies (compared in constant time), else -1 */
+static int open_(const struct variant *v, const uint8_t *key, const uint8_t *nonce,
+                 const uint8_t *ad, size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                 const uint8_t tag[16])
+{
+    uint64_t s[5];
+    uint8_t expected[16], differ = 0;
+    v->start(s, key, nonce, ad, ad_len);
+    v->crypt(s, in, out, len, true);
+    v->tag(s, key, expected);
+    for (int i = 0; i < 16; i++)
+        differ |= (uint8_t)(expected[i] ^ tag[i]);
+    return differ == 0 ? 0 : -1;
+}
+
+void lwc_ascon_aead128_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                               size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                               uint8_t tag[16])
+{
+    seal(&AEAD128, key, nonce, ad, ad_len, in, out, len, tag);
+}
+
+int lwc_ascon_aead128_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
+                              size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
+                              const uint8_t tag[16])
+{
+    return open_(&AEAD128, key, nonce, ad, ad_len, in, out, len, tag);
+}
+
 void lwc_ascon128v12_encrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
                              size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
                              uint8_t tag[16])
 {
-    uint64_t s[5];
-    v12_start(s, key, nonce, ad, ad_len);
-    v12_crypt(s, in, out, len, false);
-    v12_tag(s, key, tag);
+    seal(&V12, key, nonce, ad, ad_len, in, out, len, tag);
 }
 
 int lwc_ascon128v12_decrypt(const uint8_t key[16], const uint8_t nonce[16], const uint8_t *ad,
                             size_t ad_len, const uint8_t *in, uint8_t *out, size_t len,
                             const uint8_t tag[16])
 {
-    uint64_t s[5];
-    uint8_t expected[16];
-    v12_start(s, key, nonce, ad, ad_len);
-    v12_crypt(s, in, out, len, true);
-    v12_tag(s, key, expected);
-    return tag_check(expected, tag);
+    return open_(&V12, key, nonce, ad, ad_len, in, out, len, tag);
 }
