@@ -130,7 +130,7 @@ def _counted_model_range(out: Path) -> None:
         assert exposure.counted_busy_s > 0
 
 
-def _steady_messages_and_samples(path: Path, sealed: bool) -> None:
+def _steady_messages_and_samples(path: Path, sealed: bool, payload_bytes: int = 1024) -> None:
     records = read_records(path)
     messages = [r for r in records if r["type"] == "message"]
     for m in messages:  # the firmware's three instants, in order on the lab's clock
@@ -147,7 +147,8 @@ def _steady_messages_and_samples(path: Path, sealed: bool) -> None:
     samples = [r for r in records if r["type"] == "sample"]
     assert len(samples) >= 15  # 10 Hz over 2 s, the handshake's windows merged
     assert samples[-1]["sleep_ns"] > 1_000_000_000  # most of the run asleep between messages
-    assert samples[-1]["instructions_crypto"] > 0 and samples[-1]["tcp_bytes_sent"] > 20 * 1024
+    assert samples[-1]["instructions_crypto"] > 0
+    assert samples[-1]["tcp_bytes_sent"] > 20 * payload_bytes  # every message on the wire
 
 
 # The payload-schemes study's lightweight ciphers (agents/native/crypto_lwc.c), all ten
@@ -171,8 +172,10 @@ def test_the_lightweight_ciphers_on_the_device_are_opened_by_the_receiver(
     _ready(target)
     out = tmp_path / target
     configurations = LIGHTWEIGHT[target]
+    # 300 B: a partial last block for every cipher (16- and 8-byte blocks), and little of the
+    # emulated UART's time, so the slow Cortex-M4 emulation keeps 10 Hz under a loaded machine
     code, text = _run(
-        out, target, "--configs", ",".join(configurations), "--payload", "1024", "--qos", "1"
+        out, target, "--configs", ",".join(configurations), "--payload", "300", "--qos", "1"
     )
     assert code == 0, text
     rows = _query(
@@ -185,7 +188,7 @@ def test_the_lightweight_ciphers_on_the_device_are_opened_by_the_receiver(
         assert (status, sent, delivered, forged, method) == ("ok", 20, 20, 0, "counted"), (
             configuration
         )
-        _steady_messages_and_samples(out / run_dir / "emitter.jsonl", sealed=True)
+        _steady_messages_and_samples(out / run_dir / "emitter.jsonl", True, payload_bytes=300)
 
 
 def test_a_rate_the_emulation_cannot_keep_fails_naming_the_rate(mosquitto, tmp_path):
