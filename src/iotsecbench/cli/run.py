@@ -50,6 +50,8 @@ OPTION_OF_FIELD = {
     "target": "--target",
     "fleet_agent": "--fleet-agent",
     "storm_at_s": "--storm-at",
+    "fleet_receivers": "--receivers",
+    "fleet_max_connecting": "--max-connecting",
     "fleet_raw_devices": "--raw-devices",
 }
 
@@ -314,6 +316,26 @@ def run(
             "each device's TLS session).",
         ),
     ] = None,
+    receivers: Annotated[
+        str | None,
+        typer.Option(
+            "--receivers",
+            help="With the fleet agent: devices (default: a receiver connection per device) "
+            "or backend (a few backend subscribers per fleet process hold every device's "
+            "topics, so the broker holds one connection per device: 10,000 devices fit in "
+            "20,000 file descriptors). Each message is counted per device either way. "
+            "docs/scale.md, 'Ten thousand devices'.",
+        ),
+    ] = None,
+    max_connecting: Annotated[
+        int | None,
+        typer.Option(
+            "--max-connecting",
+            help="With the fleet agent: at most N connection set-ups (TCP, TLS, CONNECT to "
+            "CONNACK) in flight across the fleet, the others queued, so that a ramp or a storm "
+            "does not overrun the broker's accept queue (default: no bound).",
+        ),
+    ] = None,
     raw_devices: Annotated[
         str | None,
         typer.Option(
@@ -394,6 +416,8 @@ def run(
         "target": target,
         "fleet_agent": fleet_agent,
         "storm_at_s": storm_at,
+        "fleet_receivers": receivers,
+        "fleet_max_connecting": max_connecting,
         "fleet_raw_devices": _raw_devices(raw_devices),
     }
     if resume and force_new_run:
@@ -420,6 +444,11 @@ def run(
     if out is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path("results") / f"{spec.name}-{stamp}"
+    if split_fleet and (spec.fleet_receivers != "devices" or spec.fleet_max_connecting):
+        raise SpecError(
+            "--receivers backend and --max-connecting run in one machine's fleet processes: "
+            "drop them with --split-fleet"
+        )
     executor = _executor(
         executor_name, scheduler, dask_workers, keylog, capture, simulate, console, split_fleet
     )

@@ -53,14 +53,18 @@ def _int_file(path: str) -> int | None:
 
 
 def fleet_limit(
-    native: bool = False, emulated: tuple[str, int] | None = None, fleet_agent: bool = False
+    native: bool = False,
+    emulated: tuple[str, int] | None = None,
+    fleet_agent: bool = False,
+    connections: int = 2,
 ) -> FleetLimit:
     """The smallest of the per-device limits: file descriptors (the broker's two connections
     per device, under the hard limit: a fleet raises the soft one), loopback ephemeral ports,
     processes and threads, and available memory for the agents (``native``: the C agent;
     ``emulated``: virtual devices of a target, (its name, how many a core keeps at real
     time): QEMU beside each device's agents, on this process's cores; ``fleet_agent``: the
-    fleet agent, one process per core, so no task limit per device)."""
+    fleet agent, one process per core, so no task limit per device; ``connections``: the
+    broker connections per device, 1 with the fleet agent's backend subscribers)."""
     limits: list[FleetLimit] = []
     emulated_per_core = emulated[1] if emulated else 0
     if emulated:
@@ -74,21 +78,25 @@ def fleet_limit(
             )
         )
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    per = "two per device" if connections == 2 else "one per device"
+    backend = "" if connections == 1 or not fleet_agent else "; or --receivers backend: one"
     if hard != resource.RLIM_INFINITY:
         limits.append(
             FleetLimit(
-                (hard - FDS_RESERVED) // 2,
-                f"file descriptors: the broker needs two per device, hard limit {hard} "
+                (hard - FDS_RESERVED) // connections,
+                f"file descriptors: the broker needs {per}, hard limit {hard} "
                 "(raise it where the run starts: ulimit -Hn with CAP_SYS_RESOURCE, "
-                "/etc/security/limits.conf, or the container's nofile limit)",
+                "/etc/security/limits.conf, or the container's nofile limit"
+                f"{backend})",
             )
         )
     try:
         low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
         limits.append(
             FleetLimit(
-                (high - low + 1 - PORTS_RESERVED) // 2,
-                f"ports: two loopback connections per device, ephemeral range {low}-{high} "
+                (high - low + 1 - PORTS_RESERVED) // connections,
+                f"ports: {'two loopback connections' if connections == 2 else 'one'} "
+                f"per device, ephemeral range {low}-{high} "
                 "(net.ipv4.ip_local_port_range)",
             )
         )
@@ -135,12 +143,12 @@ def fleet_limit(
     return min(limits, key=lambda limit: limit.devices)
 
 
-def raise_fd_limit(devices: int) -> None:
+def raise_fd_limit(devices: int, connections: int = 2) -> None:
     """Lift the soft file-descriptor limit (inherited by the broker and the fleet agents) to
     what ``devices`` need, within the hard limit (raising that needs CAP_SYS_RESOURCE, which
     even root may not have in a container: fleet_limit refuses beyond it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = 2 * devices + FDS_RESERVED
+    needed = connections * devices + FDS_RESERVED
     if soft != resource.RLIM_INFINITY and soft < needed:
         target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -213,15 +213,26 @@ def validate(
 
             emulated = (spec.target, TARGETS[spec.target].fleet_per_core)
         driven = [drives(cell, spec, key_log or capture) for cell in expand(spec)]
-        if spec.storm_at_s is not None and not all(driven):
+        agent_only = [
+            name
+            for name, used in (
+                ("storm_at_s", spec.storm_at_s is not None),
+                ("fleet_receivers backend", spec.fleet_receivers == "backend"),
+                ("fleet_max_connecting", spec.fleet_max_connecting is not None),
+            )
+            if used
+        ]
+        if agent_only and not all(driven):
             raise SpecError(
-                "storm_at_s needs the fleet agent for every cell: transport mqtt on loopback, "
-                f"no payload scheme, stack {' or '.join(fleet.FLEET_STACKS)}, no --keylog"
+                f"{agent_only[0]} needs the fleet agent for every cell: transport mqtt on "
+                f"loopback, no payload scheme, stack {' or '.join(fleet.FLEET_STACKS)}, "
+                "no --keylog"
             )
         limit = fleet_limit(
             native=emulated is None and all(stack in NATIVE_STACKS for stack in spec.stack),
             emulated=emulated,
             fleet_agent=all(driven),
+            connections=1 if spec.fleet_receivers == "backend" else 2,
         )
         if spec.devices > limit.devices:
             raise SpecError(

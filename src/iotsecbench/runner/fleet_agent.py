@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import secrets
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +25,8 @@ from typing import Any
 
 from iotsecbench.agents.native import fleet
 from iotsecbench.agents.records import read_records
-from iotsecbench.lab.broker import MosquittoBroker
+from iotsecbench.files import write_secret
+from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.runner.collect import first_error
@@ -37,6 +40,9 @@ from iotsecbench.spec.network import resolve_profile
 FLEET_FILE = "fleet-{index}"  # per process, in the run directory: .json, .jsonl, .stderr
 READY_TIMEOUT_PER_DEVICE_S = 0.05  # receivers set up 64 at a time per process
 READY_TIMEOUT_S = 30.0
+# Devices per backend subscriber (fleet_receivers = backend): each is one connection that
+# receives this many devices' messages, 2,500 msg/s at 1 Hz.
+BACKEND_DEVICES = 2500
 
 
 def drives(cell: Cell, spec: ExperimentSpec, keylog: bool) -> bool:
@@ -75,22 +81,42 @@ def run_fleet(
     program: Path,
     environment: dict[str, str] | None,
     on_progress: ProgressCallback,
+    backend: BrokerUser | None = None,
 ) -> None:
     """Runs ``devices`` (runner.local's ``FleetDevice``s: an index each; ``agent_config``
     writes a role's AgentConfig file for one) on ``program`` against ``broker`` (None: an
-    external one)."""
+    external one). With ``backend`` (fleet_receivers = backend), each process's receivers
+    are served by ceil(share / BACKEND_DEVICES) subscriber connections on that account.
+    ``fleet_max_connecting`` is split evenly over the processes (at least one each)."""
     count = fleet.processes(len(devices))
     ramp_s = (len(devices) - 1) / spec.connect_ramp_hz if spec.connect_ramp_hz else 0.0
-    ready_s = READY_TIMEOUT_S + READY_TIMEOUT_PER_DEVICE_S * len(devices) / count
     budget_s = spec.duration_s + 3 * spec.connect_timeout_s + spec.drain_s + 30 + ramp_s
+    if spec.fleet_max_connecting:  # queued set-ups: each ends within connect_timeout_s
+        budget_s += len(devices) * spec.connect_timeout_s / spec.fleet_max_connecting
     configs = []
+    tag = secrets.token_hex(4)  # the backend subscribers' client ids: unique on the broker
     for index in range(count):
         share = devices[index::count]
+        name = FLEET_FILE.format(index=index)
+        backends = math.ceil(len(share) / BACKEND_DEVICES) if backend is not None else 0
         config = {
             "worker": "local",
-            "output": str(run_dir / f"{FLEET_FILE.format(index=index)}.jsonl"),
+            "output": str(run_dir / f"{name}.jsonl"),
             "ramp_hz": spec.connect_ramp_hz,
             "storm_at_s": spec.storm_at_s,
+            "max_connecting": max(1, (spec.fleet_max_connecting or 0) // count)
+            if spec.fleet_max_connecting
+            else 0,
+            "backends": [
+                {
+                    "username": backend.name,
+                    "password": backend.password,
+                    "client_id": f"iotsb-backend-{tag}-{index}-{number}",
+                    "output": str(run_dir / f"{name}-backend-{number}.jsonl"),
+                }
+                for number in range(backends)
+                if backend is not None
+            ],
             "devices": [
                 {
                     "index": device.index,
@@ -101,8 +127,33 @@ def run_fleet(
             ],
         }
         path = run_dir / f"{FLEET_FILE.format(index=index)}.json"
-        path.write_text(json.dumps(config))
+        write_secret(path, json.dumps(config).encode())  # 0600: a backend's password
         configs.append(path)
+    try:
+        _supervise(spec, run_dir, broker, configs, program, environment, on_progress, budget_s)
+    finally:  # the backend account's password leaves the files (it may be --broker's)
+        for path in configs:
+            config = json.loads(path.read_text())
+            if config["backends"]:
+                for entry in config["backends"]:
+                    entry["password"] = ""
+                path.unlink()
+                write_secret(path, json.dumps(config).encode())
+
+
+def _supervise(
+    spec: ExperimentSpec,
+    run_dir: Path,
+    broker: MosquittoBroker | None,
+    configs: list[Path],
+    program: Path,
+    environment: dict[str, str] | None,
+    on_progress: ProgressCallback,
+    budget_s: float,
+) -> None:
+    """Starts a fleet process per config, READY and GO, and watches them to the end."""
+    ramp_s = (spec.devices - 1) / spec.connect_ramp_hz if spec.connect_ramp_hz else 0.0
+    ready_s = READY_TIMEOUT_S + READY_TIMEOUT_PER_DEVICE_S * spec.devices / len(configs)
     with contextlib.ExitStack() as stack:
         agents = [
             stack.enter_context(

@@ -126,6 +126,8 @@ class RunPlan:
     tls_files: TlsClientFiles | None
     broker: MosquittoBroker | None = None  # the embedded broker (None: an external one)
     network: NetworkLab | None = None  # the emulated network (None: loopback)
+    # The fleet's backend subscribers' account (fleet_receivers = backend), else None.
+    backend: BrokerUser | None = None
 
 
 # Extra start-up time per other device of a fleet: two Python agents take about 0.4 s of CPU
@@ -392,8 +394,21 @@ class LocalExecutor:
                 self._agents(plan, on_progress)
             return
         external = self._broker_target(context, run, tls)
+        backend = context.spec.fleet_receivers == "backend"
         if external is None:
-            users = [user for device in devices for user in device.users.values()]
+            # With backend subscribers no receiver connects: one account reads every topic.
+            users = [
+                user
+                for device in devices
+                for role, user in device.users.items()
+                if not (backend and role == "receiver")
+            ]
+            backend_user = (
+                BrokerUser.random("backend", read=["iotsb/+/data", "iotsb/+/ctl/end"], write=[])
+                if backend
+                else None
+            )
+            users += [backend_user] if backend_user is not None else []
             if self._faults.for_role("attacker", run.run_id) is not None:
                 # Test hook: a third account that may read and write the data topic only.
                 data = [f"{devices[0].topic_prefix}/data"]
@@ -402,7 +417,8 @@ class LocalExecutor:
                 users.append(attacker)
             network = self._network(run, context, run_dir)
             if len(devices) > 1:
-                raise_fd_limit(len(devices))  # the broker inherits it: two sockets per device
+                # The broker inherits it: two sockets per device, one with backend subscribers.
+                raise_fd_limit(len(devices), 1 if backend else 2)
             broker = MosquittoBroker.with_tls(
                 run_dir / "broker",
                 users,
@@ -429,6 +445,7 @@ class LocalExecutor:
                     tls_files,
                     broker,
                     network,
+                    backend_user,
                 )
                 watch = BrokerWatch(broker)
                 try:
@@ -443,7 +460,15 @@ class LocalExecutor:
             shared = BrokerUser(user, password)
             for device in devices:
                 device.users.update(emitter=shared, receiver=shared)
-            plan = RunPlan(run, context, run_dir, devices, (host, port), tls_files)
+            plan = RunPlan(
+                run,
+                context,
+                run_dir,
+                devices,
+                (host, port),
+                tls_files,
+                backend=shared if backend else None,
+            )
             self._agents(plan, on_progress)
 
     def _agent_config(self, role: str, plan: RunPlan, device: FleetDevice) -> Path:
@@ -548,6 +573,7 @@ class LocalExecutor:
                 fleet_program,
                 environment,
                 on_progress,
+                plan.backend,
             )
             return
         device_target = spec.target

@@ -156,6 +156,15 @@ class ExperimentSpec(StrictModel):
     # A reconnect storm (fleet agent only): this long after the emitters' start every
     # emitter's connection is cut and reconnects at once (docs/scale.md).
     storm_at_s: float | None = Field(None, gt=0, le=3600)
+    # Who receives a fleet agent's messages (docs/scale.md, "Ten thousand devices"): `devices`,
+    # a receiver connection per device; `backend`, a few backend subscribers per fleet process
+    # that hold every device's topics, as a deployment's back end does: the broker then holds
+    # one connection per device, and each message is still counted in its device's records.
+    fleet_receivers: Literal["devices", "backend"] = "devices"
+    # Connect pacing (fleet agent only): at most this many connection set-ups (TCP, TLS, MQTT
+    # CONNECT to CONNACK) in flight across the fleet; the others wait their turn, so the
+    # broker's accept queue is not overrun (None: every due connect starts at once).
+    fleet_max_connecting: int | None = Field(None, ge=1, le=FLEET_MAX_DEVICES)
     # Storage that scales: a fleet stores a summary row per device (fleet_devices) and the
     # raw messages, samples and operations of this many devices, spread evenly from device 0
     # (at least the whole fleet: everything raw).
@@ -264,6 +273,14 @@ class ExperimentSpec(StrictModel):
                 "storm_at_s is a fleet agent's reconnect storm: set devices > 1 and leave "
                 "fleet_agent at auto"
             )
+        for name, value, default in (
+            ("fleet_receivers", self.fleet_receivers, "devices"),
+            ("fleet_max_connecting", self.fleet_max_connecting, None),
+        ):
+            if value != default and (self.devices < 2 or self.fleet_agent != "auto"):
+                raise ValueError(
+                    f"{name} is the fleet agent's: set devices > 1 and leave fleet_agent at auto"
+                )
         if self.devices > 1 and "tcp" in self.transport:
             raise ValueError(
                 "a fleet (devices > 1) shares one broker: use transport mqtt (the tcp "
@@ -346,6 +363,10 @@ class ExperimentSpec(StrictModel):
             del shaping["devices"], shaping["connect_ramp_hz"]
         if shaping["fleet_agent"] == "auto" and shaping["storm_at_s"] is None:  # fleet agent
             del shaping["fleet_agent"], shaping["storm_at_s"]
+        if shaping["fleet_receivers"] == "devices":  # added with backend subscribers
+            del shaping["fleet_receivers"]
+        if shaping["fleet_max_connecting"] is None:  # added with connect pacing
+            del shaping["fleet_max_connecting"]
         del shaping["fleet_raw_devices"]  # what is stored, not what is measured
         if not shaping["networks"]:
             del shaping["networks"]

@@ -22,13 +22,13 @@
 #define _GNU_SOURCE
 #include "fleet.h"
 
-const char *const ROLE_NAMES[2] = {"emitter", "receiver"};
+const char *const ROLE_NAMES[3] = {"emitter", "receiver", "backend"};
 const char *const COUNTER_NAMES[6] = {"messages_received", "messages_delivered",
                                              "duplicates", "auth_failures", "malformed",
                                              "replays_rejected"};
 struct fleet_config cfg;
 struct link *links;
-size_t n_links, n_devices;
+size_t n_links, n_devices, n_backends;
 struct link **heap;
 size_t heap_len;
 struct fleet_tls_context *tls_context;
@@ -57,9 +57,9 @@ static void storm(void)
         levent(l, "link_cut", "");
         cut++;
     }
-    for (size_t i = 0; i < n_links; i++) /* all at once: every socket opens before any waits */
+    for (size_t i = 0; i < n_links; i++) /* all at once (or max_connecting at a time) */
         if (links[i].reconnecting && links[i].fd < 0)
-            start_connect(&links[i]);
+            request_connect(&links[i]);
     process_record("event", "\"t_ns\":%" PRId64 ",\"kind\":\"storm\",\"detail\":{\"cut\":%zu}",
                    t, cut);
 }
@@ -198,12 +198,15 @@ static void read_config(const char *path)
     cJSON *ramp = cJSON_GetObjectItemCaseSensitive(root, "ramp_hz");
     cfg.ramp_hz = cJSON_IsNumber(ramp) ? ramp->valuedouble : 0;
     cfg.storm_at_s = number(root, "storm_at_s", 0);
+    cfg.max_connecting = (long)number(root, "max_connecting", 0);
     cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices"), *device;
+    cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends"), *backend;
     n_devices = (size_t)cJSON_GetArraySize(devices);
-    if (n_devices == 0)
-        usage_error("no devices in", path);
-    links = calloc(2 * n_devices, sizeof *links);
-    heap = calloc(2 * n_devices, sizeof *heap);
+    n_backends = (size_t)cJSON_GetArraySize(backends);
+    if (n_devices == 0 || n_backends > n_devices)
+        usage_error("no devices, or more backend subscribers than devices, in", path);
+    links = calloc(2 * n_devices + n_backends, sizeof *links);
+    heap = calloc(2 * n_devices + n_backends, sizeof *heap);
     if (links == NULL || heap == NULL)
         usage_error("out of memory for the devices of", path);
     cJSON_ArrayForEach(device, devices)
@@ -215,8 +218,31 @@ static void read_config(const char *path)
         read_link(&links[n_links], index, EMITTER, emitter);
         n_links++;
         read_link(&links[n_links], index, RECEIVER, receiver);
+        if (n_backends > 0)
+            links[n_links].state = RUNNING; /* its messages come through a backend */
         n_links++;
     }
+    cJSON_ArrayForEach(backend, backends)
+    {
+        struct link *l = &links[n_links];
+        memset(l, 0, sizeof *l);
+        l->role = BACKEND;
+        l->index = (int)(n_links - 2 * n_devices);
+        l->fd = -1;
+        l->heap_at = SIZE_MAX;
+        l->backend_first = (size_t)l->index;
+        l->backends = n_backends;
+        l->username = text(backend, "username");
+        l->password = text(backend, "password");
+        l->client_id = text(backend, "client_id");
+        l->output = text(backend, "output");
+        if (!l->username || !l->password || !l->client_id || !l->output)
+            usage_error("username, password, client_id and output needed for a backend in", path);
+        unlink(l->output);
+        n_links++;
+    }
+    if (n_backends > 0)
+        backends_index();
 }
 
 /* -- main ---------------------------------------------------------------------------------- */
@@ -244,7 +270,8 @@ static void sample(void)
     size_t open_links = 0;
     for (size_t i = 0; i < n_links; i++) {
         struct link *l = &links[i];
-        if (l->state == DONE || (l->state == WAITING && l->fd < 0))
+        if (l->state == DONE || (l->state == WAITING && l->fd < 0) ||
+            (l->role == RECEIVER && n_backends > 0)) /* no connection: the backend's samples */
             continue;
         struct tcp_info info;
         socklen_t size = sizeof info;
@@ -331,8 +358,9 @@ int main(int argc, char **argv)
     }
     process_record("event", "\"t_ns\":%" PRId64 ",\"kind\":\"fleet_start\",\"detail\":"
                    "{\"devices\":%zu,\"stack\":\"%s\"}", now_ns(), n_devices, fleet_stack_name());
-    active = n_links;
-    size_t next_receiver = 1; /* links alternate emitter, receiver */
+    active = 2 * n_devices; /* the backend subscribers close after the last receiver */
+    /* links alternate emitter, receiver; the backend subscribers, if any, follow */
+    size_t next_receiver = n_backends > 0 ? 2 * n_devices : 1, step = n_backends > 0 ? 1 : 2;
     bool ready_said = false, stormed = false;
     int64_t next_sample = now_ns();
     struct epoll_event events[512];
@@ -342,7 +370,7 @@ int main(int argc, char **argv)
         while (receivers_setting_up < RECEIVER_SETUPS && next_receiver < n_links) {
             receivers_setting_up++;
             start_connect(&links[next_receiver]);
-            next_receiver += 2;
+            next_receiver += step;
         }
         if (!ready_said && receivers_ready == n_devices) {
             ready_said = true;
@@ -389,6 +417,12 @@ int main(int argc, char **argv)
             sample();
             next_sample = now + 1000000000;
         }
+    }
+    for (size_t i = 2 * n_devices; i < n_links; i++) {
+        close_link(&links[i], true);
+        unschedule(&links[i]);
+        levent(&links[i], "agent_end", "");
+        links[i].state = DONE;
     }
     sample();
     process_record("counters", "\"name\":\"peak_rss_bytes\",\"value\":%ld", rss_bytes());

@@ -31,9 +31,13 @@
 #define MAX_PACKET (1u << 20)
 #define RECORDS_FLUSH_BYTES 16384
 #define RECEIVER_SETUPS 64 /* receivers connecting at once: the lab's back end, not measured */
+#define BACKEND_BATCH 50    /* devices per SUBSCRIBE of a backend subscriber (two topics each) */
 
-enum role { EMITTER, RECEIVER };
-extern const char *const ROLE_NAMES[2];
+/* BACKEND: with "backends" in the config, a few subscriber connections receive every device's
+ * topics for the process's receivers, which then have no connection of their own: each
+ * message is still counted in its device's receiver records, by its topic. */
+enum role { EMITTER, RECEIVER, BACKEND };
+extern const char *const ROLE_NAMES[3];
 enum state { WAITING, TCP_CONNECTING, TLS_HANDSHAKE, MQTT_CONNECTING, SUBSCRIBING, RUNNING,
              ENDING, DONE };
 enum { RECEIVED, DELIVERED, DUPLICATES, AUTH_FAILURES, MALFORMED, REPLAYS };
@@ -46,6 +50,9 @@ struct link { /* one device's connection in one role */
     const char *username, *password, *client_id, *topic_prefix, *output;
     uint64_t seed;
     struct fleet_tls *tls;
+    bool paced;        /* its set-up holds one of cfg.max_connecting places */
+    int64_t queued_ns; /* when it joined the connect queue (0: it did not wait) */
+    size_t backend_first, backends, subacks_pending; /* a backend's devices: first, stride */
     void *session; /* the last connection's TLS session, offered by the next */
     struct tls_transcript transcript;
     bool priming, reconnecting; /* a resumption profile's first connection; after a cut */
@@ -77,13 +84,14 @@ struct fleet_config {
     long payload_bytes;
     double rate_hz, duration_s, connect_timeout_s, drain_s, ramp_hz, storm_at_s;
     bool tcp_nodelay, tls, resumption;
+    long max_connecting; /* set-ups in flight at once (0: unbounded); the rest queue */
     struct tls_options tls_options;
     uint16_t suites[64], groups[4];
 };
 extern struct fleet_config cfg;
 
 extern struct link *links;
-extern size_t n_links, n_devices;
+extern size_t n_links, n_devices, n_backends;
 extern struct link **heap;
 extern size_t heap_len;
 extern struct fleet_tls_context *tls_context;
@@ -116,6 +124,8 @@ uint16_t next_id(struct link *l);
 /* fleet_link.c */
 void close_link(struct link *l, bool goodbye);
 void start_connect(struct link *l);
+void request_connect(struct link *l); /* start_connect, or queue it under cfg.max_connecting */
+void backends_index(void);            /* the receivers by topic, for the backends' messages */
 void publish_next(struct link *l);
 void on_event(struct link *l, uint32_t events); /* epoll said the link's socket is ready */
 void on_timer(struct link *l);                  /* the link's timer is due */

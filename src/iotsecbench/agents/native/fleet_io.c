@@ -93,7 +93,11 @@ void __attribute__((noreturn, format(printf, 2, 3))) fail(struct link *l, const 
     if (l != NULL) {
         lrec(l, "error", "\"t_ns\":%" PRId64 ",\"message\":%s", now_ns(), quoted);
         char where[700];
-        snprintf(where, sizeof where, "device %d %s: %s", l->index, ROLE_NAMES[l->role], message);
+        if (l->role == BACKEND)
+            snprintf(where, sizeof where, "backend subscriber %d: %s", l->index, message);
+        else
+            snprintf(where, sizeof where, "device %d %s: %s", l->index, ROLE_NAMES[l->role],
+                     message);
         json_quote(quoted, sizeof quoted, where);
     }
     process_record("error", "\"t_ns\":%" PRId64 ",\"message\":%s", now_ns(), quoted);

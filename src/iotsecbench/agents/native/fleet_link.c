@@ -57,6 +57,47 @@ void start_connect(struct link *l)
     schedule(l, l->t_tcp0 + llround(cfg.connect_timeout_s * 1e9)); /* the set-up's deadline */
 }
 
+/* -- connect pacing: at most cfg.max_connecting set-ups in flight, the rest in a queue ------ */
+
+static struct link **queue; /* a ring of n_links */
+static size_t queue_head, queue_len;
+static long connecting;
+
+void request_connect(struct link *l)
+{
+    if (cfg.max_connecting <= 0) {
+        start_connect(l);
+        return;
+    }
+    if (connecting < cfg.max_connecting) {
+        connecting++;
+        l->paced = true;
+        start_connect(l);
+        return;
+    }
+    if (queue == NULL && (queue = calloc(n_links, sizeof *queue)) == NULL)
+        fail(l, "out of memory for the connect queue");
+    queue[(queue_head + queue_len++) % n_links] = l;
+    l->queued_ns = now_ns();
+}
+
+/* A paced set-up has ended (CONNACK): its place goes to the next in the queue. */
+static void setup_done(struct link *l)
+{
+    if (!l->paced)
+        return;
+    l->paced = false;
+    connecting--;
+    while (queue_len > 0 && connecting < cfg.max_connecting) {
+        struct link *next = queue[queue_head];
+        queue_head = (queue_head + 1) % n_links;
+        queue_len--;
+        connecting++;
+        next->paced = true;
+        start_connect(next);
+    }
+}
+
 static bool recording(const struct link *l) { return !l->priming && !l->reconnecting; }
 
 static void phase(struct link *l, const char *name, int64_t start, int64_t end, int64_t cpu,
@@ -158,8 +199,10 @@ static void tcp_connected(struct link *l)
     int local_port = 0;
     if (getsockname(l->fd, (struct sockaddr *)&local, &local_len) == 0)
         local_port = ntohs(((struct sockaddr_in *)&local)->sin_port);
-    char detail[32];
-    snprintf(detail, sizeof detail, "\"local_port\":%d", local_port);
+    char detail[80];
+    snprintf(detail, sizeof detail, "\"local_port\":%d,\"queued_ns\":%" PRId64, local_port,
+             l->queued_ns > 0 ? l->t_tcp0 - l->queued_ns : 0); /* waited for a connect place */
+    l->queued_ns = 0;
     phase(l, "tcp_connect", l->t_tcp0, l->t_tcp1, l->cpu_tcp, detail);
     if (!cfg.tls) {
         send_connect(l);
@@ -179,6 +222,87 @@ static void tcp_connected(struct link *l)
 }
 
 static void message_stamp(uint8_t *plaintext, long seq, int64_t t_created);
+
+/* -- backend subscribers ------------------------------------------------------------------ */
+
+static struct link **by_topic; /* the process's receivers, by topic prefix */
+
+static int prefix_order(const void *a, const void *b)
+{
+    return strcmp((*(struct link *const *)a)->topic_prefix,
+                  (*(struct link *const *)b)->topic_prefix);
+}
+
+void backends_index(void)
+{
+    if ((by_topic = malloc(n_devices * sizeof *by_topic)) == NULL)
+        fail(NULL, "out of memory for the backend subscribers' topic index");
+    for (size_t k = 0; k < n_devices; k++)
+        by_topic[k] = &links[2 * k + 1];
+    qsort(by_topic, n_devices, sizeof *by_topic, prefix_order);
+}
+
+/* The receiver whose topic a backend's message came on (<prefix>/data, <prefix>/ctl/end). */
+static struct link *receiver_of(const struct mqtt_publish_in *m)
+{
+    size_t len = m->topic_len;
+    if (len > 5 && memcmp(m->topic + len - 5, "/data", 5) == 0)
+        len -= 5;
+    else if (len > 8 && memcmp(m->topic + len - 8, "/ctl/end", 8) == 0)
+        len -= 8;
+    else
+        return NULL;
+    size_t low = 0, high = n_devices;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2, n = strlen(by_topic[mid]->topic_prefix);
+        int order = memcmp(by_topic[mid]->topic_prefix, m->topic, n < len ? n : len);
+        if (order == 0)
+            order = (n > len) - (n < len);
+        if (order == 0)
+            return by_topic[mid];
+        if (order < 0)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return NULL;
+}
+
+/* Its devices' two topics each (devices first, first + stride, ...), BACKEND_BATCH devices
+ * per SUBSCRIBE: exact topics, not a wildcard, so that no process receives another's. */
+static void subscribe_backend(struct link *l)
+{
+    static char texts[2 * BACKEND_BATCH][300];
+    const char *topics[2 * BACKEND_BATCH];
+    int qos[2 * BACKEND_BATCH];
+    uint8_t packet[2 * BACKEND_BATCH * 310];
+    size_t n = 0;
+    l->state = SUBSCRIBING;
+    for (size_t k = l->backend_first;; k += l->backends) {
+        bool last = k >= n_devices;
+        if (!last) {
+            const char *prefix = links[2 * k + 1].topic_prefix;
+            snprintf(texts[n], sizeof texts[n], "%s/data", prefix);
+            topics[n] = texts[n];
+            qos[n++] = cfg.qos;
+            snprintf(texts[n], sizeof texts[n], "%s/ctl/end", prefix);
+            topics[n] = texts[n];
+            qos[n++] = 1;
+        }
+        if (n == 2 * BACKEND_BATCH || (last && n > 0)) {
+            size_t size = mqtt_subscribe(packet, sizeof packet, next_id(l), topics, qos, n);
+            if (size == 0)
+                fail(l, "topics too long for a SUBSCRIBE");
+            send_packet(l, packet, size);
+            l->subacks_pending++;
+            n = 0;
+        }
+        if (last)
+            break;
+    }
+    if (l->subacks_pending == 0)
+        fail(l, "a backend subscriber without devices");
+}
 
 static void on_connack(struct link *l, const struct mqtt_packet *p)
 {
@@ -201,6 +325,7 @@ static void on_connack(struct link *l, const struct mqtt_packet *p)
         start_connect(l);
         return;
     }
+    setup_done(l);
     if (l->reconnecting) {
         struct tls_result r = {0};
         if (l->tls != NULL) {
@@ -239,6 +364,10 @@ static void on_connack(struct link *l, const struct mqtt_packet *p)
     phase(l, "mqtt_connect", l->t_tls1, t, l->cpu_tcp + l->cpu_tls + l->cpu_mqtt, detail);
     if (l->tls != NULL)
         write_transcript(l);
+    if (l->role == BACKEND) {
+        subscribe_backend(l);
+        return;
+    }
     if (l->role == RECEIVER) {
         char data[300], end[300];
         snprintf(data, sizeof data, "%s/data", l->topic_prefix);
@@ -414,9 +543,10 @@ static void receiver_check_done(struct link *l)
         link_done(l);
 }
 
-static void on_publish(struct link *l, const struct mqtt_publish_in *m, int64_t t_arrived)
+/* A message on receiver l's topics: counted, recorded, or the end message. */
+static void receive(struct link *l, const struct mqtt_publish_in *m, int64_t t_arrived)
 {
-    if (l->role == RECEIVER && topic_is(l, m, "data")) {
+    if (topic_is(l, m, "data")) {
         l->counts[RECEIVED]++;
         if (m->payload_len < 16) {
             l->counts[MALFORMED]++;
@@ -436,7 +566,7 @@ static void on_publish(struct link *l, const struct mqtt_publish_in *m, int64_t 
                      m->dup ? "true" : "false");
             }
         }
-    } else if (l->role == RECEIVER && topic_is(l, m, "ctl/end")) {
+    } else if (topic_is(l, m, "ctl/end")) {
         char body[64] = {0};
         memcpy(body, m->payload, m->payload_len < 63 ? m->payload_len : 63);
         const char *at = strstr(body, "\"sent\"");
@@ -450,12 +580,25 @@ static void on_publish(struct link *l, const struct mqtt_publish_in *m, int64_t 
         l->recv_drain_end = now_ns() + llround(cfg.drain_s * 1e9);
         schedule(l, l->recv_drain_end);
     }
+}
+
+/* A PUBLISH on link l: its receiver's (l itself, or by topic for a backend subscriber; none
+ * once that receiver is done), acknowledged on l. */
+static void on_publish(struct link *l, const struct mqtt_publish_in *m, int64_t t_arrived)
+{
+    struct link *receiver = l->role == RECEIVER ? l : l->role == BACKEND ? receiver_of(m) : NULL;
+    if (l->role == BACKEND && receiver == NULL)
+        levent(l, "unknown_topic", "");
+    if (receiver != NULL && receiver->state != RUNNING)
+        receiver = NULL; /* a late copy for a receiver that has ended */
+    if (receiver != NULL)
+        receive(receiver, m, t_arrived);
     if (m->qos == 1) {
         uint8_t ack[4];
         send_packet(l, ack, mqtt_puback(ack, sizeof ack, m->packet_id));
     }
-    if (l->role == RECEIVER)
-        receiver_check_done(l);
+    if (receiver != NULL)
+        receiver_check_done(receiver);
 }
 
 static void on_packet(struct link *l, const struct mqtt_packet *p, int64_t t_arrived)
@@ -467,17 +610,26 @@ static void on_packet(struct link *l, const struct mqtt_packet *p, int64_t t_arr
     }
     if (l->state == SUBSCRIBING) {
         uint16_t acked;
-        int granted[2];
+        int granted[2 * BACKEND_BATCH];
         size_t n_granted;
         if (p->type != MQTT_SUBACK ||
-            mqtt_parse_suback(p, &acked, granted, 2, &n_granted, &why) != MQTT_OK)
+            mqtt_parse_suback(p, &acked, granted, 2 * BACKEND_BATCH, &n_granted, &why) != MQTT_OK)
             fail(l, "malformed packet from the broker: %s", why ? why : "expected SUBACK");
-        if (n_granted != 2 || granted[0] == 0x80 || granted[1] == 0x80)
+        bool refused = l->role == RECEIVER && n_granted != 2;
+        for (size_t i = 0; i < n_granted; i++)
+            refused = refused || granted[i] == 0x80;
+        if (refused)
             fail(l, "subscribe failed: the broker refused a topic");
+        if (l->role == BACKEND) {
+            if (--l->subacks_pending > 0)
+                return;
+            receivers_ready += (n_devices - l->backend_first + l->backends - 1) / l->backends;
+        } else {
+            receivers_ready++;
+        }
         l->state = RUNNING;
         unschedule(l);
         schedule(l, now_ns() + (int64_t)KEEP_ALIVE_S * 500000000);
-        receivers_ready++;
         receivers_setting_up--;
         return;
     }
@@ -574,7 +726,7 @@ void on_timer(struct link *l)
     int64_t now = now_ns(), cpu0 = thread_cpu_ns();
     switch (l->state) {
     case WAITING:
-        start_connect(l);
+        request_connect(l);
         break;
     case TCP_CONNECTING:
     case TLS_HANDSHAKE:
@@ -586,12 +738,14 @@ void on_timer(struct link *l)
         link_done(l); /* the end message's PUBACK did not come: the receiver drains */
         break;
     case RUNNING:
-        if (now - l->last_sent_ns > (int64_t)KEEP_ALIVE_S * 500000000) {
+        if (l->fd >= 0 && now - l->last_sent_ns > (int64_t)KEEP_ALIVE_S * 500000000) {
             uint8_t ping[2];
             send_packet(l, ping, mqtt_pingreq(ping, sizeof ping));
         }
         if (l->role == EMITTER) {
             publish_next(l);
+        } else if (l->role == BACKEND) {
+            schedule(l, now + (int64_t)KEEP_ALIVE_S * 500000000);
         } else {
             receiver_check_done(l);
             if (l->state == RUNNING)
