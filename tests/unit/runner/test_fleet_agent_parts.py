@@ -55,6 +55,44 @@ def test_a_fleet_beyond_the_descriptors_is_refused_naming_the_limit_and_the_fix(
     validate(spec.model_copy(update={"devices": 500}), None)
 
 
+def test_backend_subscribers_halve_the_descriptors_a_device_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(limits.resource, "getrlimit", lambda which: (256, 1064))
+    monkeypatch.setattr(limits, "_mem_available_bytes", lambda: 2**40)
+    two = limits.fleet_limit(fleet_agent=True)
+    assert "or --receivers backend: one" in two.reason  # the fix it names
+    assert limits.fleet_limit(fleet_agent=True, connections=1).devices == 1000
+    spec = ExperimentSpec(configurations=["tls1.2"], devices=1001, duration_s=1)
+    with pytest.raises(SpecError, match=r"devices 1001: this machine allows 1000 .*one per device"):
+        validate(spec.model_copy(update={"fleet_receivers": "backend"}), None)
+    validate(spec.model_copy(update={"devices": 1000, "fleet_receivers": "backend"}), None)
+
+
+def test_backend_receivers_and_pacing_need_the_fleet_agent() -> None:
+    for field, value in (("fleet_receivers", "backend"), ("fleet_max_connecting", 8)):
+        with pytest.raises(ValueError, match=field):
+            ExperimentSpec(configurations=["tls1.2"], devices=1, **{field: value})
+        with pytest.raises(ValueError, match=field):
+            ExperimentSpec(
+                configurations=["tls1.2"], devices=4, fleet_agent="processes", **{field: value}
+            )
+        spec = ExperimentSpec(configurations=["ecdh-p256-aes128-gcm"], devices=4, **{field: value})
+        with pytest.raises(SpecError, match="needs the fleet agent"):
+            validate(spec, None)
+        # what is measured changes: so does the hash; at the defaults it is as it was
+        assert (
+            ExperimentSpec(devices=3, **{field: value}).config_hash()
+            != ExperimentSpec(devices=3).config_hash()
+        )
+    assert (
+        ExperimentSpec(devices=3).config_hash()
+        == ExperimentSpec(
+            devices=3, fleet_receivers="devices", fleet_max_connecting=None
+        ).config_hash()
+    )
+
+
 def test_a_fleet_beyond_the_memory_is_refused_naming_the_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -249,18 +249,6 @@ static void read_config(const char *path)
 
 static void on_signal(int signum) { terminated = signum; }
 
-static long rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *statm = fopen("/proc/self/statm", "r");
-    if (statm != NULL) {
-        if (fscanf(statm, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(statm);
-    }
-    return resident * sysconf(_SC_PAGESIZE);
-}
-
 /* Once a second: the process's own sample, and each device's (the CPU this process spent on
  * it, its connection's TCP counters), every file flushed. */
 static void sample(void)

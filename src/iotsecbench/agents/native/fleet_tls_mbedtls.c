@@ -29,10 +29,8 @@ struct fleet_tls_context {
 };
 
 struct fleet_tls {
-    int fd;
-    struct tls_transcript *transcript;
+    struct mbedtls_io io; /* first: the callbacks' context */
     mbedtls_ssl_context ssl;
-    int certificates_verified;
     bool offered;
 };
 
@@ -53,39 +51,6 @@ struct fleet_tls_context *fleet_tls_context(const struct tls_options *o, char *w
     return c;
 }
 
-static int count_verified(void *context, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
-{
-    (void)crt, (void)depth, (void)flags; /* the verdict stays mbedTLS's own */
-    ((struct fleet_tls *)context)->certificates_verified++;
-    return 0;
-}
-
-static int send_cb(void *context, const unsigned char *data, size_t len)
-{
-    struct fleet_tls *tls = context;
-    ssize_t n = send(tls->fd, data, len, MSG_NOSIGNAL);
-    if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_WRITE
-                                                 : MBEDTLS_ERR_NET_SEND_FAILED;
-    if (tls->transcript != NULL && tls->transcript->recording)
-        tls_transcript_feed(tls->transcript, true, data, (size_t)n);
-    return (int)n;
-}
-
-static int recv_cb(void *context, unsigned char *data, size_t len)
-{
-    struct fleet_tls *tls = context;
-    ssize_t n = recv(tls->fd, data, len, 0);
-    if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_READ
-                                                 : MBEDTLS_ERR_NET_RECV_FAILED;
-    if (n == 0)
-        return MBEDTLS_ERR_NET_CONN_RESET;
-    if (tls->transcript != NULL && tls->transcript->recording)
-        tls_transcript_feed(tls->transcript, false, data, (size_t)n);
-    return (int)n;
-}
-
 struct fleet_tls *fleet_tls_new(struct fleet_tls_context *c, int fd, void *session,
                                 struct tls_transcript *t, char *why, size_t why_cap)
 {
@@ -94,8 +59,8 @@ struct fleet_tls *fleet_tls_new(struct fleet_tls_context *c, int fd, void *sessi
         snprintf(why, why_cap, "out of memory");
         return NULL;
     }
-    tls->fd = fd;
-    tls->transcript = t;
+    tls->io.fd = fd;
+    tls->io.transcript = t;
     mbedtls_ssl_init(&tls->ssl);
     int code = mbedtls_ssl_setup(&tls->ssl, &c->client.config);
     if (code == 0)
@@ -108,8 +73,8 @@ struct fleet_tls *fleet_tls_new(struct fleet_tls_context *c, int fd, void *sessi
         return NULL;
     }
     tls->offered = session != NULL;
-    mbedtls_ssl_set_verify(&tls->ssl, count_verified, tls);
-    mbedtls_ssl_set_bio(&tls->ssl, tls, send_cb, recv_cb, NULL);
+    mbedtls_ssl_set_verify(&tls->ssl, mbedtls_io_count_verified, &tls->io);
+    mbedtls_ssl_set_bio(&tls->ssl, &tls->io, mbedtls_io_send, mbedtls_io_recv, NULL);
     if (t != NULL)
         t->recording = true;
     return tls;
@@ -122,8 +87,8 @@ int fleet_tls_handshake(struct fleet_tls *tls, char *why, size_t why_cap)
         return FLEET_WANT_READ;
     if (code == MBEDTLS_ERR_SSL_WANT_WRITE)
         return FLEET_WANT_WRITE;
-    if (tls->transcript != NULL)
-        tls->transcript->recording = false;
+    if (tls->io.transcript != NULL)
+        tls->io.transcript->recording = false;
     if (code == 0)
         return 1;
     mbedtls_client_handshake_why(&tls->ssl, code, why, why_cap);
@@ -156,7 +121,7 @@ size_t fleet_tls_pending(struct fleet_tls *tls) { return mbedtls_ssl_get_bytes_a
 
 void fleet_tls_describe(struct fleet_tls *tls, struct tls_result *out)
 {
-    mbedtls_client_describe(&tls->ssl, tls->offered, tls->certificates_verified, out);
+    mbedtls_client_describe(&tls->ssl, tls->offered, tls->io.certificates_verified, out);
 }
 
 void *fleet_tls_session(struct fleet_tls *tls)

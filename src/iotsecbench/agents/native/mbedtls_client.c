@@ -1,11 +1,14 @@
-/* The mbedTLS 2.28 client configuration and description both native agents share
- * (mbedtls_client.h). */
+/* The mbedTLS 2.28 client configuration, I/O callbacks and description both native agents
+ * share (mbedtls_client.h). */
 #include "mbedtls_client.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
 #include <mbedtls/version.h>
 
 void mbedtls_client_why(char *why, size_t cap, int code, const char *what)
@@ -125,4 +128,37 @@ void mbedtls_client_describe(const mbedtls_ssl_context *ssl, bool offered,
         out->cipher_bits = cipher ? (int)cipher->key_bitlen : 0;
     }
     out->resumed = offered && certificates_verified == 0;
+}
+
+int mbedtls_io_count_verified(void *io, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+    (void)crt, (void)depth, (void)flags; /* the verdict stays mbedTLS's own */
+    ((struct mbedtls_io *)io)->certificates_verified++;
+    return 0;
+}
+
+int mbedtls_io_send(void *context, const unsigned char *data, size_t len)
+{
+    struct mbedtls_io *io = context;
+    ssize_t n = send(io->fd, data, len, MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_WRITE
+                                                 : MBEDTLS_ERR_NET_SEND_FAILED;
+    if (io->transcript != NULL) /* it keeps only what comes while it is recording */
+        tls_transcript_feed(io->transcript, true, data, (size_t)n);
+    return (int)n;
+}
+
+int mbedtls_io_recv(void *context, unsigned char *data, size_t len)
+{
+    struct mbedtls_io *io = context;
+    ssize_t n = recv(io->fd, data, len, 0);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_READ
+                                                 : MBEDTLS_ERR_NET_RECV_FAILED;
+    if (n == 0)
+        return MBEDTLS_ERR_NET_CONN_RESET;
+    if (io->transcript != NULL)
+        tls_transcript_feed(io->transcript, false, data, (size_t)n);
+    return (int)n;
 }

@@ -12,6 +12,22 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
+/* A connection's I/O, the first member of both clients' connection structs and the context of
+ * the callbacks below (as wolfssl_client.h's wolfssl_io): the socket, the transcript its
+ * handshake messages are fed to (NULL, or not recording: none), and how many certificates
+ * mbedTLS verified (none on a resumed session: how 2.28 tells it was resumed). */
+struct mbedtls_io {
+    int fd;
+    struct tls_transcript *transcript;
+    int certificates_verified;
+};
+
+/* mbedtls_ssl_set_bio's send and receive over io->fd, non-blocking (WANT_WRITE/WANT_READ),
+ * feeding the transcript; mbedtls_ssl_set_verify's counter (the verdict stays mbedTLS's). */
+int mbedtls_io_send(void *io, const unsigned char *data, size_t len);
+int mbedtls_io_recv(void *io, unsigned char *data, size_t len);
+int mbedtls_io_count_verified(void *io, mbedtls_x509_crt *crt, int depth, uint32_t *flags);
+
 struct mbedtls_client {
     mbedtls_entropy_context entropy;
     mbedtls_ctr_drbg_context drbg;

@@ -110,3 +110,15 @@ static int64_t clock_ns(clockid_t clock)
 int64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 int64_t thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 int64_t process_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+
+long rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (statm != NULL) {
+        if (fscanf(statm, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(statm);
+    }
+    return resident * sysconf(_SC_PAGESIZE);
+}

@@ -30,5 +30,6 @@ void trace_mark(const char *text);
 int64_t now_ns(void);         /* CLOCK_MONOTONIC: the clock every iotsecbench process reads */
 int64_t thread_cpu_ns(void);  /* CLOCK_THREAD_CPUTIME_ID */
 int64_t process_cpu_ns(void); /* CLOCK_PROCESS_CPUTIME_ID: user + system, all threads */
+long rss_bytes(void);         /* the process's resident memory (/proc/self/statm), 0 unknown */
 
 #endif

@@ -26,18 +26,6 @@ static struct tcp_counters {
     uint64_t bytes_sent, bytes_acked, bytes_received, segs_out, segs_in, retrans;
 } last; /* held when the socket is gone: counters never go backwards */
 
-static long rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *statm = fopen("/proc/self/statm", "r");
-    if (statm != NULL) {
-        if (fscanf(statm, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(statm);
-    }
-    return resident * sysconf(_SC_PAGESIZE);
-}
-
 static void sample(void)
 {
     pthread_mutex_lock(&lock);

@@ -21,11 +21,9 @@
 #include <mbedtls/x509_crt.h>
 
 struct tls {
-    int fd;
-    struct tls_transcript *transcript;
+    struct mbedtls_io io;         /* first: the callbacks' context */
     struct mbedtls_client client; /* its configuration, per connection as on a device */
     mbedtls_ssl_context ssl;
-    int certificates_verified; /* none on a resumed session: how 2.28 tells it was resumed */
     bool exported;             /* --keylog: the key export callback ran */
     unsigned char master_secret[48], client_random[32];
     bool offered;
@@ -56,37 +54,6 @@ bool tls_key_log(struct tls *tls, char *out, size_t cap)
                                          tls->master_secret, 48);
 }
 
-static int count_verified(void *context, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
-{
-    (void)crt, (void)depth, (void)flags; /* the verdict stays mbedTLS's own */
-    ((struct tls *)context)->certificates_verified++;
-    return 0;
-}
-
-static int send_cb(void *context, const unsigned char *data, size_t len)
-{
-    struct tls *tls = context;
-    ssize_t n = send(tls->fd, data, len, MSG_NOSIGNAL);
-    if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_WRITE
-                                                 : MBEDTLS_ERR_NET_SEND_FAILED;
-    tls_transcript_feed(tls->transcript, true, data, (size_t)n);
-    return (int)n;
-}
-
-static int recv_cb(void *context, unsigned char *data, size_t len)
-{
-    struct tls *tls = context;
-    ssize_t n = recv(tls->fd, data, len, 0);
-    if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? MBEDTLS_ERR_SSL_WANT_READ
-                                                 : MBEDTLS_ERR_NET_RECV_FAILED;
-    if (n == 0)
-        return MBEDTLS_ERR_NET_CONN_RESET;
-    tls_transcript_feed(tls->transcript, false, data, (size_t)n);
-    return (int)n;
-}
-
 static struct tls *fail(struct tls *tls, int code, const char *what, char *why, size_t cap)
 {
     mbedtls_client_why(why, cap, code, what);
@@ -102,14 +69,14 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
         snprintf(why, why_cap, "out of memory");
         return NULL;
     }
-    tls->fd = fd;
-    tls->transcript = t;
+    tls->io.fd = fd;
+    tls->io.transcript = t;
     mbedtls_ssl_init(&tls->ssl);
     if (mbedtls_client_configure(&tls->client, o, why, why_cap) != 0) {
         tls_close(tls);
         return NULL;
     }
-    mbedtls_ssl_conf_verify(&tls->client.config, count_verified, tls);
+    mbedtls_ssl_conf_verify(&tls->client.config, mbedtls_io_count_verified, &tls->io);
     if (o->key_log)
         mbedtls_ssl_conf_export_keys_ext_cb(&tls->client.config, export_keys, tls);
     int code;
@@ -120,7 +87,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
     if (offer != NULL && (code = mbedtls_ssl_set_session(&tls->ssl, &offer->session)) != 0)
         return fail(tls, code, "offering the session", why, why_cap);
     tls->offered = offer != NULL;
-    mbedtls_ssl_set_bio(&tls->ssl, tls, send_cb, recv_cb, NULL);
+    mbedtls_ssl_set_bio(&tls->ssl, &tls->io, mbedtls_io_send, mbedtls_io_recv, NULL);
     t->recording = true;
     do
         code = mbedtls_ssl_handshake(&tls->ssl);
@@ -136,7 +103,7 @@ struct tls *tls_connect(int fd, const struct tls_options *o, const struct tls_se
 
 void tls_describe(struct tls *tls, struct tls_result *out)
 {
-    mbedtls_client_describe(&tls->ssl, tls->offered, tls->certificates_verified, out);
+    mbedtls_client_describe(&tls->ssl, tls->offered, tls->io.certificates_verified, out);
 }
 
 struct tls_session *tls_session_get(struct tls *tls)
