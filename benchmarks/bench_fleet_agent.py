@@ -2,13 +2,15 @@
 mqtt-benchmark (Go) on a mosquitto of the same build and configuration on this machine.
 
     .venv/bin/python benchmarks/bench_fleet_agent.py scale [--plain 10000] [--tls 2000]
-        [--stack openssl] [--duration 60] [--ramp 500] [--out DIR]
+        [--stack openssl] [--duration 60] [--ramp 500] [--receivers backend]
+        [--max-connecting 64] [--out DIR]
     .venv/bin/python benchmarks/bench_fleet_agent.py anchor --mqtt-benchmark PATH
-        [--clients 1000] [--messages 20] [--out DIR]
+        [--clients 1000] [--messages 20] [--max-connecting 64] [--out DIR]
 
 ``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices (on
 ``--stack``; 0 devices: no such fleet) at 1 msg/s for ``--duration`` s, ``--ramp`` connects
-per second, through ``iotsecbench run`` (the fleet agent, one process per core). Per fleet
+per second (0: all due at once), with ``--receivers`` and ``--max-connecting`` as ``run``
+takes them, through ``iotsecbench run`` (the fleet agent, one process per core). Per fleet
 it prints whether every message was accounted for, the connect rate, set-up and latency
 percentiles, the broker's CPU and memory, the lab's CPU per device (the fleet processes' CPU
 over the run, per device: what simulating one device at 1 msg/s costs this machine) and the
@@ -26,6 +28,10 @@ time and disk the run's storage took.
   flight per client); the fleet agent keeps up to 20 in flight (paho's default) and its
   receivers also read every message. Its rate is total delivered / (last publish_end − first
   publish_start).
+
+The fleet agent runs twice per configuration: unpaced (every connect at once) and with
+``--max-connecting`` set-ups in flight (0: only unpaced), so the ratios compare pacing against
+the same mqtt-benchmark run.
 
 mqtt-benchmark is built with the Go toolchain: ``go install
 github.com/krylovsk/mqtt-benchmark@v0.2.0`` (or ``go build`` in its source). The broker for it
@@ -105,9 +111,14 @@ def scale(args: argparse.Namespace) -> None:
         if devices == 0:
             continue
         out = args.out / f"scale-{configuration}-{args.stack}-{devices}"
+        options = [
+            *(["--ramp", str(args.ramp)] if args.ramp else []),
+            *(["--receivers", args.receivers] if args.receivers else []),
+            *(["--max-connecting", str(args.max_connecting)] if args.max_connecting else []),
+        ]
         result, wall_s = iotsecbench_run(
             out, "--configs", configuration, "--stack", args.stack, "--devices", str(devices),
-            "--rate", "1", "--duration", str(args.duration), "--ramp", str(args.ramp),
+            "--rate", "1", "--duration", str(args.duration), *options,
         )  # fmt: skip
         run_dir = out / result["run_dir"]
         cpu_s, span_s = lab_cpu(run_dir)
@@ -115,7 +126,7 @@ def scale(args: argparse.Namespace) -> None:
         database = (out / "results.duckdb").stat().st_size
         record = (run_dir / "record.json").stat().st_size
         print(
-            f"{configuration} x {devices} ({args.stack}): {result['status']} "
+            f"{configuration} x {devices} ({args.stack}, {' '.join(options)}): {result['status']} "
             f"{result['error'] or ''}\n"
             f"  messages sent {result['messages_sent']}, delivered "
             f"{result['messages_delivered']}, lost {result['messages_lost']}\n"
@@ -201,21 +212,25 @@ def anchor(args: argparse.Namespace) -> None:
             flush=True,
         )
         rate = 1000.0  # far above what the broker acknowledges: as fast as it goes
-        result, _wall = iotsecbench_run(
-            args.out / f"anchor-{configuration}", "--configs", configuration,
-            "--devices", str(args.clients), "--rate", str(rate),
-            "--duration", str(args.messages / rate), "--raw-devices", "10",
-        )  # fmt: skip
-        span = result["publish_span_s"]
-        print(
-            f"fleet agent    {configuration} x {args.clients}: connects "
-            f"{args.clients / result['connect_span_s']:.0f}/s (all in "
-            f"{result['connect_span_s']:.2f} s); {result['messages_delivered']} of "
-            f"{result['messages_sent']} delivered, publishing {span:.2f} s = "
-            f"{result['messages_delivered'] / span:.0f} msg/s; broker mean "
-            f"{result['broker_cpu_mean_percent']:.0f} % of a core ({result['status']})",
-            flush=True,
-        )
+        for places in sorted({0, args.max_connecting}):
+            pacing = ["--max-connecting", str(places)] if places else []
+            result, _wall = iotsecbench_run(
+                args.out / f"anchor-{configuration}-{places or 'unpaced'}",
+                "--configs", configuration, "--devices", str(args.clients), "--rate", str(rate),
+                "--duration", str(args.messages / rate), "--raw-devices", "10", *pacing,
+            )  # fmt: skip
+            span, connect_s = result["publish_span_s"], result["connect_span_s"]
+            print(
+                f"fleet agent    {configuration} x {args.clients} "
+                f"({f'{places} set-ups in flight' if places else 'unpaced'}): connects "
+                f"{args.clients / connect_s:.0f}/s (all in {connect_s:.2f} s, "
+                f"{wall1_s / connect_s:.2f}x mqtt-benchmark's); {result['messages_delivered']} of "
+                f"{result['messages_sent']} delivered, publishing {span:.2f} s = "
+                f"{result['messages_delivered'] / span:.0f} msg/s "
+                f"({result['messages_delivered'] / span / (total / wall_s):.2f}x); broker mean "
+                f"{result['broker_cpu_mean_percent']:.0f} % of a core ({result['status']})",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -227,11 +242,13 @@ def main() -> None:
     scaling.add_argument("--stack", default="openssl")
     scaling.add_argument("--duration", type=float, default=60)
     scaling.add_argument("--ramp", type=float, default=500)
+    scaling.add_argument("--receivers", choices=("devices", "backend"), default=None)
     anchoring = commands.add_parser("anchor")
     anchoring.add_argument("--mqtt-benchmark", type=Path, required=True)
     anchoring.add_argument("--clients", type=int, default=1000)
     anchoring.add_argument("--messages", type=int, default=20)
     for sub in (scaling, anchoring):
+        sub.add_argument("--max-connecting", type=int, default=0 if sub is scaling else 64)
         sub.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-fleet-agent-"))

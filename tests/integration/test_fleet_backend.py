@@ -7,6 +7,7 @@ than that are ever in flight, the others queue."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -20,15 +21,28 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 DEVICES = 30
 PLACES = 4  # --max-connecting: two per fleet process on two cores, four on one
+# A broker queue of 40 at 2 Hz: 10 devices per backend subscriber (backend_devices), so a
+# fleet process holds several and each subscribes to its own stride of the devices.
+SPEC = """
+name = "backend"
+configurations = ["plain", "tls1.2"]
+rate_hz = [2.0]
+duration_s = 3.0
+repetitions = 1
+seed = 5
+[broker]
+max_queued_messages = 40
+"""
 
 
 @pytest.fixture(scope="module")
 def backend_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("backend") / "fleet"
+    directory = tmp_path_factory.mktemp("backend")
+    spec, out = directory / "backend.toml", directory / "fleet"
+    spec.write_text(SPEC)
     result = subprocess.run(
-        [sys.executable, "-m", "iotsecbench", "run", "--configs", "plain,tls1.2",
-         "--devices", str(DEVICES), "--duration", "3", "--rate", "2", "--receivers", "backend",
-         "--max-connecting", str(PLACES), "--reps", "1", "--seed", "5", "--out", str(out),
+        [sys.executable, "-m", "iotsecbench", "run", str(spec), "--devices", str(DEVICES),
+         "--receivers", "backend", "--max-connecting", str(PLACES), "--out", str(out),
          "--quiet", "--no-report"],
         capture_output=True, text=True, check=False, timeout=240,
     )  # fmt: skip
@@ -59,9 +73,12 @@ def test_backend_subscribers_account_for_every_message_of_every_device(
         log = (run_dir / "broker" / "mosquitto.log").read_text()
         connected = [line for line in log.splitlines() if "New client connected" in line]
         assert sum(" as iotsb-emitter-" in line for line in connected) == DEVICES
-        assert sum(" as iotsb-backend-" in line for line in connected) == fleet.processes(DEVICES)
         assert not any(" as iotsb-receiver-" in line for line in connected)
         shares = [json.loads(p.read_text()) for p in sorted(run_dir.glob("fleet-?.json"))]
+        assert len(shares) == fleet.processes(DEVICES)
+        backends = sum(math.ceil(len(share["devices"]) / 10) for share in shares)
+        assert backends == sum(len(share["backends"]) for share in shares) >= 3
+        assert sum(" as iotsb-backend-" in line for line in connected) == backends
         # the backend's password leaves the file after the run
         assert all(b["password"] == "" for share in shares for b in share["backends"])
 

@@ -40,9 +40,21 @@ from iotsecbench.spec.network import resolve_profile
 FLEET_FILE = "fleet-{index}"  # per process, in the run directory: .json, .jsonl, .stderr
 READY_TIMEOUT_PER_DEVICE_S = 0.05  # receivers set up 64 at a time per process
 READY_TIMEOUT_S = 30.0
-# Devices per backend subscriber (fleet_receivers = backend): each is one connection that
-# receives this many devices' messages, 2,500 msg/s at 1 Hz.
+# Devices per backend subscriber (fleet_receivers = backend) when the broker's queue is
+# unbounded; otherwise backend_devices() sizes them to its queue.
 BACKEND_DEVICES = 2500
+
+
+def backend_devices(max_queued_messages: int, rate_hz: float) -> int:
+    """How many devices one backend subscriber serves: a second of their messages must fit
+    in the broker's queue for that one client (``max_queued_messages``, beyond its in-flight
+    window), even when every device publishes at the same instant, with half of it to spare
+    (at 1 Hz and mosquitto's 1,000: 500 devices). mosquitto drops what overflows (logged:
+    "Outgoing messages are being dropped"), and a lost message would count against its
+    device, though the device did nothing wrong."""
+    if max_queued_messages == 0:
+        return BACKEND_DEVICES
+    return max(1, min(BACKEND_DEVICES, int(max_queued_messages / 2 / max(rate_hz, 1.0))))
 
 
 def drives(cell: Cell, spec: ExperimentSpec, keylog: bool) -> bool:
@@ -86,7 +98,7 @@ def run_fleet(
     """Runs ``devices`` (runner.local's ``FleetDevice``s: an index each; ``agent_config``
     writes a role's AgentConfig file for one) on ``program`` against ``broker`` (None: an
     external one). With ``backend`` (fleet_receivers = backend), each process's receivers
-    are served by ceil(share / BACKEND_DEVICES) subscriber connections on that account.
+    are served by ceil(share / backend_devices(...)) subscriber connections on that account.
     ``fleet_max_connecting`` is split evenly over the processes (at least one each)."""
     count = fleet.processes(len(devices))
     ramp_s = (len(devices) - 1) / spec.connect_ramp_hz if spec.connect_ramp_hz else 0.0
@@ -98,7 +110,8 @@ def run_fleet(
     for index in range(count):
         share = devices[index::count]
         name = FLEET_FILE.format(index=index)
-        backends = math.ceil(len(share) / BACKEND_DEVICES) if backend is not None else 0
+        per_backend = backend_devices(spec.broker.max_queued_messages, max(spec.rate_hz or [1.0]))
+        backends = math.ceil(len(share) / per_backend) if backend is not None else 0
         config = {
             "worker": "local",
             "output": str(run_dir / f"{name}.jsonl"),

@@ -281,6 +281,11 @@ class ExperimentSpec(StrictModel):
                 raise ValueError(
                     f"{name} is the fleet agent's: set devices > 1 and leave fleet_agent at auto"
                 )
+        if self.fleet_receivers == "backend" and self.saturating:
+            raise ValueError(
+                "fleet_receivers backend sizes its subscribers to the devices' rate: give "
+                "rate_hz instead of saturating"
+            )
         if self.devices > 1 and "tcp" in self.transport:
             raise ValueError(
                 "a fleet (devices > 1) shares one broker: use transport mqtt (the tcp "

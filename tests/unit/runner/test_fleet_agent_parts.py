@@ -10,7 +10,7 @@ from iotsecbench.agents.native import fleet
 from iotsecbench.errors import SpecError
 from iotsecbench.lab import limits
 from iotsecbench.runner.experiment import validate
-from iotsecbench.runner.fleet_agent import drives
+from iotsecbench.runner.fleet_agent import BACKEND_DEVICES, backend_devices, drives
 from iotsecbench.spec.matrix import expand
 from iotsecbench.spec.models import ExperimentSpec
 
@@ -67,6 +67,16 @@ def test_backend_subscribers_halve_the_descriptors_a_device_needs(
     with pytest.raises(SpecError, match=r"devices 1001: this machine allows 1000 .*one per device"):
         validate(spec.model_copy(update={"fleet_receivers": "backend"}), None)
     validate(spec.model_copy(update={"devices": 1000, "fleet_receivers": "backend"}), None)
+
+
+def test_a_backend_subscriber_serves_what_a_second_of_the_broker_queue_holds() -> None:
+    assert backend_devices(1000, 1.0) == 500  # mosquitto's default queue, 1 Hz
+    assert backend_devices(1000, 10.0) == 50
+    assert backend_devices(1000, 0.2) == 500  # a second's burst: never more than one each
+    assert backend_devices(0, 1.0) == BACKEND_DEVICES  # an unbounded queue
+    assert backend_devices(1, 5.0) == 1
+    with pytest.raises(ValueError, match="saturating"):
+        ExperimentSpec(devices=4, fleet_receivers="backend", saturating=True)
 
 
 def test_backend_receivers_and_pacing_need_the_fleet_agent() -> None:

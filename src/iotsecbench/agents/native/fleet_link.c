@@ -432,6 +432,14 @@ static void send_end(struct link *l)
 
 static void link_done(struct link *l)
 {
+    struct link *receiver = l + 1; /* links alternate emitter, receiver */
+    if (l->role == EMITTER && receiver->state == RUNNING && receiver->expected < 0) {
+        /* its end message may be lost (a broker dropping a full queue): the receiver waits
+         * for it no longer than a set-up and a drain */
+        receiver->recv_drain_end =
+            now_ns() + llround((cfg.connect_timeout_s + cfg.drain_s) * 1e9);
+        schedule(receiver, receiver->recv_drain_end);
+    }
     if (l->role == EMITTER) {
         lrec(l, "counters", "\"name\":\"messages_sent\",\"value\":%ld", l->sent);
         if (cfg.storm_at_s > 0)
@@ -538,9 +546,13 @@ static bool mark_delivered(struct link *l, uint64_t seq)
 
 static void receiver_check_done(struct link *l)
 {
-    if (l->expected >= 0 &&
-        (l->counts[DELIVERED] >= l->expected || now_ns() >= l->recv_drain_end))
+    int64_t now = now_ns();
+    if (l->expected >= 0 && (l->counts[DELIVERED] >= l->expected || now >= l->recv_drain_end)) {
         link_done(l);
+    } else if (l->expected < 0 && l->recv_drain_end > 0 && now >= l->recv_drain_end) {
+        levent(l, "end_missing", ""); /* its emitter ended; what did not come is lost */
+        link_done(l);
+    }
 }
 
 /* A message on receiver l's topics: counted, recorded, or the end message. */
@@ -749,8 +761,8 @@ void on_timer(struct link *l)
         } else {
             receiver_check_done(l);
             if (l->state == RUNNING)
-                schedule(l, l->expected >= 0 ? l->recv_drain_end
-                                             : now + (int64_t)KEEP_ALIVE_S * 500000000);
+                schedule(l, l->recv_drain_end > 0 ? l->recv_drain_end
+                                                  : now + (int64_t)KEEP_ALIVE_S * 500000000);
         }
         break;
     default:
