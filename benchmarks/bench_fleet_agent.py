@@ -6,6 +6,8 @@ mqtt-benchmark (Go) on a mosquitto of the same build and configuration on this m
         [--max-connecting 64] [--out DIR]
     .venv/bin/python benchmarks/bench_fleet_agent.py anchor --mqtt-benchmark PATH
         [--clients 1000] [--messages 20] [--max-connecting 64] [--out DIR]
+    .venv/bin/python benchmarks/bench_fleet_agent.py storm [--devices 200] [--reps 5]
+        [--stack openssl] [--configs tls1.2,tls1.2/resume] [--out DIR]
 
 ``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices (on
 ``--stack``; 0 devices: no such fleet) at 1 msg/s for ``--duration`` s, ``--ramp`` connects
@@ -33,6 +35,14 @@ The fleet agent runs twice per configuration: unpaced (every connect at once) an
 ``--max-connecting`` set-ups in flight (0: only unpaced), so the ratios compare pacing against
 the same mqtt-benchmark run.
 
+``storm`` runs ``--configs`` with ``--reps`` repetitions of a reconnect storm (``--storm-at``:
+every emitter's link cut 4 s after the start of a 10 s run at 1 msg/s) and gives, per
+configuration, the mean over runs with a 95 % Student t interval of: the storm's duration
+(the cut to the last device's CONNACK) and the broker's CPU from the cut to the storm's end
+(its 10 Hz cumulative CPU samples, the one at or before the cut to the first at or after the
+end); and the difference of the second configuration from the first with the i.i.d. bootstrap
+over runs the analysis uses (``analysis.over_runs.compare_over_runs``).
+
 mqtt-benchmark is built with the Go toolchain: ``go install
 github.com/krylovsk/mqtt-benchmark@v0.2.0`` (or ``go build`` in its source). The broker for it
 is the lab's ``MosquittoBroker`` with the embedded broker's settings and a TLS 1.2 listener of
@@ -50,7 +60,10 @@ import time
 from pathlib import Path
 
 import duckdb
+import numpy as np
+from scipy import stats
 
+from iotsecbench.analysis.over_runs import compare_over_runs
 from iotsecbench.lab.broker import BrokerUser, MosquittoBroker
 from iotsecbench.lab.limits import raise_fd_limit
 from iotsecbench.lab.pki import CertificateSet, create_certificates
@@ -233,6 +246,76 @@ def anchor(args: argparse.Namespace) -> None:
             )
 
 
+STORM_QUERY = """
+with cut as (
+  select run_id, min(json_extract(detail_json, '$.t_cut_ns')::bigint) as t_cut,
+    max(json_extract(detail_json, '$.t_start_ns')::bigint
+        + json_extract(detail_json, '$.wall_ns')::bigint) as t_end,
+    count(*) as reconnections,
+    sum(json_extract(detail_json, '$.resumed')::boolean::int) as resumed
+  from events where kind = 'reconnected' group by run_id
+)
+select r.configuration, r.run_id, r.status, r.messages_sent, r.messages_delivered,
+  c.reconnections, c.resumed, (c.t_end - c.t_cut) / 1e6 as storm_ms,
+  ((select min(s.cpu_ns) from samples s
+    where s.run_id = r.run_id and s.agent = 'broker' and s.t_ns >= c.t_end)
+   - (select max(s.cpu_ns) from samples s
+      where s.run_id = r.run_id and s.agent = 'broker' and s.t_ns <= c.t_cut)) / 1e6
+   as broker_cpu_ms
+from runs r join cut c using (run_id) order by r.configuration, r.run_id
+"""
+
+
+def t_interval(values: list[float]) -> str:
+    array = np.asarray(values, dtype=float)
+    mean = array.mean()
+    if array.size < 2:
+        return f"{mean:.1f}"
+    half = stats.t.ppf(0.975, array.size - 1) * array.std(ddof=1) / np.sqrt(array.size)
+    return f"{mean:.1f} [{mean - half:.1f}, {mean + half:.1f}]"
+
+
+def storm(args: argparse.Namespace) -> None:
+    out = args.out / f"storm-{args.stack}-{args.devices}"
+    command = [sys.executable, "-m", "iotsecbench", "run", "--configs", args.configs,
+               "--stack", args.stack, "--devices", str(args.devices), "--duration", "10",
+               "--rate", "1", "--storm-at", "4", "--reps", str(args.reps), "--out", str(out),
+               "--quiet", "--no-report"]  # fmt: skip
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if not (out / "results.duckdb").exists():
+        raise SystemExit(f"refused: {completed.stderr.strip().splitlines()[-1:]}")
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        rows = db.execute(STORM_QUERY).fetchall()
+    by_configuration: dict[str, list[tuple]] = {}
+    for row in rows:
+        by_configuration.setdefault(row[0], []).append(row)
+    for configuration, runs in by_configuration.items():
+        print(
+            f"{configuration} x {args.devices} ({args.stack}), {len(runs)} runs: "
+            f"{sum(r[4] for r in runs)} of {sum(r[3] for r in runs)} delivered, "
+            f"{sum(r[6] for r in runs)} of {sum(r[5] for r in runs)} reconnections resumed; "
+            f"storm {t_interval([r[7] for r in runs])} ms, broker CPU over it "
+            f"{t_interval([r[8] for r in runs])} ms (mean [95 % t interval])",
+            flush=True,
+        )
+    names = list(by_configuration)
+    if len(names) == 2:
+        a, b = names[1], names[0]
+        for metric, column in (("storm_ms", 7), ("broker_cpu_ms", 8)):
+            found = compare_over_runs(
+                metric, "broker", a, b,
+                np.array([r[column] for r in by_configuration[a]]),
+                np.array([r[column] for r in by_configuration[b]]), seed=3,
+            )  # fmt: skip
+            if found is not None:
+                print(
+                    f"  {metric}: {a} - {b} = {found.difference:.1f} "
+                    f"[{found.interval.low:.1f}, {found.interval.high:.1f}] "
+                    f"({found.interval.method})",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -247,13 +330,19 @@ def main() -> None:
     anchoring.add_argument("--mqtt-benchmark", type=Path, required=True)
     anchoring.add_argument("--clients", type=int, default=1000)
     anchoring.add_argument("--messages", type=int, default=20)
+    storming = commands.add_parser("storm")
+    storming.add_argument("--devices", type=int, default=200)
+    storming.add_argument("--reps", type=int, default=5)
+    storming.add_argument("--stack", default="openssl")
+    storming.add_argument("--configs", default="tls1.2,tls1.2/resume")
+    storming.add_argument("--out", type=Path, default=None)
     for sub in (scaling, anchoring):
         sub.add_argument("--max-connecting", type=int, default=0 if sub is scaling else 64)
         sub.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     args.out = args.out or Path(tempfile.mkdtemp(prefix="bench-fleet-agent-"))
     print(f"results under {args.out}", flush=True)
-    (scale if args.command == "scale" else anchor)(args)
+    {"scale": scale, "anchor": anchor, "storm": storm}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@
 #define RECORDS_FLUSH_BYTES 16384
 #define RECEIVER_SETUPS 64 /* receivers connecting at once: the lab's back end, not measured */
 #define BACKEND_BATCH 50    /* devices per SUBSCRIBE of a backend subscriber (two topics each) */
+/* A backend subscribes at QoS 0: the broker's copy to the lab's back end, on loopback, carries
+ * no acknowledgements, so mosquitto's per-client in-flight window (max_inflight_messages)
+ * and queue (max_queued_messages), sized for one device's receiver, do not throttle and
+ * drop hundreds of devices' messages on one connection. The devices publish at their QoS. */
+#define BACKEND_QOS 0
 
 /* BACKEND: with "backends" in the config, a few subscriber connections receive every device's
  * topics for the process's receivers, which then have no connection of their own: each

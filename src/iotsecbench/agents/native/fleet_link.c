@@ -284,10 +284,10 @@ static void subscribe_backend(struct link *l)
             const char *prefix = links[2 * k + 1].topic_prefix;
             snprintf(texts[n], sizeof texts[n], "%s/data", prefix);
             topics[n] = texts[n];
-            qos[n++] = cfg.qos;
+            qos[n++] = BACKEND_QOS;
             snprintf(texts[n], sizeof texts[n], "%s/ctl/end", prefix);
             topics[n] = texts[n];
-            qos[n++] = 1;
+            qos[n++] = BACKEND_QOS;
         }
         if (n == 2 * BACKEND_BATCH || (last && n > 0)) {
             size_t size = mqtt_subscribe(packet, sizeof packet, next_id(l), topics, qos, n);
