@@ -138,12 +138,14 @@ def check_fleet() -> Check:
 
     python, native = fleet_limit(), fleet_limit(native=True)
     driven = fleet_limit(fleet_agent=True)
+    backend = fleet_limit(fleet_agent=True, connections=1)
     return Check(
         "Fleets",
         python.devices >= 2,
         f"up to {python.devices} devices per run with the Python agents ({native.devices} "
         f"native), limited by {python.reason}; {driven.devices} with the fleet agent "
-        f"(limited by {driven.reason.split(':')[0]})",
+        f"(limited by {driven.reason.split(':')[0]}), {backend.devices} with --receivers "
+        f"backend (limited by {backend.reason.split(':')[0]})",
         "run --devices needs at least two",
     )
 
