@@ -7,7 +7,7 @@ mqtt-benchmark (Go) on a mosquitto of the same build and configuration on this m
     .venv/bin/python benchmarks/bench_fleet_agent.py anchor --mqtt-benchmark PATH
         [--clients 1000] [--messages 20] [--max-connecting 64] [--out DIR]
     .venv/bin/python benchmarks/bench_fleet_agent.py storm [--devices 200] [--reps 5]
-        [--stack openssl] [--configs tls1.2,tls1.2/resume] [--out DIR]
+        [--stack openssl] [--configs tls1.2,tls1.2/resume] [--max-connecting N] [--out DIR]
 
 ``scale`` runs one fleet of ``--plain`` plain devices and one of ``--tls`` TLS 1.2 devices (on
 ``--stack``; 0 devices: no such fleet) at 1 msg/s for ``--duration`` s, ``--ramp`` connects
@@ -276,11 +276,12 @@ def t_interval(values: list[float]) -> str:
 
 
 def storm(args: argparse.Namespace) -> None:
-    out = args.out / f"storm-{args.stack}-{args.devices}"
+    out = args.out / f"storm-{args.stack}-{args.devices}-{args.max_connecting or 'unpaced'}"
+    pacing = ["--max-connecting", str(args.max_connecting)] if args.max_connecting else []
     command = [sys.executable, "-m", "iotsecbench", "run", "--configs", args.configs,
                "--stack", args.stack, "--devices", str(args.devices), "--duration", "10",
                "--rate", "1", "--storm-at", "4", "--reps", str(args.reps), "--out", str(out),
-               "--quiet", "--no-report"]  # fmt: skip
+               "--quiet", "--no-report", *pacing]  # fmt: skip
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if not (out / "results.duckdb").exists():
         raise SystemExit(f"refused: {completed.stderr.strip().splitlines()[-1:]}")
@@ -291,7 +292,9 @@ def storm(args: argparse.Namespace) -> None:
         by_configuration.setdefault(row[0], []).append(row)
     for configuration, runs in by_configuration.items():
         print(
-            f"{configuration} x {args.devices} ({args.stack}), {len(runs)} runs: "
+            f"{configuration} x {args.devices} ({args.stack}, "
+            f"{f'{args.max_connecting} set-ups in flight' if pacing else 'unpaced'}), "
+            f"{len(runs)} runs: "
             f"{sum(r[4] for r in runs)} of {sum(r[3] for r in runs)} delivered, "
             f"{sum(r[6] for r in runs)} of {sum(r[5] for r in runs)} reconnections resumed; "
             f"storm {t_interval([r[7] for r in runs])} ms, broker CPU over it "
@@ -335,6 +338,7 @@ def main() -> None:
     storming.add_argument("--reps", type=int, default=5)
     storming.add_argument("--stack", default="openssl")
     storming.add_argument("--configs", default="tls1.2,tls1.2/resume")
+    storming.add_argument("--max-connecting", type=int, default=0)
     storming.add_argument("--out", type=Path, default=None)
     for sub in (scaling, anchoring):
         sub.add_argument("--max-connecting", type=int, default=0 if sub is scaling else 64)

@@ -176,6 +176,8 @@ COMMANDS: dict[str, Command] = {
             # want of --devices)
             "storm_at": Option("positive-number", base=FLEET_BASE),
             "raw_devices": Option("count", base=FLEET_BASE),
+            "receivers": Option("name", base=FLEET_BASE),  # devices or backend
+            "max_connecting": Option("count", base=FLEET_BASE),
             "executor_name": Option("name"),
             "scheduler": Option("refused"),  # needs --executor dask
             "dask_workers": Option("refused"),  # needs --executor dask

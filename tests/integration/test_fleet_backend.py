@@ -108,3 +108,25 @@ def test_pacing_never_has_more_set_ups_in_flight_than_allowed(
         assert peak <= PLACES, run_id
     # all 30 were due at once: most waited for a place
     assert sum(1 for span in spans if span[4] > 0) >= 2 * (DEVICES - PLACES)
+
+
+def test_a_paced_storm_reconnects_every_device_and_loses_nothing(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """Full handshakes one per fleet process at a time while the devices' 50 Hz timers run:
+    an emitter waiting for its place must not publish on the socket its cut closed."""
+    out = tmp_path / "storm"
+    result = subprocess.run(
+        [sys.executable, "-m", "iotsecbench", "run", "--configs", "tls1.2", "--devices", "16",
+         "--duration", "3", "--rate", "50", "--storm-at", "1.5", "--max-connecting", "1",
+         "--receivers", "backend", "--reps", "1", "--out", str(out), "--quiet", "--no-report"],
+        capture_output=True, text=True, check=False, timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert query(
+        out,
+        "select status, messages_sent, messages_delivered, messages_lost from runs",
+    ) == [("ok", 16 * 150, 16 * 150, 0)]
+    assert query(out, "select sum(reconnections), sum(reconnect_resumed) from fleet_devices") == [
+        (16, 0)
+    ]

@@ -88,6 +88,7 @@ def hash_without_network(spec: ExperimentSpec) -> str:
     later |= {"connect_ramp_hz", "configuration_labels"}
     later.add("target")  # the device emitter (run --target)
     later.update(("fleet_agent", "storm_at_s", "fleet_raw_devices"))  # the fleet agent
+    later.update(("fleet_receivers", "fleet_max_connecting"))  # backends and pacing
     shaping = spec.model_dump(mode="json", exclude={"repetitions", "name", "description", *later})
     for rule in (*shaping["include"], *shaping["exclude"]):
         for key in ("network", "transport", "method", "stack"):

@@ -79,6 +79,9 @@ void request_connect(struct link *l)
         fail(l, "out of memory for the connect queue");
     queue[(queue_head + queue_len++) % n_links] = l;
     l->queued_ns = now_ns();
+    /* no socket until its turn: a storm's cut emitter must not publish (its timer) meanwhile */
+    l->state = WAITING;
+    unschedule(l);
 }
 
 /* A paced set-up has ended (CONNACK): its place goes to the next in the queue. */
