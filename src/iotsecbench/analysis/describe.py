@@ -5,6 +5,10 @@ quartiles per configuration × device × metric; the CV across the repetitions a
 contiguous segments of each run; per-minute mean current; and cumulative charge
 ``E(t) = Σ I·Δt / 3600`` in mAh. The 10 Hz → 1 Hz aggregation (mean of the samples within
 each whole second) also lives here.
+
+scipy is imported inside the two functions that use it: the runner imports this module (for
+``percentile`` and ``cumulative_mah``) in every ``run`` process, and ``scipy.stats`` would add
+about a second of CPU to each, runs whose statistics come later or never (``--no-report``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from iotsecbench.analysis.results import Record
 
@@ -78,6 +81,8 @@ def mode_of(values: np.ndarray | Sequence[float], resolution: float) -> float:
     array = np.asarray(values, dtype=float)
     if array.size == 0:
         return float("nan")
+    from scipy import stats  # here, not at the top: see the module's note on imports
+
     rounded = np.round(array / resolution)
     result = stats.mode(rounded, keepdims=False)
     return float(result.mode * resolution)
@@ -195,6 +200,8 @@ def t_half_width(sd: ArrayLike, n: ArrayLike, level: float = 0.95) -> np.ndarray
     """Half-width of the Student-t interval of a mean of ``n`` values with standard deviation
     ``sd`` (n − 1 degrees of freedom): the one Student-t of the project (the report's bands,
     ``bench``'s per-configuration statistics)."""
+    from scipy import stats  # here, not at the top: see the module's note on imports
+
     n = np.asarray(n)
     return stats.t.ppf(0.5 + level / 2, n - 1) * sd / np.sqrt(n)
 

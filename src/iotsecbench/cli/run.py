@@ -559,10 +559,11 @@ def _import_post_processing(report: bool) -> None:
     with SignalGuard():
         import iotsecbench.report.summary
         import iotsecbench.report.terminal
-        import iotsecbench.workflows.postprocess
 
-        if report:
-            import iotsecbench.report.build  # noqa: F401  (matplotlib, with its backend)
+        if report:  # the statistics and the report: without them (--no-report) none of
+            # pandas' heavier neighbours is needed, about 2.5 s of CPU a `run` saves
+            import iotsecbench.report.build  # (matplotlib, with its backend)
+            import iotsecbench.workflows.postprocess  # noqa: F401  (scipy, arch: the bootstraps)
 
 
 def _summarise_and_report(
@@ -574,7 +575,6 @@ def _summarise_and_report(
     ``_import_post_processing``)."""
     from iotsecbench.report.summary import counted_emitter_lines, summarise, target_of
     from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
-    from iotsecbench.workflows.postprocess import analyze_and_report
 
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
@@ -591,6 +591,8 @@ def _summarise_and_report(
     if not report or not (outcome.outcomes or outcome.skipped):
         print_summary(None)
         return
+    from iotsecbench.workflows.postprocess import analyze_and_report  # imported before the runs
+
     # What was measured is on disk before the statistics begin: said at once, so that a
     # wait (or a Ctrl-C) during them never leaves the user wondering about the runs.
     stored = len(outcome.outcomes) + outcome.skipped

@@ -5,13 +5,17 @@ has one (its ``model`` section: the ranges are derived there, only shown here)."
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from rich.table import Table
 
 from iotsecbench.analysis.metrics import GROUPS, METRICS, Metric, Registry
 from iotsecbench.analysis.model_range import ModelSection, ModelValue
-from iotsecbench.report.findings import Findings
+
+if TYPE_CHECKING:  # the findings' module imports the bootstraps (arch, scipy, matplotlib): a
+    # `run --no-report` prints its tables with this module and never needs them
+    from iotsecbench.report.findings import Findings
 
 
 def _format(value: object, metric: Metric) -> str:
