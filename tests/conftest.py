@@ -17,6 +17,14 @@ from tests.cli_server import run_cli_forked as run_cli_forked  # re-exported: se
 
 REPO = Path(__file__).resolve().parents[1]
 
+# One BLAS thread in every test process and every process a test starts (set before the xdist
+# workers start and import numpy; a variable already set wins). OpenBLAS otherwise gives each
+# process a thread per core that spin-waits for the other: with two cores already busy with
+# the suite's workers and lab runs, the analysis' regressions (statsmodels' ADF, thin
+# least-squares problems) took 10-30x the CPU for the same result (analysis.json byte for
+# byte the same either way; docs/internals.md § Tests).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # The lanes and their guard: an unmarked test that starts a process fails (tests/lanes.py).
 pytest_plugins = ("tests.lanes", "pytester")
 
