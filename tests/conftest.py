@@ -17,13 +17,13 @@ from tests.cli_server import run_cli_forked as run_cli_forked  # re-exported: se
 
 REPO = Path(__file__).resolve().parents[1]
 
-# One BLAS thread in every test process and every process a test starts (set before the xdist
-# workers start and import numpy; a variable already set wins). OpenBLAS otherwise gives each
-# process a thread per core that spin-waits for the other: with two cores already busy with
-# the suite's workers and lab runs, the analysis' regressions (statsmodels' ADF, thin
-# least-squares problems) took 10-30x the CPU for the same result (analysis.json byte for
-# byte the same either way; docs/internals.md § Tests).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# One BLAS thread in every test process and every process a test starts (set here, before the
+# xdist workers start and import numpy). OpenBLAS otherwise runs a thread per core in each
+# process, spin-waiting for a core the suite's other workers and lab runs already hold: the
+# analysis' regressions (statsmodels' ADF) cost 2-3x the CPU for a byte-identical result
+# (tests/validation/test_analysis_cli.py: 18-19 s of CPU, 7 s with one thread; an SVD of a
+# 1500 x 25 matrix 10-30x at load 6). docs/internals.md § Tests.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 # The lanes and their guard: an unmarked test that starts a process fails (tests/lanes.py).
 pytest_plugins = ("tests.lanes", "pytester")

@@ -109,3 +109,24 @@ def test_workers_take_the_modules_with_slow_lab_tests_first() -> None:
         "tests/unit/test_pure.py::a",
         "tests/unit/test_slow_pure.py::b",
     ]
+
+
+def test_numpy_computes_with_one_blas_thread() -> None:
+    """tests/conftest.py sets OPENBLAS_NUM_THREADS=1 before the workers start: in a test
+    process numpy's OpenBLAS runs one thread, and the processes a test starts inherit the
+    variable (per-core BLAS threads spin-waiting on a full machine cost the analysis 2-3x
+    its CPU)."""
+    import ctypes
+
+    import numpy  # noqa: F401  (loads its OpenBLAS)
+
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == "1"
+    with open("/proc/self/maps") as maps:
+        libraries = sorted({line.split()[-1] for line in maps if "openblas" in line})
+    counts = [
+        getattr(ctypes.CDLL(path), name)()
+        for path in libraries
+        for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads")
+        if hasattr(ctypes.CDLL(path), name)
+    ]
+    assert counts and set(counts) == {1}, (libraries, counts)
