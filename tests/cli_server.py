@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -170,6 +171,7 @@ def _preload() -> None:
 
 def _serve(requests: IO[str], replies: IO[str]) -> None:
     _preload()
+    gc.freeze()  # as tests/fork_server.py does: no collection in a fork copies the server
     for line in requests:
         request = json.loads(line)
         sys.stdout.flush()

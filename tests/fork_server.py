@@ -23,6 +23,7 @@ Each answer, as its child ends: ``{"id": ..., "exit": code | null, "seconds": wa
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -183,6 +184,10 @@ def serve() -> None:
     from iotsecbench.cli.app import command
 
     command()  # every command module imported and its options read once, here
+    # What is loaded now stays out of the collector's sweeps (gc.freeze): a collection in a
+    # forked case would otherwise write to every object's header and copy the server's
+    # hundreds of MB page by page into each case (copy-on-write).
+    gc.freeze()
     answers = sys.stdout
     print("ready", file=answers, flush=True)
     for line in sys.stdin:
