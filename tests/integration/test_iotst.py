@@ -35,18 +35,25 @@ def test_a_cpu_bound_step_shows_in_its_group_and_a_plain_sleep_is_not_network_wa
     tid = threading.get_native_id()
     with SchedTracer() as tracer:
         tracer.start()
+        busy_from = time.monotonic_ns()  # the group lies inside [busy_from, busy_to]
         tracer.mark("iotsb grp BUSY")
         until = time.thread_time_ns() + 20_000_000
         while time.thread_time_ns() < until:
             pass
         tracer.mark("iotsb grp NAP")
+        busy_to = time.monotonic_ns()
         time.sleep(0.02)
         tracer.mark("iotsb end")
         tracer.stop()
         events = tracer.events()
         result = classify_repetition(events, tid, version="1.3", cpus=tracer.cpus)
     busy, nap = result.groups["BUSY"], result.groups["NAP"]
-    assert 19e6 <= busy.on_cpu_ns + busy.runnable_ns <= 30e6
+    # Its 20 ms of CPU, plus whatever it waited in the run queue: on a busy machine other
+    # processes take the CPU from it (once 96 ms in all, with other engineers'
+    # suites running), so the bound is the time that elapsed around the group, measured
+    # here, not a quiet machine's 20 ms; nothing outside the loop may be counted in.
+    elapsed_ns = busy_to - busy_from
+    assert 19e6 <= busy.on_cpu_ns + busy.runnable_ns <= elapsed_ns + 0.5e6
     assert busy.network_wait_ns == 0 and busy.other_ns == 0  # it never waited for anything
     # Mostly on a CPU. Known defect, seen once in ~15 CI runs under load: the trace showed a
     # switch-out at 7.8 ms and no switch-in, so 12.4 ms of the 20 ms of thread CPU read as
