@@ -207,10 +207,13 @@ def test_a_native_agent_is_traced_in_its_own_thread_and_placed(
         traced = entry["network_invariant_cpu_s"]["mean"] * 1e9
         assert 0.6 < traced / agent_cpu < 1.5, (traced, agent_cpu)  # the agent's thread
         assert all(s["local_port"] > 0 for s in entry["samples"])
-    # The agent's 3.5 ms of handshake CPU at half a CPU: measured 1.9x the wall time.
+    # The quota bites the agent: the kernel held back the cgroup the agent was placed in at
+    # half a CPU (cgroup cpu.stat), never at a whole one. That its wall time then grows
+    # (1.9x measured on a quiet machine) is a benchmark figure, as in the preset's test
+    # above: with other work on the machine the whole share's wall time grows too, and the
+    # ratio fell to 1.07 while other engineers' suites ran.
     half, full = by_share["1/2"], by_share["1"]
-    wall_ratio = half["with_network_wait_s"]["mean"] / full["with_network_wait_s"]["mean"]
-    assert wall_ratio > 1.3, wall_ratio
+    assert half["quota_throttled_s"] > 0 and full["quota_throttled_s"] == 0
 
 
 @needs_tracing
