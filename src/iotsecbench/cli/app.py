@@ -105,6 +105,11 @@ def main(argv: list[str] | None = None) -> None:
         args.remove("--debug")
     if not args:
         args = ["--help"]  # a bare `iotsecbench` is a request for help, not a usage error
+    # One BLAS thread unless the user chose otherwise (read when numpy loads, later): the
+    # statistics' matrices are small (statsmodels' ADF fits ~1,300 OLS models), and OpenBLAS's
+    # thread per core spin-waits for cores the lab's own processes hold — 2-3x the CPU of one
+    # thread on a busy 2-core machine, for byte-identical results (docs/internals.md § Tests).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # SIGINT and SIGTERM stop every command in every phase (a shell that starts a job in the
     # background leaves SIGINT ignored, which Python then keeps ignoring): each becomes a
     # KeyboardInterrupt, exit 130, and what was written atomically stays.
