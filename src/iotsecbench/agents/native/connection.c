@@ -204,9 +204,7 @@ void write_transcript(void)
         char *hex = malloc(2 * m->len + 1);
         if (hex == NULL)
             break;
-        for (size_t k = 0; k < m->len; k++)
-            sprintf(hex + 2 * k, "%02x", m->bytes[k]);
-        hex[2 * m->len] = '\0';
+        hex_encode(hex, m->bytes, m->len);
         record("tls_message", "\"written\":%s,\"message_type\":%u,\"bytes\":%zu,\"hex\":\"%s\"",
                m->written ? "true" : "false", m->type, m->len, m->type ? hex : "");
         free(hex);
@@ -214,9 +212,7 @@ void write_transcript(void)
     for (size_t i = 0; i < r.chain_count; i++) {
         char *hex = malloc(2 * r.chain_len[i] + 1);
         if (hex != NULL) {
-            for (size_t k = 0; k < r.chain_len[i]; k++)
-                sprintf(hex + 2 * k, "%02x", r.chain[i][k]);
-            hex[2 * r.chain_len[i]] = '\0';
+            hex_encode(hex, r.chain[i], r.chain_len[i]);
             record("tls_peer_certificate", "\"position\":%zu,\"der_hex\":\"%s\"", i, hex);
             free(hex);
         }

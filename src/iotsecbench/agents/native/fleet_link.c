@@ -121,9 +121,7 @@ static void write_hex(struct link *l, const char *type, const uint8_t *bytes, si
     char *hex = malloc(2 * len + 1);
     if (hex == NULL)
         return;
-    for (size_t k = 0; k < len; k++)
-        sprintf(hex + 2 * k, "%02x", bytes[k]);
-    hex[2 * len] = '\0';
+    hex_encode(hex, bytes, len);
     if (strcmp(type, "tls_message") == 0)
         lrec(l, type, "\"written\":%s,\"message_type\":%zu,\"bytes\":%zu,\"hex\":\"%s\"",
              a ? "true" : "false", b, len, with_hex ? hex : "");

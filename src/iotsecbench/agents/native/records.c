@@ -75,6 +75,16 @@ int append_secret_lines(const char *path, const char *text)
     return n == (ssize_t)len ? 0 : -1;
 }
 
+void hex_encode(char *out, const uint8_t *bytes, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t k = 0; k < len; k++) {
+        out[2 * k] = digits[bytes[k] >> 4];
+        out[2 * k + 1] = digits[bytes[k] & 0x0f];
+    }
+    out[2 * len] = '\0';
+}
+
 const char *json_quote(char *buf, size_t cap, const char *text)
 {
     size_t at = 0;

@@ -21,6 +21,10 @@ int append_secret_lines(const char *path, const char *text);
 /* A JSON string literal of text (quotes included) in out; truncated to fit, always valid. */
 const char *json_quote(char *out, size_t cap, const char *text);
 
+/* bytes as lowercase hex in out (2 * len + 1 chars, NUL-terminated): a table, not sprintf —
+ * a fleet writes ~5 KB of transcript per TLS device inside its event loop. */
+void hex_encode(char *out, const uint8_t *bytes, size_t len);
+
 /* bench handshake --trace (the iotst method, analysis/iotst.py): lines to a tracefs
  * trace_marker, written by the connecting thread itself so each lands in its own trace. */
 extern int trace_marker_fd; /* -1: no marker file configured */
