@@ -116,14 +116,17 @@ def iotsecbench_run(out: Path, *arguments: str) -> tuple[dict, float]:
         ).fetchone()
         connects = db.execute(
             "select min(t_start_ns) filter (where phase = 'tcp_connect'), "
-            "max(t_end_ns) filter (where phase = 'mqtt_connect') from handshakes "
-            "where agent = 'emitter'"
+            "max(t_end_ns) filter (where phase = 'mqtt_connect'), "
+            # a SYN the full listen backlog dropped is sent again after 1 s (then 3 s, 7 s)
+            "count(*) filter (where phase = 'tcp_connect' and wall_ns > 900e6) "
+            "from handshakes where agent = 'emitter'"
         ).fetchone()
     names = [c.strip() for c in RUN_COLUMNS.split(",")] + ["run_dir"]
     result = dict(zip(names, row, strict=True))
     result["publish_span_s"] = (spans[1] - spans[0]) / 1e9 if None not in spans else None
     # first emitter's connect() to last CONNACK: the whole fleet's connection, all at once
     result["connect_span_s"] = (connects[1] - connects[0]) / 1e9 if None not in connects else None
+    result["syn_resent"] = connects[2]
     return result, wall_s
 
 
@@ -177,8 +180,9 @@ def scale(args: argparse.Namespace) -> None:
         )
 
 
-def wire_connect_window(capture_file: Path, port: int, tls: bool) -> tuple[float, int] | None:
-    """From a capture of loopback: (first SYN to ``port`` -> last CONNACK, in s; CONNACKs).
+def wire_connect_window(capture_file: Path, port: int, tls: bool) -> tuple[float, int, int] | None:
+    """From a capture of loopback: (first SYN to ``port`` -> last CONNACK, in s; CONNACKs;
+    connections whose SYN was sent more than once).
     A connection's CONNACK is the broker's first payload on it: ``20 02`` plain, an
     application-data record (``17 03 03``) over TLS (its handshake records come before)."""
     fields = ["frame.time_epoch", "tcp.srcport", "tcp.dstport", "tcp.flags.syn",
@@ -188,27 +192,29 @@ def wire_connect_window(capture_file: Path, port: int, tls: bool) -> tuple[float
          *(option for field in fields for option in ("-e", field))],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
-    first_syn, connacks = None, {}
+    first_syn, connacks, syns = None, {}, {}
     for line in completed.stdout.splitlines():
         t, source, destination, syn, ack, payload = (line.split("\t") + [""] * 6)[:6]
         if destination == str(port) and syn == "1" and ack == "0":
             first_syn = float(t) if first_syn is None else min(first_syn, float(t))
+            syns[source] = syns.get(source, 0) + 1
         elif source == str(port) and payload and destination not in connacks:
             head = payload.replace(":", "")[:6]
             if head.startswith("170303" if tls else "2002"):
                 connacks[destination] = float(t)
     if first_syn is None or not connacks:
         return None
-    return max(connacks.values()) - first_syn, len(connacks)
+    return max(connacks.values()) - first_syn, len(connacks), sum(n > 1 for n in syns.values())
 
 
 def mqtt_benchmark(program: Path, broker: MosquittoBroker, user: BrokerUser,
                    certificates: CertificateSet | None, clients: int, messages: int,
-                   capture_dir: Path | None) -> tuple[float, float, float | None]:  # fmt: skip
-    """Wall time (s), the broker's CPU (s) and the connect window on the wire (s; None
-    without ``capture_dir``) of one mqtt-benchmark run. Its TLS needs a client certificate
-    and key to verify the CA at all (v0.2.0 builds its TLS configuration only then); the
-    broker does not ask for it (not mutual), so it is never sent."""
+                   capture_dir: Path | None) -> tuple[float, float, float | None, int]:  # fmt: skip
+    """Wall time (s), the broker's CPU (s), the connect window on the wire (s) and the
+    connections whose SYN was sent again (None, 0 without ``capture_dir``) of one
+    mqtt-benchmark run. Its TLS needs a client certificate and key to verify the CA at all
+    (v0.2.0 builds its TLS configuration only then); the broker does not ask for it (not
+    mutual), so it is never sent."""
     assert broker.listener is not None and broker.pid is not None
     scheme = "ssl" if certificates is not None else "tcp"
     command = [
@@ -244,15 +250,15 @@ def mqtt_benchmark(program: Path, broker: MosquittoBroker, user: BrokerUser,
     totals = json.loads(completed.stdout)["totals"] if completed.stdout.strip() else {}
     if completed.returncode != 0 or totals.get("failures", 1):
         raise SystemExit(f"mqtt-benchmark failed: {completed.stderr.strip()[-300:]}")
-    window = None
+    window, resent = None, 0
     if capture is not None:
         found = wire_connect_window(capture.raw_path, port, certificates is not None)
         capture.raw_path.unlink(missing_ok=True)  # only the window is kept
         if found is None or found[1] != clients:
             raise SystemExit(f"capture of mqtt-benchmark: {found and found[1]} of {clients} "
                              "CONNACKs seen")  # fmt: skip
-        window = found[0]
-    return wall_s, cpu_s, window
+        window, resent = found[0], found[2]
+    return wall_s, cpu_s, window, resent
 
 
 def anchor(args: argparse.Namespace) -> None:
@@ -279,10 +285,10 @@ def anchor(args: argparse.Namespace) -> None:
         )  # fmt: skip
         capture_dir = None if problem is not None else args.out / f"capture-{configuration}"
         with broker:
-            wall1_s, cpu1_s, window1_s = mqtt_benchmark(
+            wall1_s, cpu1_s, window1_s, resent1 = mqtt_benchmark(
                 args.mqtt_benchmark, broker, user, certificates, args.clients, 1, capture_dir
             )
-            wall_s, cpu_s, window_s = mqtt_benchmark(
+            wall_s, cpu_s, window_s, _resent = mqtt_benchmark(
                 args.mqtt_benchmark, broker, user, certificates, args.clients, args.messages,
                 capture_dir,
             )  # fmt: skip
@@ -292,7 +298,8 @@ def anchor(args: argparse.Namespace) -> None:
             f"mqtt-benchmark {configuration} x {args.clients}: connects "
             + (f"{args.clients / window1_s:.0f}/s (first SYN to last CONNACK {window1_s:.2f} s"
                if window1_s else f">= {args.clients / wall1_s:.0f}/s (")
-            + f", wall {wall1_s:.2f} s, 1 message each, broker {cpu1_s:.2f} CPU s)"
+            + f", wall {wall1_s:.2f} s, 1 message each, {resent1} SYNs sent again, broker "
+            f"{cpu1_s:.2f} CPU s)"
             + (f", {args.clients / window_s:.0f}/s while publishing" if window_s else "")
             + f"; {total} messages in {wall_s:.2f} s = {total / wall_s:.0f} msg/s, broker "
             f"{cpu_s:.2f} CPU s",
@@ -315,6 +322,7 @@ def anchor(args: argparse.Namespace) -> None:
                 f"fleet agent    {configuration} x {args.clients} "
                 f"({f'{places} set-ups in flight' if places else 'unpaced'}): connects "
                 f"{args.clients / connect_s:.0f}/s (all in {connect_s:.2f} s, 1 message each, "
+                f"{found[1]['syn_resent']} SYNs sent again, "
                 f"{connect1_s / connect_s:.2f}x mqtt-benchmark's), "
                 f"{args.clients / busy_s:.0f}/s while publishing"
                 + (f" ({window_s / busy_s:.2f}x)" if window_s else "")
