@@ -1,6 +1,7 @@
 /* The handshake as it crosses the wire: TLS records (RFC 8446 §5.1, RFC 5246 §6.2) split into
  * handshake messages while they are in the clear; a protected record of the handshake is
  * kept as one entry of type 0 with its length. Nothing here is secret. */
+#include "records.h"
 #include "tls.h"
 
 #include <stdio.h>
@@ -103,11 +104,11 @@ bool tls_nss_line(char *out, size_t cap, const char *label, const uint8_t *a, si
     size_t at = (size_t)snprintf(out, cap, "%s ", label);
     if (at + 2 * (a_len + b_len) + 3 > cap)
         return false;
-    for (size_t i = 0; i < a_len; i++)
-        at += (size_t)sprintf(out + at, "%02x", a[i]);
+    hex_encode(out + at, a, a_len);
+    at += 2 * a_len;
     out[at++] = ' ';
-    for (size_t i = 0; i < b_len; i++)
-        at += (size_t)sprintf(out + at, "%02x", b[i]);
+    hex_encode(out + at, b, b_len);
+    at += 2 * b_len;
     out[at++] = '\n';
     out[at] = '\0';
     return true;
