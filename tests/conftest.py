@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +77,17 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
     names = getattr(item, "fixturenames", ())
     if "golden_report" in names:
         return "golden-report"
+    shared = _module_fixture_group(item, names)
+    if shared is not None or item.get_closest_marker("integration") is not None:
+        return shared
+    # The pure tests, together: the largest unit, so xdist hands it out first, to the worker
+    # that runs it beside the serial tests (one pure test at a time may: tests/lanes.py).
+    return "pure"
+
+
+def _module_fixture_group(item: pytest.Item, names: Iterable[str]) -> str | None:
+    """The group of ``item``'s module when it uses that module's own unparametrised module
+    fixture, else None."""
     module = getattr(item, "module", None)
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for name in names:

@@ -13,9 +13,12 @@ unmarked pure test over that at their end.
 
 A test that measures timing (rates, RTTs, CPU shares, scheduler tracing) or inspects state
 shared by the whole machine (the root namespace's links, every network namespace) is also
-marked ``@pytest.mark.serial``: under parallel workers it runs alone, the other workers
-waiting between their tests (``_Alone``), so no other test of the suite competes with it
-for the two cores or changes what it inspects.
+marked ``@pytest.mark.serial``: under parallel workers it runs without any other test that
+starts a process, the other workers waiting between their tests (``_Alone``), so no broker,
+agent, emulator or namespace of another test competes with it for the cores or changes what
+it inspects. Beside it runs at most one pure test at a time (no process, no network: one
+thread of Python on one core, the other core left to the serial test), so that the minutes of
+serial tests, which mostly wait on real time, do not leave a core idle.
 
 It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
 in both lanes, and a test without the integration mark that starts a process or opens a
@@ -170,10 +173,13 @@ class _Alone:
     in first: a ``serial`` test takes the gate, then the lock exclusively; any other test
     passes the gate and holds the lock shared while it runs. Once a serial test holds the
     gate no new test starts, and it runs as soon as the tests running now end; consecutive
-    serial tests keep both. The files live in the session's temporary directory, shared by
-    all its workers. Without xdist there is nothing to do."""
+    serial tests keep both. A pure test (no ``integration`` mark: the guard above keeps it to
+    one thread of Python, no process) that finds the gate taken runs beside the serial tests
+    once it gets the one place there (the ``serial.beside`` lock), or after them, whichever
+    comes first. The files live in the session's temporary directory, shared by all its
+    workers. Without xdist there is nothing to do."""
 
-    held: tuple[IO[str], IO[str]] | None = None  # (gate, lock) of this worker
+    held: tuple[IO[str], ...] | None = None  # the locks this worker holds: (gate, lock) …
     alone = False
 
     @classmethod
@@ -187,11 +193,37 @@ class _Alone:
             cls._release()
         shared = item.config._tmp_path_factory.getbasetemp().parent
         gate, lock = open(shared / "serial.gate", "a"), open(shared / "serial.lock", "a")  # noqa: SIM115
+        if not alone and item.get_closest_marker("integration") is None:
+            cls.held, cls.alone = cls._pure(gate, lock, open(shared / "serial.beside", "a")), False  # noqa: SIM115
+            return
         fcntl.flock(gate, fcntl.LOCK_EX)
         fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         if not alone:
             fcntl.flock(gate, fcntl.LOCK_UN)
         cls.held, cls.alone = (gate, lock), alone
+
+    @staticmethod
+    def _pure(gate: IO[str], lock: IO[str], place: IO[str]) -> tuple[IO[str], ...]:
+        """The locks a pure test runs under: the lock shared, like any other test, when no
+        serial test holds the gate; else the one place beside the serial tests once it is
+        free, or the lock once the gate opens, whichever comes first (flock cannot wait for
+        two locks at once, so it asks every 20 ms)."""
+        while True:
+            try:
+                fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    fcntl.flock(place, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    time.sleep(0.02)
+                    continue
+                gate.close()
+                lock.close()
+                return (place,)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            place.close()
+            return gate, lock
 
     @classmethod
     def leave(cls, item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -130,3 +130,58 @@ def test_numpy_computes_with_one_blas_thread() -> None:
         if hasattr(ctypes.CDLL(path), name)
     ]
     assert counts and set(counts) == {1}, (libraries, counts)
+
+
+def test_one_pure_test_at_a_time_runs_beside_the_serial_tests(tmp_path) -> None:
+    """tests/lanes.py's lock between workers (each open file stands for a worker): with the
+    gate free a pure test holds the lock shared, like any other test; while a serial test
+    holds the gate and the lock, a pure test takes the one place beside it, a second one
+    waits for that place, and once the serial tests are done it takes the lock shared."""
+    import fcntl
+    import threading
+
+    from tests.lanes import _Alone
+
+    def handles() -> tuple:
+        return tuple(open(tmp_path / name, "a") for name in ("gate", "lock", "beside"))
+
+    def shared_only(path) -> bool:  # the lock is held shared: another may share, none own it
+        with open(path, "a") as other:
+            fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(other, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False
+
+    held = _Alone._pure(*handles())
+    assert [h.name for h in held] == [str(tmp_path / "gate"), str(tmp_path / "lock")]
+    assert shared_only(tmp_path / "lock")
+    for handle in held:
+        handle.close()
+
+    serial_gate, serial_lock, _ = handles()
+    fcntl.flock(serial_gate, fcntl.LOCK_EX)
+    fcntl.flock(serial_lock, fcntl.LOCK_EX)
+    first = _Alone._pure(*handles())
+    assert [h.name for h in first] == [str(tmp_path / "beside")]
+    second: list = []
+    waiting = threading.Thread(target=lambda: second.append(_Alone._pure(*handles())))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive() and second == []  # the place is taken, the gate closed
+    first[0].close()  # the first pure test ends
+    waiting.join(5)
+    assert [h.name for h in second[0]] == [str(tmp_path / "beside")]
+    third: list = []
+    waiting = threading.Thread(target=lambda: third.append(_Alone._pure(*handles())))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()
+    serial_gate.close()  # the serial tests are done
+    serial_lock.close()
+    waiting.join(5)
+    assert [h.name for h in third[0]] == [str(tmp_path / "gate"), str(tmp_path / "lock")]
+    for handle in (*second[0], *third[0]):
+        handle.close()
