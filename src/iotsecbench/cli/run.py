@@ -573,19 +573,19 @@ def _summarise_and_report(
     statistics so that each modelled column shows the model's range the analysis derived —
     and the findings (their modules were imported before the runs:
     ``_import_post_processing``)."""
-    from iotsecbench.report.summary import counted_emitter_lines, summarise, target_of
+    from iotsecbench.report.summary import terminal_summary
     from iotsecbench.report.terminal import finding_lines, summary_tables, warning_lines
 
     for leftover in outcome.leftovers_stopped:
         stdout.print(f"stopped a process left by an earlier runner of {out}: {leftover}")
-    frame = summarise(out)
+    frame, target, counted = terminal_summary(out)
 
     def print_summary(model: Any) -> None:
-        for table in summary_tables(frame, target=target_of(out), model=model):
+        for table in summary_tables(frame, target=target, model=model):
             stdout.print(table)
         for line in warning_lines(frame):
             stdout.print(f"[yellow]security warning[/] {line}")
-        for line in counted_emitter_lines(out):
+        for line in counted:
             stdout.print(f"counted: {line}", highlight=False)
 
     if not report or not (outcome.outcomes or outcome.skipped):

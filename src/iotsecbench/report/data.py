@@ -216,29 +216,8 @@ def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> 
     if analysis_path.exists():
         data.analysis = read_analysis(analysis_path)
     if results_dir is not None:
-        data.runs = read.runs_frame(results_dir)
-        data.current = read.current_frame(results_dir)
-        data.latency = read.latency_frame(results_dir)
-        handshakes = read.handshake_phases(results_dir, first_device=True)
-        labels = data.runs.set_index("run_id")["cell_label"]
-        handshakes["configuration"] = handshakes["run_id"].map(labels)
-        data.handshakes = handshakes
-        if data.traced_runs.any():  # the traced runs' groups (counted ones: details_json)
-            groups = read.table(results_dir, "handshake_groups")
-            traced = set(data.runs.loc[data.traced_runs, "run_id"])
-            data.handshake_groups = groups[groups["run_id"].isin(traced)]
-        _load_meter_data(data, results_dir)
-        if current == "measured":
-            _use_measured_current(data, results_dir)
-        data.counted_target = device_target(data.runs)
-        if data.counted_target is not None:
-            data.metrics = metrics.counted_on(data.counted_target)
-        data.per_run, data.summary = summary_frames(results_dir, metrics)
-        data.security = read.security_properties(results_dir)
-        data.spec = stored_spec_data(results_dir) or {}
-        document = read.stored_document(results_dir / "experiment.json")
-        if document is not None:
-            data.experiment = document.get("experiment", document)
+        with read.reading(results_dir):  # one connection for the dozen tables read here
+            _load_results(data, results_dir, current, metrics)
     elif current == "measured":
         raise SpecError(
             f"--current measured needs a results directory with traces attached, not {source}"
@@ -255,6 +234,33 @@ def load(source: Path, current: str = MODELLED, metrics: Registry = METRICS) -> 
     preferred = [data.analysis.baseline] if data.analysis is not None else []
     data.configurations = _order(names, preferred)
     return data
+
+
+def _load_results(data: ReportData, results_dir: Path, current: str, metrics: Registry) -> None:
+    """What ``load`` reads of a results directory into ``data``."""
+    data.runs = read.runs_frame(results_dir)
+    data.current = read.current_frame(results_dir)
+    data.latency = read.latency_frame(results_dir)
+    handshakes = read.handshake_phases(results_dir, first_device=True)
+    labels = data.runs.set_index("run_id")["cell_label"]
+    handshakes["configuration"] = handshakes["run_id"].map(labels)
+    data.handshakes = handshakes
+    if data.traced_runs.any():  # the traced runs' groups (counted ones: details_json)
+        groups = read.table(results_dir, "handshake_groups")
+        traced = set(data.runs.loc[data.traced_runs, "run_id"])
+        data.handshake_groups = groups[groups["run_id"].isin(traced)]
+    _load_meter_data(data, results_dir)
+    if current == "measured":
+        _use_measured_current(data, results_dir)
+    data.counted_target = device_target(data.runs)
+    if data.counted_target is not None:
+        data.metrics = metrics.counted_on(data.counted_target)
+    data.per_run, data.summary = summary_frames(results_dir, metrics)
+    data.security = read.security_properties(results_dir)
+    data.spec = stored_spec_data(results_dir) or {}
+    document = read.stored_document(results_dir / "experiment.json")
+    if document is not None:
+        data.experiment = document.get("experiment", document)
 
 
 def _load_meter_data(data: ReportData, results_dir: Path) -> None:

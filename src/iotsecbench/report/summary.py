@@ -21,15 +21,16 @@ def summary_frames(
     """The stored tables read once, for both frames the report uses: one row per ok run
     (``per_run``) and one per configuration (the summary), a column per metric of
     ``metrics``."""
-    runs = read.runs_frame(results_dir)
-    runs = runs[runs["status"] == "ok"]
-    if runs.empty:
-        return empty_frames(metrics)
-    # A fleet's per-device figures are its device 0's (its fleet figures are in `runs`).
-    tables = {name: read.table(results_dir, name, first_device=True) for name in TABLES}
-    # Every connection's phases: the agents' and a handshake benchmark's, in one shape.
-    tables["handshakes"] = read.handshake_phases(results_dir, first_device=True)
-    latency = read.latency_frame(results_dir)
+    with read.reading(results_dir):
+        runs = read.runs_frame(results_dir)
+        runs = runs[runs["status"] == "ok"]
+        if runs.empty:
+            return empty_frames(metrics)
+        # A fleet's per-device figures are its device 0's (its fleet figures are in `runs`).
+        tables = {name: read.table(results_dir, name, first_device=True) for name in TABLES}
+        # Every connection's phases: the agents' and a handshake benchmark's, in one shape.
+        tables["handshakes"] = read.handshake_phases(results_dir, first_device=True)
+        latency = read.latency_frame(results_dir)
     per_run = per_run_values(runs, tables, latency, metrics)
     # Configurations in the order the spec lists them (runs themselves are shuffled).
     order = (stored_spec_data(results_dir) or {}).get("configurations", [])
@@ -88,6 +89,13 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
             "with the profile's currents"
         )
     return lines
+
+
+def terminal_summary(results_dir: Path) -> tuple[pd.DataFrame, str | None, list[str]]:
+    """What ``run`` prints after its runs: ``summarise``, ``target_of`` and
+    ``counted_emitter_lines``, read through one connection."""
+    with read.reading(results_dir):
+        return summarise(results_dir), target_of(results_dir), counted_emitter_lines(results_dir)
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

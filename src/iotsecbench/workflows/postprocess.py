@@ -57,12 +57,28 @@ def run_analyze(
         raise SpecError("give either RESULTS_DIR or --csv FILE (exactly one)")
     if latency_csv is not None and csv_path is None:
         raise SpecError("--latency-csv needs --csv")
+    if results_dir is not None and not Path(results_dir).is_dir():
+        raise SpecError(f"{results_dir}: not a results directory")
+    if results_dir is None:
+        return _analyze(None, csv_path, latency_csv, options, out, current_source)
+    from iotsecbench.store import read
+
+    with read.reading(results_dir):  # one connection for every table the statistics read
+        return _analyze(Path(results_dir), None, None, options, out, current_source)
+
+
+def _analyze(
+    results_dir: Path | None,
+    csv_path: Path | None,
+    latency_csv: Path | None,
+    options: AnalysisOptions,
+    out: Path | None,
+    current_source: str,
+) -> tuple[AnalysisResult, Path]:
+    """``run_analyze`` once its arguments are checked."""
     if results_dir is not None:
         from iotsecbench.store import read
 
-        results_dir = Path(results_dir)
-        if not results_dir.is_dir():
-            raise SpecError(f"{results_dir}: not a results directory")
         read.require_completed_runs(results_dir)
         current = read.current_frame(results_dir, current_source)
         if current.empty and current_source == "measured":
