@@ -18,6 +18,7 @@ from typing import Any
 
 import typer
 
+from iotsecbench import signals
 from iotsecbench.errors import UserError
 from iotsecbench.files import storage_problem, without_credentials
 
@@ -90,10 +91,8 @@ def _check_every_value(command: Any) -> Any:
     return command
 
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
 def _interrupt(signum: int, frame: object) -> None:
+    signals.note()  # counted first: C code running this handler may swallow what it raises
     raise KeyboardInterrupt
 
 
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     # SIGINT and SIGTERM stop every command in every phase (a shell that starts a job in the
     # background leaves SIGINT ignored, which Python then keeps ignoring): each becomes a
     # KeyboardInterrupt, exit 130, and what was written atomically stays.
-    previous = {signum: signal.signal(signum, _interrupt) for signum in SIGNALS}
+    previous = {signum: signal.signal(signum, _interrupt) for signum in signals.SIGNALS}
     try:
         _run(args, debug)
     except SystemExit as done:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from types import FrameType, TracebackType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from iotsecbench import signals
 
 
 class SignalGuard:
@@ -30,12 +30,13 @@ class SignalGuard:
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         if self._interruptible:
+            signals.note()  # see iotsecbench.signals: raised where C code may swallow it
             raise KeyboardInterrupt
-        self.pending = signum
+        self.pending = signum  # deferred, not lost: raised at the next safe point
 
     def __enter__(self) -> SignalGuard:
         try:
-            for signum in SIGNALS:
+            for signum in signals.SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._note)
         except ValueError:
             pass  # not the main thread: Python delivers no signals here anyway

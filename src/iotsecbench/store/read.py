@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from iotsecbench import signals
 from iotsecbench.errors import DataError, SpecError
 from iotsecbench.files import read_json
 from iotsecbench.store import schema
@@ -67,9 +68,11 @@ def _shared(results_dir: Path | str) -> ResultsStore | None:
 
 def _query(results_dir: Path | str, sql: str, parameters: list[Any] | None = None) -> pd.DataFrame:
     store = _shared(results_dir)
+    # signals.kept: a Ctrl-C during the query stops the command, whatever DuckDB made of it
     if store is not None:  # a DuckDB error reaches the scope's ResultsStore, which maps it
-        return store.connection.execute(sql, parameters or []).df()
-    with ResultsStore.open(results_dir, read_only=True) as store:
+        with signals.kept():
+            return store.connection.execute(sql, parameters or []).df()
+    with ResultsStore.open(results_dir, read_only=True) as store, signals.kept():
         return store.connection.execute(sql, parameters or []).df()
 
 
