@@ -79,6 +79,9 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
             f"(instructions x CPI {rows[0]['cpi']:g} / clock) against {priced_text} "
             f"(operations x the profile's prices), mean of {len(rows)} run(s)"
         )
+        exchange = rows[0].get("key_exchange")
+        if exchange:  # the same on every run of a configuration, but for value-dependent paths
+            lines.append(key_exchange_line(label, target, exchange))
     if lines:
         lines.append(
             "with --target the emitter's CPU, current and charge above are counted on the "
@@ -88,6 +91,29 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
             "with the profile's currents"
         )
     return lines
+
+
+def key_exchange_line(label: str, target: str, exchange: dict) -> str:
+    """A payload scheme's key exchange counted on the device: its group's instructions, the
+    primitive families' share, its stack and heap peaks."""
+    total = exchange["instructions"]
+    shares = ", ".join(
+        f"{family} {count / total:.0%}"
+        for family, count in sorted(exchange["primitives"].items(), key=lambda kv: -kv[1])
+        if total and count
+    )
+    memory = [
+        f"{what} peak {value:,} B"
+        for what, value in (
+            ("stack", exchange.get("stack_high_water_bytes")),
+            ("heap", exchange.get("heap_peak_bytes")),
+        )
+        if value is not None
+    ]
+    return (
+        f"{label}: key exchange {total / 1e6:.2f} M instructions counted on {target} "
+        f"({shares or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
+    )
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

@@ -330,7 +330,7 @@ def _counted_emitter(
         run_id, "emitter", emitter["sample"], emitter["operation"], device
     )
     voltage = device.supply_voltage_v if device is not None else None
-    return {
+    figures = {
         "target": target,
         "cpi": cpi,
         "priced_current_emitter_ma": (
@@ -338,6 +338,16 @@ def _counted_emitter(
         ),
         "priced_energy_emitter_j": _energy_j(priced, voltage) if voltage else None,
     }
+    handshake = next((e for e in emitter["event"] if e["kind"] == "counted_handshake"), {})
+    detail = handshake.get("detail", {})
+    if "KEY_EXCHANGE" in detail.get("groups", {}):  # a payload scheme's, counted on the device
+        figures["key_exchange"] = {
+            "instructions": detail["groups"]["KEY_EXCHANGE"],
+            "primitives": detail.get("key_exchange_primitives", {}),
+            "stack_high_water_bytes": detail.get("key_exchange_stack_high_water_bytes"),
+            "heap_peak_bytes": detail.get("key_exchange_heap_peak_bytes"),
+        }
+    return figures
 
 
 # Emitter counters stored as runs columns (the native agent's heap and footprint).
