@@ -93,6 +93,13 @@ RECORD_TYPES: dict[str, RecordType] = {
                 Field(bucket, "instructions", f"cumulative {meaning}", _D)
                 for bucket, meaning in _BUCKETS
             ),
+            Field(
+                "instructions_families",
+                "instructions",
+                "cumulative crypto per primitive family ({family: count}): an accelerator's share",
+                _E,
+            ),
+            Field("families", "instructions", "cumulative crypto per primitive family", _D),
             Field("heap_bytes", "bytes", "the device's heap in use", _D),
             Field("heap_peak_bytes", "bytes", "its peak since publishing began", _D),
         ),

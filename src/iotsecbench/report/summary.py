@@ -79,6 +79,15 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
             f"(instructions x CPI {rows[0]['cpi']:g} / clock) against {priced_text} "
             f"(operations x the profile's prices), mean of {len(rows)} run(s)"
         )
+        accelerated = [r["accelerated"] for r in rows if r.get("accelerated")]
+        if accelerated:  # the profile prices an accelerator: that figure apart, labelled so
+            current = sum(a["current_emitter_ma"] for a in accelerated) / len(accelerated)
+            speedups = ", ".join(f"{k} x{v:g}" for k, v in accelerated[0]["speedups"].items())
+            lines.append(
+                f"{label}: emitter current {current:.2f} mA {accelerated[0]['kind']} "
+                f"(speed-up {speedups}; the {counted_ma:.2f} mA above is counted on {target}, "
+                "software only)"
+            )
         exchange = rows[0].get("key_exchange")
         if exchange:  # the same on every run of a configuration, but for value-dependent paths
             lines.append(key_exchange_line(label, target, exchange))

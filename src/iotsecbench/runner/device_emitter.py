@@ -297,6 +297,7 @@ class Translator:
             tcp_segs_in=tcp.segs_in if tcp else 0,
             tcp_retrans=tcp.total_retrans if tcp else 0,
             sleep_ns=int(record.get("sleep_ns", 0)),
+            instructions_families={k: int(v) for k, v in record.get("families", {}).items()},
             **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
         )
 

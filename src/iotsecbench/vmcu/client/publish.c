@@ -21,7 +21,7 @@
  *             the client bucket), wait and io
  *   sample    t_ns and the cumulative counts since the ledger started: crypto, protocol,
  *             wait, io instructions, sleep_ns (WFI, on the lab's clock), the heap now and its
- *             peak since the handshake ended
+ *             peak since the handshake ended, and crypto per primitive family (families)
  *
  * A schedule the emulation cannot keep ends the run (device_fail) once a message is more than
  * LATE_LIMIT_NS late, with the rate achieved until then: the firmware never publishes slower
@@ -67,13 +67,18 @@ static void sample(uint64_t t_ns)
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     struct counts c = counts_now();
     struct vm_heap heap = vm_heap();
+    /* crypto per primitive family, cumulative: what an accelerator prices apart (energy.model) */
+    char families[FAMILIES * 40] = "";
+    for (int f = 0, at = 0; f < FAMILIES; f++)
+        at += snprintf(families + at, sizeof families - (size_t)at, "%s\"%s\":%llu", f ? "," : "",
+                       ledger_family_name((enum family)f), (unsigned long long)c.families[f]);
     record("sample",
            "\"t_ns\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu,"
-           "\"sleep_ns\":%llu,\"heap_bytes\":%lu,\"heap_peak_bytes\":%lu",
+           "\"sleep_ns\":%llu,\"heap_bytes\":%lu,\"heap_peak_bytes\":%lu,\"families\":{%s}",
            (unsigned long long)t_ns, (unsigned long long)c.crypto,
            (unsigned long long)c.protocol, (unsigned long long)c.wait,
            (unsigned long long)c.io, (unsigned long long)slept_ns, (unsigned long)heap.current,
-           (unsigned long)heap.peak);
+           (unsigned long)heap.peak, families);
     ledger_bucket(resume);
 }
 
