@@ -93,6 +93,13 @@ RECORD_TYPES: dict[str, RecordType] = {
                 Field(bucket, "instructions", f"cumulative {meaning}", _D)
                 for bucket, meaning in _BUCKETS
             ),
+            Field(
+                "instructions_families",
+                "instructions",
+                "cumulative crypto per primitive family ({family: count}): an accelerator's share",
+                _E,
+            ),
+            Field("families", "instructions", "cumulative crypto per primitive family", _D),
             Field("heap_bytes", "bytes", "the device's heap in use", _D),
             Field("heap_peak_bytes", "bytes", "its peak since publishing began", _D),
         ),
@@ -194,6 +201,7 @@ RECORD_TYPES: dict[str, RecordType] = {
                 Field(bucket, "instructions", f"key_exchange: {meaning}", _D)
                 for bucket, meaning in _BUCKETS
             ),
+            Field("mlkem", "instructions", "key_exchange: of its crypto, inside ML-KEM", _D),
         ),
         _record(
             "counters",
@@ -292,6 +300,9 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "tls_heap_setup_peak_bytes": ("bytes", "device: TLS stack heap peak before the handshake"),
     "stream_bytes_sent": ("bytes", "device: bytes its UART stream sent (TLS records included)"),
     "stream_bytes_received": ("bytes", "device: bytes its UART stream received"),
+    # The publish role's payload key exchange (vmcu/client/publish.c): its own memory peaks.
+    "key_exchange_stack_high_water_bytes": ("bytes", "device: most stack the key exchange used"),
+    "key_exchange_heap_peak_bytes": ("bytes", "device: heap peak during the key exchange"),
 }
 FORGED_PREFIX = "forged_"
 

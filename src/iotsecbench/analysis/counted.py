@@ -36,6 +36,8 @@ BUCKETS = ("client", "wait", "io")
 HANDSHAKE_MARKS = ("CLIENT_HELLO", "MQTT_CONNECT")  # the first that occurs opens the count
 END_MARK = "END"
 SETUP_MARK = "SETUP"
+# A payload scheme's key exchange after the connection (run --target, publish.c): its own group
+KEY_EXCHANGE_MARK, KEY_EXCHANGE_END_MARK = "KEY_EXCHANGE", "KEY_EXCHANGE_END"
 
 
 @dataclass
@@ -154,6 +156,22 @@ def classify_counted(
         boundaries += 1
         calls += sum(int(count) for count in (segment.get("calls") or {}).values())
     return CountedRepetition(groups, setup, boundaries, calls)
+
+
+def key_exchange_group(segments: Sequence[Mapping[str, Any]]) -> CountedGroup | None:
+    """The payload scheme's key exchange as a group of its own (``KEY_EXCHANGE`` to
+    ``KEY_EXCHANGE_END``: subscribing to its topics, the receiver's hello, the emitter's
+    contribution, the confirmation), or None when the connection had none."""
+    group, inside = None, False
+    for segment in segments:
+        mark = segment.get("mark") if segment.get("event") == "m" else None
+        if mark == KEY_EXCHANGE_MARK:
+            group, inside = CountedGroup(), True
+        elif mark == KEY_EXCHANGE_END_MARK:
+            inside = False
+        if inside and group is not None:
+            group.add(segment)
+    return group
 
 
 def replay(

@@ -57,6 +57,7 @@ BULK = {
         "chacha20-poly1305", (KEY32, b"\x10"), "seal", _seal(12), "ChaCha20-Poly1305 seal"
     ),
     "ascon-aead128": BulkCount("ascon-aead128", (KEY16,), "seal", _seal(16), "Ascon-AEAD128 seal"),
+    "ascon128": BulkCount("ascon128v12", (KEY16,), "seal", _seal(16), "Ascon-128 v1.2 seal"),
     "aes-ctr": BulkCount("aes-ctr-hmac", (KEY16, KEY32), "ctr", _ctr, "AES-128-CTR (tables)"),
     "aes-ctr-tablefree": BulkCount(
         "aes-ctr-hmac-tablefree", (KEY16, KEY32), "ctr", _ctr, "table-free AES-128-CTR"
@@ -80,7 +81,6 @@ DERIVED_BULK = {
     "aes-cbc": ("aes-ctr", 1.0, "one AES block encryption per 16 bytes, as CTR"),
     "aes-ctr-software": ("aes-ctr", 1.0, "tiny-AES-c is table-driven software AES, as mbedTLS's"),
     "aes-eax": ("aes-ctr", 2.0, "EAX = CTR + OMAC: two AES block encryptions per 16 bytes"),
-    "ascon128": ("ascon-aead128", 1.0, "Ascon-128 v1.2 runs the same permutation rounds"),
     "sha256": ("hmac-sha256", 1.0, "HMAC's per-byte cost is SHA-256's"),
     "xchacha20-poly1305": ("chacha20-poly1305", 1.0, "the same cipher and MAC per byte"),
     "xsalsa20-poly1305": (

@@ -121,11 +121,31 @@ def _spec_to_run(
             )
         return subset
 
+    if preset is not None and overrides.get("target") and overrides.get("stack") is None:
+        overrides = {**overrides, **_device_stacks(preset, notes)}
     if not resume:
         return canonical(load_spec(spec_file, preset, overrides))
     if out is None:
         raise SpecError("--resume continues the experiment in --out DIR: give --out")
     return resume_spec(out, spec_file, preset, overrides, OPTION_OF_FIELD, canonical)
+
+
+def _device_stacks(preset: str, notes: list[str]) -> dict[str, object]:
+    """A preset naming host stacks (``pq``: OpenSSL 3.5 and 3.0) on the device: the device
+    client's stacks in their place, each configuration on the ones whose build runs it
+    (``device_subset``): payload schemes on mbedTLS, post-quantum TLS on wolfSSL."""
+    from iotsecbench.spec.load import preset_data
+    from iotsecbench.vmcu.client import DEVICE_STACKS
+
+    named = preset_data(preset).get("stack")
+    named = [named] if isinstance(named, str) else named or []
+    if not named or all(stack in DEVICE_STACKS for stack in named):
+        return {}
+    notes.append(
+        f"--preset {preset} --target: the device client's stacks {', '.join(DEVICE_STACKS)} in "
+        f"place of the preset's {', '.join(named)} (host libraries; --stack chooses)"
+    )
+    return {"stack": list(DEVICE_STACKS)}
 
 
 def _check_network(profiles: list[str], broker: str | None) -> None:

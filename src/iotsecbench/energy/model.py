@@ -31,11 +31,16 @@ from iotsecbench.energy.profile import DeviceProfile
 from iotsecbench.errors import DataError
 
 __all__ = [
+    "ACCELERATORS",
     "MODEL_VERSION",
+    "Accelerator",
     "Activity",
     "ModelledCurrent",
     "Operation",
+    "accelerated_busy_s",
+    "accelerators_for",
     "counted_current",
+    "counted_kind",
     "model_current",
 ]
 
@@ -315,6 +320,63 @@ def model_current(
     )
 
 
+@dataclass(frozen=True)
+class Accelerator:
+    """A crypto accelerator a device profile prices: the counted instructions of one primitive
+    family (the firmware's ledger: docs/device-client.md) run ``speedup`` times faster on it."""
+
+    family: str  # the ledger's family ("aes")
+    speedup: float  # software time / accelerated time of that family's work
+    label: str  # what the figure says: "AES on the accelerator"
+
+
+# family -> (the profile parameter of its speed-up, the same for AES-GCM, what it is called).
+# AES-GCM has a speed-up of its own: the accelerator computes its AES blocks, its GHASH stays in
+# software (the ESP32-C3 has no GCM engine), and both are inside the ledger's aes family.
+ACCELERATORS = {"aes": ("aes_accelerator_speedup", "aes_gcm_accelerator_speedup", "AES")}
+
+
+def accelerators_for(profile: DeviceProfile, gcm: bool) -> tuple[Accelerator, ...]:
+    """The accelerators ``profile`` prices, for a run whose AES is AES-GCM (``gcm``) or not."""
+    found = []
+    for family, (blocks, with_gcm, name) in ACCELERATORS.items():
+        parameter = with_gcm if gcm else blocks
+        if parameter in profile.parameters:
+            what = f"{name}-GCM's blocks" if gcm else name
+            found.append(
+                Accelerator(family, profile.value(parameter), f"{what} on the accelerator")
+            )
+    return tuple(found)
+
+
+def counted_kind(target: str, accelerators: Iterable[Accelerator] = ()) -> str:
+    """The label of a figure counted on ``target``: "counted on rv32imc" (software only) or
+    "counted on rv32imc, AES on the accelerator" — one never stands for the other."""
+    return ", ".join([f"counted on {target}", *(a.label for a in accelerators)])
+
+
+def accelerated_busy_s(
+    instructions: ArrayLike,
+    family_instructions: Mapping[str, ArrayLike],
+    accelerators: Iterable[Accelerator],
+    cpi: float,
+    clock_hz: float,
+) -> NDArray[np.float64]:
+    """CPU seconds per window from cumulative counts, with each accelerated family's
+    instructions taking 1/speedup of their software time: busy = (ΔI − Σ ΔI_f + Σ ΔI_f /
+    s_f) × CPI / clock. The accelerator's time is booked as the core's (it waits on the
+    engine, at the core's extra current); without accelerators, ΔI × CPI / clock."""
+    times = np.asarray(instructions, dtype=np.float64)
+    size = times.size
+    cycles = _deltas("instructions", instructions, size)
+    for accelerator in accelerators:
+        if accelerator.speedup <= 0:
+            raise DataError(f"{accelerator.label}: speed-up must be > 0")
+        family = _deltas(accelerator.family, family_instructions[accelerator.family], size)
+        cycles = cycles - family + family / accelerator.speedup
+    return cycles * cpi / clock_hz
+
+
 def counted_current(
     profile: DeviceProfile,
     t_ns: ArrayLike,
@@ -325,6 +387,8 @@ def counted_current(
     rx_segments: ArrayLike,
     *,
     cpi: float,
+    family_instructions: Mapping[str, ArrayLike] | None = None,
+    accelerators: Iterable[Accelerator] = (),
 ) -> ModelledCurrent:
     """The model with the device's own instructions as its CPU input (a run whose emitter is
     the device client on a virtual MCU, docs/device-client.md): window i's CPU time is the
@@ -333,10 +397,14 @@ def counted_current(
     and the currents are the model's as for every agent; the figure is labelled *counted on
     <target>* by whoever shows it (a count, turned into time by a CPI and a clock).
 
-    Software only: the device profiles price no accelerator for these counts (the primitives'
-    share is in the firmware's records for whoever prices one)."""
+    Software only unless ``accelerators`` are given (with the cumulative ``family_instructions``
+    they price): then ``accelerated_busy_s``, and the figure says so (its label names them:
+    "counted on rv32imc, AES on the accelerator"), never passing for the software one."""
     times_ns = np.asarray(t_ns, dtype=np.int64)
-    busy_s = _deltas("instructions", instructions, times_ns.size) * cpi / profile.cpu_clock_hz
+    accelerators = tuple(accelerators)
+    busy_s = accelerated_busy_s(
+        instructions, family_instructions or {}, accelerators, cpi, profile.cpu_clock_hz
+    )
     return model_current(
         profile, times_ns, tx_bytes, rx_bytes, tx_segments, rx_segments, (), cpu_busy_s=busy_s
     )

@@ -90,6 +90,11 @@ OPTIONAL_PARAMETERS: dict[str, str] = {
     # handshake work no priced operation covers (ms at cpu_clock, scales with the clock)
     "extra_core_slowdown": "fraction",
     "handshake_overhead": "ms",
+    # A crypto accelerator (energy.model.ACCELERATORS): how many times faster than the counted
+    # software its primitive family's work runs on it — AES blocks (CTR, CBC, CCM, ECB), and
+    # AES-GCM, whose GHASH stays on the CPU
+    "aes_accelerator_speedup": "x",
+    "aes_gcm_accelerator_speedup": "x",
 }
 # Parameters whose value is a share: their range stays inside [0, 1].
 FRACTIONS = ("extra_core_slowdown",)

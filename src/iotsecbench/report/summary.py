@@ -80,6 +80,18 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
             f"(instructions x CPI {rows[0]['cpi']:g} / clock) against {priced_text} "
             f"(operations x the profile's prices), mean of {len(rows)} run(s)"
         )
+        accelerated = [r["accelerated"] for r in rows if r.get("accelerated")]
+        if accelerated:  # the profile prices an accelerator: that figure apart, labelled so
+            current = sum(a["current_emitter_ma"] for a in accelerated) / len(accelerated)
+            speedups = ", ".join(f"{k} x{v:g}" for k, v in accelerated[0]["speedups"].items())
+            lines.append(
+                f"{label}: emitter current {current:.2f} mA {accelerated[0]['kind']} "
+                f"(speed-up {speedups}; the {counted_ma:.2f} mA above is counted on {target}, "
+                "software only)"
+            )
+        exchange = rows[0].get("key_exchange")
+        if exchange:  # the same on every run of a configuration, but for value-dependent paths
+            lines.append(key_exchange_line(label, target, exchange))
     if lines:
         lines.append(
             "with --target the emitter's CPU, current and charge above are counted on the "
@@ -96,6 +108,29 @@ def terminal_summary(results_dir: Path) -> tuple[pd.DataFrame, str | None, list[
     ``counted_emitter_lines``, read through one connection."""
     with read.reading(results_dir):
         return summarise(results_dir), target_of(results_dir), counted_emitter_lines(results_dir)
+
+
+def key_exchange_line(label: str, target: str, exchange: dict) -> str:
+    """A payload scheme's key exchange counted on the device: its group's instructions, the
+    primitive families' share, its stack and heap peaks."""
+    total = exchange["instructions"]
+    shares = ", ".join(
+        f"{family} {count / total:.0%}"
+        for family, count in sorted(exchange["primitives"].items(), key=lambda kv: -kv[1])
+        if total and count
+    )
+    memory = [
+        f"{what} peak {value:,} B"
+        for what, value in (
+            ("stack", exchange.get("stack_high_water_bytes")),
+            ("heap", exchange.get("heap_peak_bytes")),
+        )
+        if value is not None
+    ]
+    return (
+        f"{label}: key exchange {total / 1e6:.2f} M instructions counted on {target} "
+        f"({shares or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
+    )
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

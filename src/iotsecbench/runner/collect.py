@@ -330,13 +330,63 @@ def _counted_emitter(
         run_id, "emitter", emitter["sample"], emitter["operation"], device
     )
     voltage = device.supply_voltage_v if device is not None else None
-    return {
+    figures = {
         "target": target,
         "cpi": cpi,
         "priced_current_emitter_ma": (
             float(np.mean([r["current_ma"] for r in priced])) if priced else None
         ),
         "priced_energy_emitter_j": _energy_j(priced, voltage) if voltage else None,
+    }
+    accelerated = _accelerated_emitter(emitter, device, cpi, target)
+    if accelerated is not None:
+        figures["accelerated"] = accelerated
+    handshake = next((e for e in emitter["event"] if e["kind"] == "counted_handshake"), {})
+    detail = handshake.get("detail", {})
+    if "KEY_EXCHANGE" in detail.get("groups", {}):  # a payload scheme's, counted on the device
+        figures["key_exchange"] = {
+            "instructions": detail["groups"]["KEY_EXCHANGE"],
+            "primitives": detail.get("key_exchange_primitives", {}),
+            "stack_high_water_bytes": detail.get("key_exchange_stack_high_water_bytes"),
+            "heap_peak_bytes": detail.get("key_exchange_heap_peak_bytes"),
+        }
+    return figures
+
+
+def _accelerated_emitter(
+    emitter: dict[str, list[dict[str, Any]]], device: DeviceProfile | None, cpi: float, target: str
+) -> dict[str, Any] | None:
+    """A device emitter's counted current with the profile's accelerators pricing their
+    families' instructions (energy.model.accelerated_busy_s), beside the software-only one, or
+    None when the profile prices none. AES-GCM (a GCM scheme or TLS suite) takes the GCM
+    speed-up: its GHASH stays on the CPU."""
+    samples = sorted(emitter["sample"], key=lambda s: s["t_ns"])
+    if device is None or not samples or "instructions_families" not in samples[0]:
+        return None
+    start = next((e for e in emitter["event"] if e["kind"] == "agent_start"), {})
+    suites = [str(n.get("cipher", "")) for n in emitter["negotiated"]]
+    configuration = str(start.get("detail", {}).get("configuration", ""))
+    gcm = "gcm" in configuration.lower() or any("GCM" in suite.upper() for suite in suites)
+    accelerators = model.accelerators_for(device, gcm)
+    if not accelerators:
+        return None
+    columns = {name: [s[name] for s in samples] for name in model.SAMPLE_COLUMNS.values()}
+    modelled = model.counted_current(
+        device,
+        [s["t_ns"] for s in samples],
+        [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
+        *(columns[name] for name in model.SAMPLE_COLUMNS.values()),
+        cpi=cpi,
+        family_instructions={
+            a.family: [s["instructions_families"].get(a.family, 0) for s in samples]
+            for a in accelerators
+        },
+        accelerators=accelerators,
+    )
+    return {
+        "kind": model.counted_kind(target, accelerators),
+        "speedups": {a.family: a.speedup for a in accelerators},
+        "current_emitter_ma": float(np.mean(modelled.current_ma)),
     }
 
 

@@ -42,6 +42,7 @@ from typing import Any
 from iotsecbench.agents import wire
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.agents.records import RecordWriter, read_records_from
+from iotsecbench.analysis.counted import KEY_EXCHANGE_MARK, key_exchange_group
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import SpecError
 from iotsecbench.measure.clock import now_ns
@@ -49,11 +50,14 @@ from iotsecbench.measure.tcpinfo import read_tcp_info
 from iotsecbench.runner.counted import counted_connection
 from iotsecbench.runner.device import DeviceRun, run_device
 from iotsecbench.security import resolve_configuration
+from iotsecbench.security.agreements import AGREEMENTS
 from iotsecbench.security.key_establishment import exchange_operations
 from iotsecbench.security.tls import TlsProfile, handshake_operations, record_operations
 from iotsecbench.security.tls.stacks import NATIVE_CIPHERS, NATIVE_KEY_ESTABLISHMENTS
+from iotsecbench.spec.models import CellFilter
 from iotsecbench.vmcu.client import (
     LIGHTWEIGHT_CIPHERS,
+    MLKEM_KEY_ESTABLISHMENTS,
     DeviceFirmware,
     build_of,
     device_firmware,
@@ -63,8 +67,10 @@ from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_fo
 from iotsecbench.vmcu.targets import TARGETS
 from iotsecbench.vmcu.targets import target as target_named
 
-# The firmware's ciphers: the native agent's scheme.c ones and its device-only lightweight ones.
+# The firmware's ciphers: the native agent's scheme.c ones and its device-only lightweight ones;
+# its key establishments: the native agent's and the device-only ML-KEM ones (emitter's side).
 DEVICE_CIPHERS = (*NATIVE_CIPHERS, *LIGHTWEIGHT_CIPHERS)
+DEVICE_KEY_ESTABLISHMENTS = (*NATIVE_KEY_ESTABLISHMENTS, *MLKEM_KEY_ESTABLISHMENTS)
 # Ciphers that cannot be on a device at all, and why (scheme_problem says it).
 NO_DEVICE_BUILD = {
     "ascon128v12-purepy": "the pure-Python build of Ascon-128 v1.2 has no device counterpart "
@@ -101,23 +107,43 @@ def prepare_device_run(spec: Any) -> list[str]:
 
 
 def device_subset(spec: Any) -> tuple[Any, dict[str, str]]:
-    """A preset's spec with ``--target``: the configurations the device client runs, with the
-    names of those it cannot in its description (so the stored experiment and its report
-    cannot pass for the whole study), and those names with why, which the caller says it left
-    out. A configuration the user named is never dropped: ``prepare_device_run`` refuses it.
-    A subset's subset is itself (``run --resume`` compares them)."""
-    kept, left_out = [], {}
+    """A preset's spec with ``--target``: the configurations the device client runs, each on
+    the stacks whose build runs it (an ``exclude`` rule for the others: the ``pq`` preset's
+    payload schemes on mbedTLS, its ML-KEM TLS groups on wolfSSL), with the names of those it
+    cannot run at all in its description (so the stored experiment and its report cannot pass
+    for the whole study), and those names with why, which the caller says it left out; the
+    preset's ``include`` rules on a stack the device has not (a host library comparison) are
+    dropped with them. A configuration the user named is never dropped:
+    ``prepare_device_run`` refuses it. A subset's subset is itself (``run --resume``)."""
+    kept, left_out, exclude = [], {}, list(spec.exclude)
     for name in spec.configurations:
-        problems = [_device_problem(name, spec, stack) for stack in spec.stack]
-        problem = next((p for p in problems if p is not None), None)
-        if problem is not None:
-            left_out[name] = problem
-        else:
-            kept.append(name)
-    if not left_out:
+        problems = {stack: _device_problem(name, spec, stack) for stack in spec.stack}
+        if all(problem is not None for problem in problems.values()):
+            left_out[name] = next(iter(problems.values()))  # type: ignore[assignment]
+            continue
+        kept.append(name)
+        for stack, problem in problems.items():
+            rule = {"configuration": name, "stack": stack}
+            if problem is not None and not any(_same_rule(r, rule) for r in exclude):
+                exclude.append(CellFilter(**rule))
+    include = [rule for rule in spec.include if rule.stack is None or rule.stack in spec.stack]
+    for rule in spec.include:
+        if rule not in include:
+            left_out[f"{rule.configuration} on {rule.stack}"] = (
+                f"the device client runs on {' or '.join(spec.stack)}, not {rule.stack}"
+            )
+    if not left_out and len(exclude) == len(spec.exclude):
         return spec, {}
-    description = f"{spec.description} — on {spec.target}, without {', '.join(left_out)}"
-    return spec.model_copy(update={"configurations": kept, "description": description}), left_out
+    update: dict[str, Any] = {"configurations": kept, "include": include, "exclude": exclude}
+    if left_out:
+        update["description"] = (
+            f"{spec.description} — on {spec.target}, without {', '.join(left_out)}"
+        )
+    return spec.model_copy(update=update), left_out
+
+
+def _same_rule(rule: Any, wanted: dict[str, str]) -> bool:
+    return all(getattr(rule, key) == value for key, value in wanted.items())
 
 
 def _device_problem(name: str, spec: Any, stack: str) -> str | None:
@@ -132,8 +158,9 @@ def _device_problem(name: str, spec: Any, stack: str) -> str | None:
 def scheme_problem(security: Any, stack: str) -> str | None:
     """Why the device emitter cannot run this configuration's payload scheme, or None. The
     firmware's schemes are the native agent's ``scheme.c`` with its device-only lightweight
-    ciphers (``DEVICE_CIPHERS``), and its key establishments (``NATIVE_KEY_ESTABLISHMENTS``;
-    PSK with the runner's key in the configuration)."""
+    ciphers (``DEVICE_CIPHERS``), and its key establishments (``DEVICE_KEY_ESTABLISHMENTS``:
+    PSK with the runner's key in the configuration, (EC)DH, ML-KEM and the X25519MLKEM768
+    hybrid; no signed ones: the firmware holds no signing key)."""
     scheme = security.scheme
     if scheme.name == "none":
         return None
@@ -144,10 +171,16 @@ def scheme_problem(security: Any, stack: str) -> str | None:
     cipher = scheme.name.removeprefix(f"{scheme.key_establishment}-")
     if cipher in NO_DEVICE_BUILD:
         return NO_DEVICE_BUILD[cipher]
-    if scheme.key_establishment not in NATIVE_KEY_ESTABLISHMENTS or cipher not in DEVICE_CIPHERS:
+    if scheme.key_establishment not in AGREEMENTS:  # x25519-ecdsap256, mlkem768-mldsa44 …
         return (
-            f"the device runs the payload schemes {{{','.join(NATIVE_KEY_ESTABLISHMENTS)}}}-"
-            f"{{{','.join(DEVICE_CIPHERS)}}} (scheme.c and crypto_lwc.c), not {scheme.name}"
+            f"a signed key establishment ({scheme.key_establishment}): the firmware holds no "
+            "signing key (its key establishments are unsigned)"
+        )
+    if scheme.key_establishment not in DEVICE_KEY_ESTABLISHMENTS or cipher not in DEVICE_CIPHERS:
+        return (
+            f"the device runs the payload schemes {{{','.join(DEVICE_KEY_ESTABLISHMENTS)}}}-"
+            f"{{{','.join(DEVICE_CIPHERS)}}} (scheme.c, crypto_lwc.c, crypto_mlkem.c), "
+            f"not {scheme.name}"
         )
     return None
 
@@ -264,6 +297,7 @@ class Translator:
             tcp_segs_in=tcp.segs_in if tcp else 0,
             tcp_retrans=tcp.total_retrans if tcp else 0,
             sleep_ns=int(record.get("sleep_ns", 0)),
+            instructions_families={k: int(v) for k, v in record.get("families", {}).items()},
             **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
         )
 
@@ -303,6 +337,7 @@ class Translator:
                 "messages": 3,
                 "span": "receiver hello received -> key confirmation verified",
                 "instructions": instructions,
+                "instructions_mlkem": int(record.get("mlkem", 0)),
                 "cpu_scope": f"counted on {self.firmware.target}",
             },
         )
@@ -380,16 +415,22 @@ def _handshake(
             writer.write("operation", t_ns=tcp_end, primitive=primitive, amount=amount)
     writer.write("operation", t_ns=connect_ns, primitive="mqtt-packet", amount=2)
     translator.priced_operations(connection.tls)
-    writer.write(
-        "event",
-        t_ns=now_ns(),
-        kind="counted_handshake",
-        detail={
-            "groups": {name: group.client for name, group in groups.items()},
-            "setup_instructions": counted.setup.client,
-            "primitives": counted.primitives(),
-        },
-    )
+    detail = {
+        "groups": {name: group.client for name, group in groups.items()},
+        "setup_instructions": counted.setup.client,
+        "primitives": counted.primitives(),
+    }
+    exchange = key_exchange_group(connection.segments)
+    if exchange is not None:  # the payload scheme's, after CONNACK: a group of its own
+        detail["groups"][KEY_EXCHANGE_MARK] = exchange.client
+        detail["key_exchange_primitives"] = dict(exchange.primitives)
+        detail["key_exchange_stack_high_water_bytes"] = connection.counters.get(
+            "key_exchange_stack_high_water_bytes"
+        )
+        detail["key_exchange_heap_peak_bytes"] = connection.counters.get(
+            "key_exchange_heap_peak_bytes"
+        )
+    writer.write("event", t_ns=now_ns(), kind="counted_handshake", detail=detail)
 
 
 def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | None:

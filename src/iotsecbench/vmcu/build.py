@@ -32,6 +32,7 @@ from iotsecbench.vmcu.targets import COMMON_CFLAGS, Target
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 FIRMWARE_DIR = Path(__file__).resolve().parent / "firmware"
 LWC_DIR = Path(schemes.__file__).resolve().parent / "lwc"
+NATIVE_DIR = PACKAGE_DIR / "agents" / "native"  # the device client's C a primitive shares
 HARNESS = ("harness.c", "counted_heap.c")
 # The part of mbedTLS the primitives reach (its config: firmware/mbedtls_vmcu_config.h).
 MBEDTLS_SOURCES = (
@@ -118,7 +119,9 @@ def build_digest(target: Target, *parts: object) -> Any:
     return hashlib.sha256(repr((toolchain, compiler_version(target), parts)).encode())
 
 
-def _includes(library: str | None) -> list[str]:
+def harness_includes(library: str | None) -> list[str]:
+    """The flags a primitive's files compile with against ``library`` (its configuration
+    header's directory, its includes and defines)."""
     flags = [f"-I{FIRMWARE_DIR}", f"-I{LWC_DIR}"]
     if library is not None:
         root, parts = source_dir(ARCHIVES[library]), LIBRARIES[library]
@@ -142,15 +145,16 @@ def compile_all(target: Target, sources: list[Path], flags: list[str], into: Pat
         return list(pool.map(one, sources))
 
 
-def _library(target: Target, name: str) -> Path:
-    """The third-party archive ``name`` built for ``target`` (cached)."""
+def harness_library(target: Target, name: str) -> Path:
+    """The third-party archive ``name`` as the primitives are built with it, for ``target``
+    (cached): the device client's payload-schemes build links the wolfCrypt one for ML-KEM."""
     parts = LIBRARIES[name]
     return library_archive(
         target,
         f"lib{name}",
         ARCHIVES[name],
         parts.sources,
-        _includes(name),
+        harness_includes(name),
         [FIRMWARE_DIR / parts.config],
     )
 
@@ -191,14 +195,19 @@ def library_archive(
 
 def _sources(p: Primitive) -> list[Path]:
     files = [*HARNESS, p.source, *p.extra]
-    return [LWC_DIR / f[4:] if f.startswith("lwc/") else FIRMWARE_DIR / f for f in files]
+    folders = {"lwc": LWC_DIR, "native": NATIVE_DIR}
+    return [
+        folders[f.split("/")[0]] / f.split("/", 1)[1] if "/" in f else FIRMWARE_DIR / f
+        for f in files
+    ]
 
 
 @functools.cache  # a process runs one checkout: its sources stay as they were
 def build_hash(target: Target, p: Primitive) -> str:
     # What is built (not how it is described): sources, defines, library, memory map.
     digest = build_digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())
-    for path in sorted({*_sources(p), *FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]")}):
+    headers = {*FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]"), NATIVE_DIR / "crypto_kem.h"}
+    for path in sorted({*_sources(p), *headers}):
         digest.update(path.name.encode() + path.read_bytes())
     if p.library is not None:
         digest.update(ARCHIVES[p.library].sha256.encode())
@@ -213,7 +222,7 @@ def firmware(target: Target, name: str) -> Firmware:
     directory = cache_root() / target.name / fingerprint
     image = directory / f"vmcu-{name}.elf"
     if not image.exists():
-        library = [str(_library(target, p.library))] if p.library else []
+        library = [str(harness_library(target, p.library))] if p.library else []
         with exclusive(directory / ".lock"):  # a concurrent first use builds it once
             if not image.exists():
                 _compile_and_link(target, p, library, image)
@@ -223,7 +232,8 @@ def firmware(target: Target, name: str) -> Firmware:
 def _compile_and_link(target: Target, p: Primitive, library: list[str], image: Path) -> None:
     with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
         defines = [f"-D{define}" for define in p.defines]
-        objects = compile_all(target, _sources(p), [*_includes(p.library), *defines], Path(scratch))
+        flags = [*harness_includes(p.library), *defines]
+        objects = compile_all(target, _sources(p), flags, Path(scratch))
         link(target, objects, library, image, f"the {p.name} firmware for {target.name}")
 
 

@@ -36,6 +36,8 @@ from iotsecbench.vmcu.build import (
     build_digest,
     compile_all,
     footprint,
+    harness_includes,
+    harness_library,
     library_archive,
     link,
     missing_tools,
@@ -49,8 +51,8 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
 # of the native agent's files, the headers the firmware compiles
-CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "stack.h", "agent.h",
-                 "tls.h", "heap.h")  # fmt: skip
+CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "crypto_kem.h",
+                 "stack.h", "agent.h", "tls.h", "heap.h")  # fmt: skip
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
 # The payload schemes' build also has the lightweight ciphers (agents/native/crypto_lwc.c on
@@ -68,6 +70,14 @@ LIGHTWEIGHT_CIPHERS = (
     "simon128-256-ctr-hmac",
 )
 LWC_SOURCES = ("ascon.c", "salsa20_blake2b.c", "speck_simon.c")
+# ... and ML-KEM key establishment (the emitter's encapsulation: agents/native/crypto_mlkem.c),
+# on wolfSSL 5.9.4's ML-KEM as the primitives' harness builds it (vmcu/firmware/user_settings.h):
+# the scheme build links that very archive, which test_virtual_mcu.py checks against NIST's
+# ACVP vectors (FIPS 203) on both targets, and it is the ML-KEM the wolfssl-pq TLS build
+# counts in its X25519MLKEM768 handshakes. No new source: the wolfssl-sys pin serves both.
+MLKEM_KEY_ESTABLISHMENTS = ("mlkem512", "mlkem768", "mlkem1024", "x25519mlkem768")
+MLKEM_SOURCE = "crypto_mlkem.c"
+MLKEM_LIBRARY = "wolfssl"  # vmcu.build.LIBRARIES: the harness's wolfCrypt
 CLIENT_SOURCES = (
     "main.c",
     "config.c",
@@ -237,7 +247,8 @@ def _sources(build: DeviceBuild) -> list[Path]:
     codec = ["mqtt.c", "filler.c"]
     lightweight = []
     if build.schemes:
-        codec += ["scheme.c", f"crypto_{build.stack}.c", f"stack_{build.stack}.c", "crypto_lwc.c"]
+        codec += ["scheme.c", f"crypto_{build.stack}.c", f"stack_{build.stack}.c", "crypto_lwc.c",
+                  MLKEM_SOURCE]  # fmt: skip
         lightweight = [LWC_DIR / name for name in LWC_SOURCES]
     return [*(CLIENT_DIR / name for name in names), FIRMWARE_DIR / "counted_heap.c",
             *(CODEC_DIR / name for name in codec), *lightweight]  # fmt: skip
@@ -260,12 +271,14 @@ def build_hash(target: Target, build: DeviceBuild) -> str:
     digest = build_digest(target, build, target.linker_script(), wrapped_symbols(build))
     files = {*_sources(build), *CLIENT_DIR.rglob("*.h"), *(CODEC_DIR / h for h in CODEC_HEADERS)}
     files |= {FIRMWARE_DIR / "counter.h", FIRMWARE_DIR / "counted_heap.h", LWC_DIR / "lwc.h"}
+    if build.schemes:  # ML-KEM's wolfCrypt settings (its archive is hashed by its own name)
+        files |= {FIRMWARE_DIR / "user_settings.h"}
     for path in sorted(files):
         digest.update(path.name.encode() + path.read_bytes())
     if build.library is not None:
         digest.update(ARCHIVES[build.library.archive].sha256.encode())
     if build.schemes:
-        digest.update(TINYAES.sha256.encode())
+        digest.update(TINYAES.sha256.encode() + ARCHIVES[MLKEM_LIBRARY].sha256.encode())
     return str(digest.hexdigest()[:16])
 
 
@@ -308,6 +321,8 @@ def device_firmware(target: Target, name: str) -> DeviceFirmware:
                 library.flags(), library.configs(),
             )  # fmt: skip
             libraries.append(str(archive))
+        if build.schemes:
+            libraries.append(str(harness_library(target, MLKEM_LIBRARY)))
         with exclusive(directory / ".lock"):  # a concurrent first use builds it once
             if not image.exists():
                 _compile_and_link(target, name, build, libraries, image)
@@ -323,7 +338,14 @@ def _compile_and_link(
     wraps = tuple(f"-Wl,--wrap={symbol}" for symbol in wrapped_symbols(build))
     with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
         sources = [*_sources(build), *_fetched_sources(build)]
+        mlkem = [source for source in sources if source.name == MLKEM_SOURCE]
+        sources = [source for source in sources if source not in mlkem]
         objects = compile_all(target, sources, _flags(build), Path(scratch))
+        # ML-KEM's glue sees wolfCrypt's headers with the archive's own settings, the rest
+        # of the client never does (two libraries' macros apart)
+        objects += compile_all(
+            target, mlkem, [f"-I{CODEC_DIR}", *harness_includes(MLKEM_LIBRARY)], Path(scratch)
+        )
         link(target, objects, libraries, image, f"the {name} device client for {target.name}",
              wraps)  # fmt: skip
 

@@ -18,6 +18,8 @@ from iotsecbench.security.schemes.base import Frame
 from iotsecbench.vmcu.sources import ARCHIVES
 
 LWC = "lwc"  # our C, src/iotsecbench/security/schemes/lwc/
+# The device client's ML-KEM encapsulation (agents/native/crypto_mlkem.c): the harness's encaps
+MLKEM = ("native/crypto_mlkem.c",)
 OURS = "iotsecbench (our C from the specification)"
 OURS_WITH_HMAC = OURS + "; HMAC-SHA256 from {library}"
 
@@ -27,7 +29,7 @@ class Primitive:
     name: str
     source: str  # the firmware/ file with its operations
     defines: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()  # more firmware/ files, or lwc/ files as "lwc/<file>"
+    extra: tuple[str, ...] = ()  # more firmware/ files, lwc/ and agents/native/ ones prefixed
     library: str | None = None  # a third-party archive linked in (vmcu.sources)
     provenance: str | None = None  # None: the library's code, or ours without a library
 
@@ -78,9 +80,9 @@ PRIMITIVES = {
         Primitive("x25519", "p_mbedtls_pk.c", ("VM_PK=1",), library="mbedtls"),
         Primitive("p256", "p_mbedtls_pk.c", ("VM_PK=2",), library="mbedtls"),
         Primitive("rsa", "p_mbedtls_pk.c", ("VM_PK=3",), library="mbedtls"),
-        Primitive("mlkem512", "p_wolfcrypt_pq.c", ("VM_PQ=1",), library="wolfssl"),
-        Primitive("mlkem768", "p_wolfcrypt_pq.c", ("VM_PQ=2",), library="wolfssl"),
-        Primitive("mlkem1024", "p_wolfcrypt_pq.c", ("VM_PQ=5",), library="wolfssl"),
+        Primitive("mlkem512", "p_wolfcrypt_pq.c", ("VM_PQ=1",), MLKEM, "wolfssl"),
+        Primitive("mlkem768", "p_wolfcrypt_pq.c", ("VM_PQ=2",), MLKEM, "wolfssl"),
+        Primitive("mlkem1024", "p_wolfcrypt_pq.c", ("VM_PQ=5",), MLKEM, "wolfssl"),
         Primitive("mldsa44", "p_wolfcrypt_pq.c", ("VM_PQ=3",), library="wolfssl"),
         Primitive("mldsa65", "p_wolfcrypt_pq.c", ("VM_PQ=6",), library="wolfssl"),
         Primitive("ed25519", "p_wolfcrypt_pq.c", ("VM_PQ=4",), library="wolfssl"),

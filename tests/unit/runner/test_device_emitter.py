@@ -26,6 +26,7 @@ from iotsecbench.runner.device_emitter import (
 )
 from iotsecbench.security import resolve_configuration
 from iotsecbench.spec.load import load_spec
+from iotsecbench.spec.matrix import expand
 from iotsecbench.spec.models import ExperimentSpec
 from iotsecbench.vmcu.client import DeviceFirmware
 from iotsecbench.vmcu.device import DeviceConfig
@@ -72,7 +73,14 @@ def test_a_spec_without_target_keeps_its_hash():
         ("psk-ascon128v12-purepy", "mbedtls", "no device counterpart"),
         ("psk-ascon-aead128", "mbedtls", "not psk-ascon-aead128"),
         ("psk-xchacha20-poly1305", "mbedtls", "not psk-xchacha20-poly1305"),
-        ("x25519-ecdsap256-aes128-gcm", "mbedtls", "scheme.c"),
+        ("mlkem768-aes128-gcm", "mbedtls", None),
+        ("mlkem512-chacha20-poly1305", "mbedtls", None),
+        ("mlkem1024-ascon128v12", "mbedtls", None),
+        ("x25519mlkem768-aes128-gcm", "mbedtls", None),
+        ("mlkem768-aes128-gcm", "wolfssl", "run on mbedtls"),
+        ("x25519-ecdsap256-aes128-gcm", "mbedtls", "holds no signing key"),
+        ("mlkem768-mldsa44-aes128-gcm", "mbedtls", "holds no signing key"),
+        ("ffdhe2048-aes128-gcm", "mbedtls", "not ffdhe2048-aes128-gcm"),
         ("tls1.2+ecdh-p256-aes128-gcm", "mbedtls", "over TLS"),
     ],
 )
@@ -130,6 +138,31 @@ def test_a_preset_on_the_device_runs_what_its_firmware_runs():
     assert list(left_out) == ["psk-ascon128v12-purepy"]
     assert "no device counterpart" in left_out["psk-ascon128v12-purepy"]
     assert "without psk-ascon128v12-purepy" in subset.description
+
+
+def test_the_pq_preset_on_the_device_runs_each_configuration_where_its_build_does():
+    """pq names host stacks (OpenSSL 3.5 and 3.0): on the device, its unsigned payload schemes
+    (ML-KEM, the hybrid, X25519) run on the mbedTLS scheme build, its ML-KEM TLS groups on
+    wolfSSL, classical TLS on both; the signed schemes and the host library comparison are
+    left out, each with one line saying why; a subset's subset is itself (--resume)."""
+    spec = load_spec(None, "pq", {"target": "rv32imc", "stack": ["mbedtls", "wolfssl"]})
+    subset, left_out = device_subset(spec)
+    assert device_subset(subset) == (subset, {})
+    cells = {(cell.configuration, cell.stack) for cell in expand(subset)}
+    assert {stack for name, stack in cells if "-aes128-gcm" in name} == {"mbedtls"}
+    assert ("mlkem768-aes128-gcm", "mbedtls") in cells
+    assert ("x25519mlkem768-aes128-gcm", "mbedtls") in cells
+    assert ("tls1.3/X25519MLKEM768/mldsa44", "wolfssl") in cells
+    assert ("tls1.3/X25519MLKEM768/mldsa44", "mbedtls") not in cells
+    assert {stack for name, stack in cells if name == "tls1.3/x25519/ecdsa-p256"} == {
+        "mbedtls",
+        "wolfssl",
+    }
+    signed = [name for name in spec.configurations if "dsa" in name and "/" not in name]
+    assert sorted(signed) == sorted(name for name in left_out if " on " not in name)
+    for name in signed:
+        assert "holds no signing key" in left_out[name] and "\n" not in left_out[name]
+    assert left_out["tls1.3/x25519/ecdsa-p256 on openssl"].endswith("not openssl")
 
 
 def test_the_firmwares_records_become_the_emitters(tmp_path):

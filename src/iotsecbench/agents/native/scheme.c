@@ -5,7 +5,9 @@
 
 #include "agent.h"
 #include "crypto.h"
-#include "crypto_lwc.h" /* its ciphers are linked only in the device build (IOTSB_DEVICE_SCHEMES) */
+#include "crypto_kem.h" /* ML-KEM and crypto_lwc.h's ciphers are linked only in the device */
+#include "crypto_lwc.h" /* build (IOTSB_DEVICE_SCHEMES) */
+#include "heap.h"
 #include "stack.h"
 
 #include <stdio.h>
@@ -62,17 +64,27 @@ static const struct cipher CIPHERS[] = {
 #endif
 };
 
-enum kx { KX_PSK, KX_P256, KX_X25519 };
+/* How Z comes about: a pre-shared key, an ephemeral (EC)DH, an ML-KEM encapsulation (device
+ * build only, and only its emitter's side: the receiver's key generation and decapsulation are
+ * the host's), or both of the last two (the X25519MLKEM768 hybrid: R = ek || X25519 key,
+ * E = ciphertext || X25519 key, Z = K || X25519 output, in that order). */
+enum dh { DH_NONE, DH_P256, DH_X25519 };
 static const struct {
     const char *name;
-    enum kx kx;
-    size_t public_bytes; /* R and E */
+    bool psk;
+    enum dh dh;
+    unsigned kem; /* ML-KEM's level (512, 768, 1024), 0 for none */
 } AGREEMENTS[] = {
-    {"psk", KX_PSK, PSK_NONCE_BYTES},
-    {"ecdh-p256", KX_P256, 65},
-    {"x25519", KX_X25519, 32},
+    {"psk", true, DH_NONE, 0},
+    {"ecdh-p256", false, DH_P256, 0},
+    {"x25519", false, DH_X25519, 0},
+#ifdef IOTSB_DEVICE_SCHEMES
+    {"mlkem512", false, DH_NONE, 512},
+    {"mlkem768", false, DH_NONE, 768},
+    {"mlkem1024", false, DH_NONE, 1024},
+    {"x25519mlkem768", false, DH_X25519, 768},
+#endif
 };
-
 struct direction {
     const char *label; /* "e2r", "r2e" */
     struct crypto_key *key;
@@ -98,6 +110,27 @@ static struct {
     bool log_keys;
     char key_log[2 * 400]; /* two IOTSB_SESSION_KEYS lines */
 } s;
+
+#define AGREEMENT (AGREEMENTS[s.agreement])
+
+static size_t dh_bytes(enum dh dh) { return dh == DH_P256 ? 65 : dh == DH_X25519 ? 32 : 0; }
+
+#ifndef IOTSB_DEVICE_SCHEMES /* no ML-KEM in the native agents' builds: every level is none */
+size_t kem_public_bytes(unsigned level) { return level * 0; }
+size_t kem_ciphertext_bytes(unsigned level) { return level * 0; }
+#endif
+
+/* The receiver's contribution R and the emitter's E in bytes (docs/wire-format.md). */
+static size_t receiver_bytes(void)
+{
+    return AGREEMENT.psk ? PSK_NONCE_BYTES : kem_public_bytes(AGREEMENT.kem) + dh_bytes(AGREEMENT.dh);
+}
+
+static size_t emitter_bytes(void)
+{
+    return AGREEMENT.psk ? PSK_NONCE_BYTES
+                         : kem_ciphertext_bytes(AGREEMENT.kem) + dh_bytes(AGREEMENT.dh);
+}
 
 void scheme_log_keys(bool on) { s.log_keys = on; }
 const char *scheme_key_log(void) { return s.key_log; }
@@ -221,17 +254,12 @@ static int ctr(struct direction *d, const uint8_t counter[16], const uint8_t *in
     return crypto_aes_ctr(d->key, counter, in, out, len);
 }
 
-/* Every key of the session from Z (docs/wire-format.md, "Key establishment"): the session id,
- * per direction the cipher key, MAC key and nonce prefix, and the confirmation key. */
-static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter_public,
-                          const uint8_t *receiver_public, const uint8_t *session_nonce)
+/* Every key of the session from Z and the HKDF salt (docs/wire-format.md, "Key
+ * establishment"): the session id, per direction the cipher key, MAC key and nonce prefix, and
+ * the confirmation key. */
+static int derive_keys(const uint8_t *z, size_t z_len, const uint8_t *salt, size_t salt_len)
 {
-    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
-    uint8_t salt[2 * 65 + SESSION_NONCE_BYTES], key[32];
-    memcpy(salt, emitter_public, public_bytes);
-    memcpy(salt + public_bytes, receiver_public, public_bytes);
-    memcpy(salt + 2 * public_bytes, session_nonce, SESSION_NONCE_BYTES);
-    size_t salt_len = 2 * public_bytes + SESSION_NONCE_BYTES;
+    uint8_t key[32];
     char info[200];
 #define DERIVE(direction, purpose, out, length)                                                \
     (snprintf(info, sizeof info, "iotsb/v1/%s/%s/%s", s.name, direction, purpose),             \
@@ -264,41 +292,88 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
 #undef DERIVE
 }
 
-/* Z for the agreement: the PSK, or the ECDH / X25519 result with the peer's public value. */
+/* The session's keys from Z and the two contributions: salt = E || R || session nonce. */
+static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter_public,
+                          const uint8_t *receiver_public, const uint8_t *session_nonce)
+{
+    size_t e_len = emitter_bytes(), r_len = receiver_bytes();
+    size_t salt_len = e_len + r_len + SESSION_NONCE_BYTES;
+    /* on the heap: an ML-KEM-1024 salt is 3 KB, more than a device's stack should hold */
+    uint8_t *salt = iotsb_tls_malloc(salt_len);
+    if (salt == NULL)
+        return -1;
+    memcpy(salt, emitter_public, e_len);
+    memcpy(salt + e_len, receiver_public, r_len);
+    memcpy(salt + e_len + r_len, session_nonce, SESSION_NONCE_BYTES);
+    int rc = derive_keys(z, z_len, salt, salt_len);
+    memset(salt, 0, salt_len);
+    iotsb_tls_free(salt);
+    return rc;
+}
+
+/* Z for the receiver: the PSK, or the ECDH / X25519 result with the emitter's public value
+ * (an ML-KEM receiver is the host's: kx_receiver_hello refuses it). */
 static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
 {
-    if (AGREEMENTS[s.agreement].kx == KX_PSK) {
+    if (AGREEMENT.psk) {
         memcpy(z, s.psk, s.psk_len);
         *z_len = s.psk_len;
         return 0;
     }
     *z_len = 32;
-    if (s.dh == NULL || crypto_dh_derive(s.dh, peer, AGREEMENTS[s.agreement].public_bytes, z))
+    if (s.dh == NULL || crypto_dh_derive(s.dh, peer, dh_bytes(AGREEMENT.dh), z))
         return -1; /* the key stays: a valid message may still come, as in Python */
     crypto_dh_free(s.dh); /* the ephemeral key is no longer needed (forward secrecy) */
     s.dh = NULL;
     return 0;
 }
 
-/* R or E: a fresh public value (or PSK nonce) into out. */
+/* A fresh (EC)DH key pair (its public value into out), or a PSK nonce. */
 static int contribute(uint8_t *out)
 {
     size_t len;
-    switch (AGREEMENTS[s.agreement].kx) {
-    case KX_PSK:
+    if (AGREEMENT.psk)
         return stack_random(out, PSK_NONCE_BYTES);
-    case KX_P256:
-        s.dh = crypto_dh_new(AGREE_P256, out, &len);
-        return s.dh ? 0 : -1;
-    default:
-        s.dh = crypto_dh_new(AGREE_X25519, out, &len);
-        return s.dh ? 0 : -1;
+    s.dh = crypto_dh_new(AGREEMENT.dh == DH_P256 ? AGREE_P256 : AGREE_X25519, out, &len);
+    return s.dh ? 0 : -1;
+}
+
+enum agreed { AGREED = 0, AGREE_FAILED, AGREE_INVALID_PEER };
+
+/* The emitter's E and Z for the receiver's R: the ML-KEM part first (the ciphertext to R's
+ * encapsulation key, Z's shared key), then the (EC)DH part or the PSK. */
+static enum agreed emitter_agree(const uint8_t *receiver, uint8_t *emitter, uint8_t *z,
+                                 size_t *z_len)
+{
+    size_t kem_r = kem_public_bytes(AGREEMENT.kem), kem_e = kem_ciphertext_bytes(AGREEMENT.kem);
+    size_t kem_z = 0;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (AGREEMENT.kem != 0) {
+        uint8_t m[KEM_SEED_BYTES];
+        if (stack_random(m, sizeof m) != 0)
+            return AGREE_FAILED;
+        int rc = kem_encapsulate(AGREEMENT.kem, receiver, kem_r, m, emitter, z);
+        memset(m, 0, sizeof m);
+        if (rc != 0)
+            return AGREE_INVALID_PEER;
+        kem_z = KEM_SHARED_BYTES;
+        if (AGREEMENT.dh == DH_NONE) {
+            *z_len = kem_z;
+            return AGREED;
+        }
     }
+#endif
+    if (contribute(emitter + kem_e) != 0)
+        return AGREE_FAILED;
+    if (shared_secret(receiver + kem_r, z + kem_z, z_len) != 0)
+        return AGREE_INVALID_PEER;
+    *z_len += kem_z;
+    return AGREED;
 }
 
 static bool psk_ok(const uint8_t *psk, size_t psk_len)
 {
-    if (AGREEMENTS[s.agreement].kx != KX_PSK)
+    if (!AGREEMENT.psk)
         return true;
     s.psk = psk;
     s.psk_len = psk_len;
@@ -321,10 +396,10 @@ static bool equal(const uint8_t *a, const uint8_t *b, size_t n) /* constant time
 
 size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
 {
-    if (!psk_ok(psk, psk_len) || contribute(s.hello + 1) != 0)
-        return 0;
+    if (AGREEMENT.kem != 0 || !psk_ok(psk, psk_len) || contribute(s.hello + 1) != 0)
+        return 0; /* no ML-KEM receiver in C: the device is the emitter */
     s.hello[0] = WIRE_VERSION;
-    s.hello_len = 1 + AGREEMENTS[s.agreement].public_bytes;
+    s.hello_len = 1 + receiver_bytes();
     memcpy(out, s.hello, s.hello_len);
     return s.hello_len;
 }
@@ -332,7 +407,7 @@ size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
 size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
                           struct direction **e2r, const char **why)
 {
-    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
+    size_t public_bytes = emitter_bytes(); /* = receiver_bytes(): no ML-KEM receiver */
     if (s.hello_len == 0 || s.reply_len != 0)
         return *why = "unexpected emitter message", 0;
     if (len != 1 + SESSION_NONCE_BYTES + public_bytes || message[0] != WIRE_VERSION)
@@ -358,28 +433,30 @@ size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
 size_t kx_emitter_answer(const uint8_t *psk, size_t psk_len, const uint8_t *hello, size_t len,
                          uint8_t *reply, const char **why)
 {
-    size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
     if (!psk_ok(psk, psk_len))
         return *why = "a psk-* scheme needs a pre-shared key of at least 16 bytes", 0;
-    if (len != 1 + public_bytes || hello[0] != WIRE_VERSION)
+    if (len != 1 + receiver_bytes() || hello[0] != WIRE_VERSION)
         return *why = "receiver hello of the wrong size or version", 0;
     memcpy(s.hello, hello, len);
     s.hello_len = len;
     s.reply[0] = WIRE_VERSION;
     uint8_t *nonce = s.reply + 1, *emitter_public = s.reply + 1 + SESSION_NONCE_BYTES;
-    uint8_t z[64];
+    uint8_t z[KEM_SHARED_BYTES + 64];
     size_t z_len;
-    if (contribute(emitter_public) != 0)
-        return *why = "key generation failed", 0;
-    if (shared_secret(hello + 1, z, &z_len) != 0)
-        return *why = "receiver public key is invalid", 0;
+    enum agreed agreed = emitter_agree(hello + 1, emitter_public, z, &z_len);
+    if (agreed != AGREED) {
+        memset(z, 0, sizeof z);
+        return *why = agreed == AGREE_FAILED ? "key generation failed"
+                                             : "receiver public key is invalid",
+               0;
+    }
     int rc = stack_random(nonce, SESSION_NONCE_BYTES);
     if (rc == 0)
         rc = derive_session(z, z_len, emitter_public, hello + 1, nonce);
     memset(z, 0, sizeof z);
     if (rc != 0)
         return *why = "key derivation failed", 0;
-    s.reply_len = 1 + SESSION_NONCE_BYTES + public_bytes;
+    s.reply_len = 1 + SESSION_NONCE_BYTES + emitter_bytes();
     memcpy(reply, s.reply, s.reply_len);
     return s.reply_len;
 }

@@ -11,7 +11,11 @@
 #include <stdint.h>
 
 #define SCHEME_MAX_OVERHEAD 96  /* largest expansion of a message: CBC-HMAC's 10+16+16+32 */
-#define KX_MAX_MESSAGE 128      /* largest key-exchange message: 1 + 16 + 65 */
+#ifdef IOTSB_DEVICE_SCHEMES /* the device build's ML-KEM: ML-KEM-1024's 1 + 16 + 1,568 */
+#define KX_MAX_MESSAGE 1585
+#else
+#define KX_MAX_MESSAGE 128 /* largest key-exchange message: 1 + 16 + 65 */
+#endif
 
 struct direction; /* one direction's keys, sequence counter and replay window */
 
@@ -28,7 +32,7 @@ enum open_result {
  * alone); a payload scheme this build does not implement ends the agent (die). */
 bool scheme_select(const char *configuration);
 const char *scheme_name(void);
-const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519" */
+const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519" (device: "mlkem768" …) */
 
 /* The key exchange (key_establishment.py's state machines). psk: the pre-shared key (>= 16
  * bytes) or NULL. Each returns the message's length, or 0 with *why set (a message of the

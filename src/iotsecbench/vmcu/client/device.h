@@ -92,6 +92,7 @@ struct ledger_totals {
     uint64_t families[FAMILIES];
 };
 void ledger_totals(struct ledger_totals *out);
+const char *ledger_family_name(enum family family); /* "pk", "aes" … (the records' names) */
 /* Whether ended segments are kept for count_segment records (the handshake's) or only added
  * to the totals (the publish loop, which writes one record per message instead). */
 void ledger_keep_segments(bool keep);

@@ -32,6 +32,8 @@
 static const char *const FAMILY_NAMES[FAMILIES] = {"pk", "sha2", "aes", "chacha20_poly1305",
                                                    "mlkem", "mldsa", "lwc"};
 
+const char *ledger_family_name(enum family family) { return FAMILY_NAMES[family]; }
+
 struct segment {
     unsigned index;
     char event;       /* 'm' a mark, 'r' bytes read, 'w' bytes written */

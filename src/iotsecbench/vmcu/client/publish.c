@@ -21,7 +21,7 @@
  *             the client bucket), wait and io
  *   sample    t_ns and the cumulative counts since the ledger started: crypto, protocol,
  *             wait, io instructions, sleep_ns (WFI, on the lab's clock), the heap now and its
- *             peak since the handshake ended
+ *             peak since the handshake ended, and crypto per primitive family (families)
  *
  * A schedule the emulation cannot keep ends the run (device_fail) once a message is more than
  * LATE_LIMIT_NS late, with the rate achieved until then: the firmware never publishes slower
@@ -44,15 +44,18 @@
 
 struct counts {
     uint64_t crypto, protocol, wait, io;
+    uint64_t families[FAMILIES]; /* crypto per primitive family (an accelerator's share) */
 };
 
 static struct counts counts_now(void)
 {
     struct ledger_totals totals;
     ledger_totals(&totals);
-    struct counts c = {0, 0, totals.buckets[BUCKET_WAIT], totals.buckets[BUCKET_IO]};
-    for (int f = 0; f < FAMILIES; f++)
+    struct counts c = {0, 0, totals.buckets[BUCKET_WAIT], totals.buckets[BUCKET_IO], {0}};
+    for (int f = 0; f < FAMILIES; f++) {
         c.crypto += totals.families[f];
+        c.families[f] = totals.families[f];
+    }
     c.protocol = totals.buckets[BUCKET_CLIENT] - c.crypto;
     return c;
 }
@@ -64,13 +67,18 @@ static void sample(uint64_t t_ns)
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     struct counts c = counts_now();
     struct vm_heap heap = vm_heap();
+    /* crypto per primitive family, cumulative: what an accelerator prices apart (energy.model) */
+    char families[FAMILIES * 40] = "";
+    for (int f = 0, at = 0; f < FAMILIES; f++)
+        at += snprintf(families + at, sizeof families - (size_t)at, "%s\"%s\":%llu", f ? "," : "",
+                       ledger_family_name((enum family)f), (unsigned long long)c.families[f]);
     record("sample",
            "\"t_ns\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu,"
-           "\"sleep_ns\":%llu,\"heap_bytes\":%lu,\"heap_peak_bytes\":%lu",
+           "\"sleep_ns\":%llu,\"heap_bytes\":%lu,\"heap_peak_bytes\":%lu,\"families\":{%s}",
            (unsigned long long)t_ns, (unsigned long long)c.crypto,
            (unsigned long long)c.protocol, (unsigned long long)c.wait,
            (unsigned long long)c.io, (unsigned long long)slept_ns, (unsigned long)heap.current,
-           (unsigned long)heap.peak);
+           (unsigned long)heap.peak, families);
     ledger_bucket(resume);
 }
 
@@ -143,10 +151,19 @@ struct kx_message {
     uint64_t hello_ns;
 };
 
-static void kx_pump(struct kx_message *got, const char *prefix, uint16_t *acked)
+/* The key exchange's buffers: on the heap while it runs (an ML-KEM-1024 message is 1.6 KB, and
+ * these four would hold 8 KB of the device's stack), so its heap peak shows them. */
+struct kx_buffers {
+    struct kx_message got;
+    uint8_t reply[KX_MAX_MESSAGE];
+    uint8_t packet[2 * TOPIC_MAX + KX_MAX_MESSAGE + 16]; /* SUBSCRIBE, PUBLISH kx/emitter */
+    uint8_t read[KX_MAX_MESSAGE + TOPIC_MAX + 16];       /* one incoming packet */
+};
+
+static void kx_pump(struct kx_message *got, const char *prefix, uint16_t *acked,
+                    uint8_t *buffer, size_t cap)
 {
-    uint8_t buffer[KX_MAX_MESSAGE + TOPIC_MAX + 16];
-    struct mqtt_packet p = read_packet(buffer, sizeof buffer);
+    struct mqtt_packet p = read_packet(buffer, cap);
     const char *why = NULL;
     if (p.type == MQTT_PUBACK) {
         if (mqtt_parse_puback(&p, acked, &why) != MQTT_OK)
@@ -187,7 +204,9 @@ static void kx_pump(struct kx_message *got, const char *prefix, uint16_t *acked)
     }
 }
 
-/* The emitter's side of the key exchange (module comment): the direction's keys. */
+/* The emitter's side of the key exchange (module comment): the direction's keys. Its stack
+ * and heap peaks are counters of their own (a post-quantum exchange's memory is a question of
+ * its own on a device); the stack is painted again for it (bookkeeping). */
 static struct direction *key_exchange(void)
 {
     char hello_topic[TOPIC_MAX], ready_topic[TOPIC_MAX], reply_topic[TOPIC_MAX];
@@ -196,47 +215,61 @@ static struct direction *key_exchange(void)
     snprintf(reply_topic, sizeof reply_topic, "%s/kx/emitter", config.topic_prefix);
     const char *topics[2] = {hello_topic, ready_topic};
     int qos[2] = {1, 1};
-    uint8_t packet[2 * TOPIC_MAX + KX_MAX_MESSAGE + 16];
-    struct kx_message got = {0};
     uint16_t acked = 0, id = next_id++;
 
     ledger_mark("KEY_EXCHANGE");
-    send_bytes(packet, mqtt_subscribe(packet, sizeof packet, id, topics, qos, 2), "SUBSCRIBE");
+    vm_heap_mark();
+    struct kx_buffers *b = vm_calloc(1, sizeof *b);
+    if (b == NULL)
+        device_fail("key exchange", "no memory for its buffers");
+    struct kx_message *got = &b->got;
+    uint8_t *packet = b->packet;
+    size_t cap = sizeof b->packet;
+#define PUMP() kx_pump(got, config.topic_prefix, &acked, b->read, sizeof b->read)
+    send_bytes(packet, mqtt_subscribe(packet, cap, id, topics, qos, 2), "SUBSCRIBE");
     while (acked != id)
-        kx_pump(&got, config.topic_prefix, &acked);
-    while (!got.hello)
-        kx_pump(&got, config.topic_prefix, &acked);
+        PUMP();
+    while (!got->hello)
+        PUMP();
     struct counts before = counts_now();
-    uint8_t reply[KX_MAX_MESSAGE];
     const char *why = "?";
     /* a psk-* scheme's key came with the configuration (kx_emitter_answer refuses a short
      * or missing one, as the host agents do) */
     size_t reply_len = kx_emitter_answer(config.psk_len ? config.psk : NULL, config.psk_len,
-                                         got.hello_bytes, got.hello_len, reply, &why);
+                                         got->hello_bytes, got->hello_len, b->reply, &why);
     if (reply_len == 0)
         device_fail("key exchange failed", why);
     id = next_id++;
-    size_t n = mqtt_publish(packet, sizeof packet, reply_topic, reply, reply_len, 1, id, false);
+    size_t n = mqtt_publish(packet, cap, reply_topic, b->reply, reply_len, 1, id, false);
     send_bytes(packet, n, "PUBLISH kx/emitter");
-    while (acked != id || !got.ready)
-        kx_pump(&got, config.topic_prefix, &acked);
+    while (acked != id || !got->ready)
+        PUMP();
+#undef PUMP
     struct direction *e2r = NULL;
-    if (!kx_emitter_confirm(got.ready_bytes, got.ready_len, &e2r, &why))
+    if (!kx_emitter_confirm(got->ready_bytes, got->ready_len, &e2r, &why))
         device_fail("key exchange failed", why);
     uint64_t end_ns = lab_now_ns();
     struct counts after = counts_now();
     ledger_mark("KEY_EXCHANGE_END");
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
+    size_t stack_bytes = stack_high_water_bytes();
+    struct vm_heap heap = vm_heap();
     record("event",
            "\"name\":\"key_exchange\",\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"bytes_out\":%lu,"
-           "\"bytes_in\":%lu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
-           (unsigned long long)got.hello_ns, (unsigned long long)end_ns, (unsigned long)reply_len,
-           (unsigned long)(got.hello_len + got.ready_len),
+           "\"bytes_in\":%lu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu,"
+           "\"mlkem\":%llu",
+           (unsigned long long)got->hello_ns, (unsigned long long)end_ns, (unsigned long)reply_len,
+           (unsigned long)(got->hello_len + got->ready_len),
            (unsigned long long)(after.crypto - before.crypto),
            (unsigned long long)(after.protocol - before.protocol),
            (unsigned long long)(after.wait - before.wait),
-           (unsigned long long)(after.io - before.io));
+           (unsigned long long)(after.io - before.io),
+           (unsigned long long)(after.families[FAMILY_MLKEM] - before.families[FAMILY_MLKEM]));
+    if (!ledger_overflowed()) /* else records were written inside it: no figure */
+        counter("key_exchange_stack_high_water_bytes", stack_bytes);
+    counter("key_exchange_heap_peak_bytes", heap.peak);
     ledger_bucket(resume);
+    vm_free(b);
     return e2r;
 }
 
@@ -253,6 +286,11 @@ void role_publish(void)
     samples_due(next_sample_ns);
     bool sealing = scheme_select(config.scheme);
     session_open();
+    if (sealing) { /* the key exchange's own stack peak (session_open's is the handshake's) */
+        enum bucket resume = ledger_bucket(BUCKET_HARNESS);
+        stack_paint();
+        ledger_bucket(resume);
+    }
     struct direction *e2r = sealing ? key_exchange() : NULL;
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     ledger_flush(); /* the handshake's segments; from here one record per message */

@@ -4,8 +4,9 @@
  * CTR_DRBG's block cipher; the one-shot GCM calls hold their GHASH, which the TLS records
  * reach through PSA and the payload schemes directly) and ChaCha20-Poly1305; in the payload
  * schemes' build also AES-CTR/CBC as the schemes call them (their blocks are inside aes.c,
- * where a call is not redirected) and the lightweight ciphers of crypto_lwc.c (family lwc;
- * EAX's AES included). One WRAP per line: the build reads them. */
+ * where a call is not redirected), the lightweight ciphers of crypto_lwc.c (family lwc;
+ * EAX's AES included) and ML-KEM's encapsulation (crypto_mlkem.c on wolfCrypt: family mlkem,
+ * decoding the receiver's key included). One WRAP per line: the build reads them. */
 #include "wrap.h"
 
 #include <mbedtls/bignum.h>
@@ -19,6 +20,7 @@
 #include <mbedtls/sha256.h>
 #include <mbedtls/sha512.h>
 #ifdef IOTSB_DEVICE_SCHEMES
+#include "../../agents/native/crypto_kem.h"
 #include "../../agents/native/crypto_lwc.h"
 #endif
 
@@ -65,6 +67,7 @@ WRAP(FAMILY_CHACHA, mbedtls_chachapoly_finish, (mbedtls_chachapoly_context *ctx,
 #ifdef IOTSB_DEVICE_SCHEMES
 WRAP(FAMILY_AES, mbedtls_aes_crypt_ctr, (mbedtls_aes_context *ctx, size_t length, size_t *nc_off, unsigned char nonce_counter[16], unsigned char stream_block[16], const unsigned char *input, unsigned char *output), (ctx, length, nc_off, nonce_counter, stream_block, input, output))
 WRAP(FAMILY_AES, mbedtls_aes_crypt_cbc, (mbedtls_aes_context *ctx, int mode, size_t length, unsigned char iv[16], const unsigned char *input, unsigned char *output), (ctx, mode, length, iv, input, output))
+WRAP(FAMILY_MLKEM, kem_encapsulate, (unsigned level, const uint8_t *ek, size_t ek_len, const uint8_t m[KEM_SEED_BYTES], uint8_t *ct, uint8_t ss[KEM_SHARED_BYTES]), (level, ek, ek_len, m, ct, ss))
 WRAP(FAMILY_LWC, light_seal, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
 WRAP(FAMILY_LWC, light_open, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
 WRAP(FAMILY_LWC, light_ctr, (struct light_key *key, const uint8_t counter[16], const uint8_t *in, uint8_t *out, size_t len), (key, counter, in, out, len))
