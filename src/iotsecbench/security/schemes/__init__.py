@@ -9,6 +9,8 @@ in ``catalog.CIPHERS``, and document its wire format in ``docs/wire-format.md``
 
 from __future__ import annotations
 
+import functools
+
 from iotsecbench.security.naming import unknown_name_error
 from iotsecbench.security.schemes.base import (
     WIRE_VERSION,
@@ -21,42 +23,58 @@ from iotsecbench.security.schemes.base import (
     ReplayError,
     SchemeError,
 )
-from iotsecbench.security.schemes.catalog import CIPHERS, KEY_ESTABLISHMENTS, all_schemes
+from iotsecbench.security.schemes.catalog import CIPHERS, KEY_ESTABLISHMENTS, compose
 from iotsecbench.security.schemes.identity import NoneScheme
 
-_SCHEME_CLASSES: tuple[type[PayloadScheme], ...] = (NoneScheme, *all_schemes())
+# Every scheme's name with what it is made of, in registry order (``none``, then every
+# cipher with each key establishment). A scheme's class is composed when first asked for:
+# composing all 900 at import cost every agent and command ~30 ms of CPU, for the one or two
+# schemes a process uses.
+_PARTS: dict[str, tuple[type[PayloadScheme], str]] = {
+    f"{KEY_ESTABLISHMENTS[kx].name}-{cipher.cipher}": (cipher, kx)
+    for cipher in CIPHERS
+    for kx in KEY_ESTABLISHMENTS
+}
 
 
-def _build_registry() -> dict[str, type[PayloadScheme]]:
-    registry: dict[str, type[PayloadScheme]] = {}
+def _check_registry() -> None:
+    """Duplicate names, or one id for two wire formats, would make captured messages
+    ambiguous: fail at import. A composed scheme's id and wire format are its cipher's."""
+    if len(_PARTS) != len(CIPHERS) * len(KEY_ESTABLISHMENTS) or NoneScheme.name in _PARTS:
+        raise RuntimeError("duplicate scheme name")
     ids: dict[int, str] = {}
-    for cls in _SCHEME_CLASSES:
-        # Duplicate names, or one id for two wire formats, would make captured messages
-        # ambiguous: fail at import.
+    for cls in (NoneScheme, *CIPHERS):
         wire_format = cls.cipher or cls.name
-        if cls.name in registry or ids.get(cls.scheme_id, wire_format) != wire_format:
-            raise RuntimeError(f"duplicate scheme name or id: {cls.name} / {cls.scheme_id}")
+        if ids.get(cls.scheme_id, wire_format) != wire_format:
+            raise RuntimeError(f"duplicate scheme id: {cls.name} / {cls.scheme_id}")
         if not 0 <= cls.scheme_id <= 255:
             raise RuntimeError(f"scheme id of {cls.name} does not fit one byte")
-        registry[cls.name] = cls
         ids[cls.scheme_id] = wire_format
-    return registry
 
 
-_REGISTRY = _build_registry()
+_check_registry()
+
+
+@functools.cache
+def _scheme_class(name: str) -> type[PayloadScheme]:
+    """The class of scheme ``name`` (KeyError if there is none), composed once."""
+    if name == NoneScheme.name:
+        return NoneScheme
+    cipher, kx = _PARTS[name]
+    return compose(cipher, kx)
 
 
 def scheme_names() -> list[str]:
     """Names of every payload scheme, in registry order (``none`` first)."""
-    return list(_REGISTRY)
+    return [NoneScheme.name, *_PARTS]
 
 
 def get_scheme(name: str) -> PayloadScheme:
     """The scheme called ``name``; ``SpecError`` with a suggestion when there is none."""
     try:
-        return _REGISTRY[name]()
+        return _scheme_class(name)()
     except KeyError:
-        raise unknown_name_error("scheme", name, _REGISTRY) from None
+        raise unknown_name_error("scheme", name, scheme_names()) from None
 
 
 def cipher_names() -> list[str]:
@@ -72,7 +90,7 @@ def key_establishment_names() -> list[str]:
 def describe_schemes(sample_plaintext_bytes: int = 256) -> list[dict]:
     """One plain-JSON record per scheme, for ``iotsecbench schemes`` and reports."""
     records = []
-    for name in _REGISTRY:
+    for name in scheme_names():
         scheme = get_scheme(name)
         records.append(
             {

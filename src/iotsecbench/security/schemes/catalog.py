@@ -283,8 +283,3 @@ def compose(cipher: type[PayloadScheme], kx_name: str) -> type[PayloadScheme]:
     }
     class_name = "".join(part.capitalize() for part in name.replace(".", "-").split("-"))
     return type(class_name, (cipher,), attributes)
-
-
-def all_schemes() -> list[type[PayloadScheme]]:
-    """Every combination, grouped by cipher (key establishments in table order)."""
-    return [compose(cipher, kx) for cipher in CIPHERS for kx in KEY_ESTABLISHMENTS]
