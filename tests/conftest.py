@@ -77,6 +77,8 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
     names = getattr(item, "fixturenames", ())
     if "golden_report" in names:
         return "golden-report"
+    if "default_run" in names:
+        return "default-run"
     shared = _module_fixture_group(item, names)
     if shared is not None or item.get_closest_marker("integration") is not None:
         return shared
@@ -229,6 +231,24 @@ def golden_store_copy(store: Path, directory: Path) -> Path:
 def golden_results(golden_store: Path, tmp_path: Path) -> Path:
     """The golden experiment as a results directory (store rebuilt from its run records)."""
     return golden_store_copy(golden_store, tmp_path)
+
+
+@dataclass(frozen=True)
+class DefaultRun:
+    out: Path  # the results directory: read it, never change it (copy it first)
+    result: CliResult  # what the run printed
+
+
+@pytest.fixture(scope="session")
+def default_run(mosquitto: str, tmp_path_factory: pytest.TempPathFactory) -> DefaultRun:
+    """The default experiment as a user runs it, short (``run --duration 10 --reps 2``, with
+    its statistics and report): one real run shared by the store's checks (test_lab_run) and
+    the report's (test_report_browser), on one worker (the xdist group ``default-run``).
+    10 s: the statistics need ten 1 Hz values per run (analysis.pipeline)."""
+    out = tmp_path_factory.mktemp("default-run") / "results"
+    result = run_cli("run", "--duration", "10", "--reps", "2", "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr + result.stdout
+    return DefaultRun(out, result)
 
 
 @pytest.fixture(scope="session")

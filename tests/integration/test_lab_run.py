@@ -1,5 +1,7 @@
 """Issue 2's acceptance check with a real mosquitto, real TLS and real agent processes:
-`iotsecbench run --duration D --reps 2 --out DIR` stores complete runs per configuration."""
+`iotsecbench run --duration D --reps 2 --out DIR` stores complete runs per configuration
+(the suite's one real default run, tests/conftest.py ``default_run``, which the report's
+browser test reads too)."""
 
 from __future__ import annotations
 
@@ -9,26 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import query
+from tests.conftest import DefaultRun, query
 
 pytestmark = pytest.mark.integration
 
 CONFIGURATIONS = ("plain", "tls1.2", "ecdh-p256-aes128-cbc", "ecdh-p256-aes128-gcm")
-DURATION_S = 2.0
+DURATION_S = 10.0  # default_run's
 RATE_HZ = 10.0
 
 
-@pytest.fixture(scope="module")
-def results(mosquitto: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.conftest import run_cli
-
-    out = tmp_path_factory.mktemp("lab") / "results"
-    result = run_cli(
-        "run", "--duration", str(DURATION_S), "--reps", "2", "--out", str(out), "--quiet"
-    )
-    assert result.returncode == 0, result.stderr + result.stdout
-    assert "Handshake and latency" in result.stdout
-    return out
+@pytest.fixture
+def results(default_run: DefaultRun) -> Path:
+    assert "Handshake and latency" in default_run.result.stdout
+    return default_run.out
 
 
 def test_two_complete_runs_per_configuration(results: Path) -> None:
