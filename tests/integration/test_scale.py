@@ -21,7 +21,9 @@ from tests.conftest import query, run_cli
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.serial
+# Not serial: it measures no timing and inspects nothing the machine shares (its broker, its
+# fleet processes and their accounts are its own): with both cores busy besides, it passed 3
+# of 3 (17-19 s, 14 s alone).
 def test_fleet_of_fifty_tls_devices_accounts_for_every_message(
     mosquitto: str, tmp_path: Path
 ) -> None:
