@@ -14,7 +14,8 @@ the bytes on the wire); a message starts the group named after what the client d
 message (a record header, application data) continues the group it falls in.
 
 * The **network-invariant** count is the client bucket summed from ``CLIENT_HELLO`` (plain
-  MQTT: ``MQTT_CONNECT``) to ``END``: the network never runs in it, by construction.
+  MQTT: ``MQTT_CONNECT``; the tcp role: ``KEY_EXCHANGE``) to ``END``: the network never runs
+  in it, by construction.
 * **With network wait** adds the wait bucket: the poll loop's instructions, which grow with how
   long the bytes took — an emulation's measure of waiting, not a device's.
 * **Device time** (``replay``): the segments replayed on a device at a clock, each segment's
@@ -33,7 +34,9 @@ from iotsecbench.analysis.iotst import message_group
 
 FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa")
 BUCKETS = ("client", "wait", "io")
-HANDSHAKE_MARKS = ("CLIENT_HELLO", "MQTT_CONNECT")  # the first that occurs opens the count
+# The first that occurs opens the count; KEY_EXCHANGE opens the tcp role's (frames.c: its
+# payload scheme's key exchange, no TLS, no MQTT; over MQTT it comes after END).
+HANDSHAKE_MARKS = ("CLIENT_HELLO", "MQTT_CONNECT", "KEY_EXCHANGE")
 END_MARK = "END"
 SETUP_MARK = "SETUP"
 

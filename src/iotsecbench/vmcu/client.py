@@ -49,8 +49,8 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
 # of the native agent's files, the headers the firmware compiles
-CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "stack.h", "agent.h",
-                 "tls.h", "heap.h")  # fmt: skip
+CODEC_HEADERS = ("mqtt.h", "filler.h", "frame.h", "scheme.h", "crypto.h", "crypto_lwc.h", "stack.h",
+                 "agent.h", "tls.h", "heap.h")  # fmt: skip
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
 # The payload schemes' build also has the lightweight ciphers (agents/native/crypto_lwc.c on
@@ -67,6 +67,10 @@ LIGHTWEIGHT_CIPHERS = (
     "simon128-128-ctr-hmac",
     "simon128-256-ctr-hmac",
 )
+# ... and the block-sizes study's key establishments (scheme.c's device-only AGREEMENTS, on
+# mbedTLS 3.6's DHM and RSA-OAEP): finite-field DH in RFC 7919's ffdhe2048, with Z or SHA-256(Z)
+# into HKDF, and RSA-OAEP key transport to the receiver's fresh RSA-2048 key.
+BLOCK_SIZES_KEY_ESTABLISHMENTS = ("ffdhe2048", "dh-sha256", "rsa-oaep")
 LWC_SOURCES = ("ascon.c", "salsa20_blake2b.c", "speck_simon.c")
 CLIENT_SOURCES = (
     "main.c",
@@ -77,7 +81,9 @@ CLIENT_SOURCES = (
     "board.c",
     "heap.c",
     "clock.c",
+    "emitter.c",
     "publish.c",
+    "frames.c",
 )
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
@@ -141,7 +147,8 @@ MBEDTLS = DeviceLibrary(
     ('MBEDTLS_CONFIG_FILE="device_config.h"',),
 )  # fmt: skip
 MBEDTLS_SCHEMES = DeviceLibrary(
-    "libmbedtls-device-schemes", "mbedtls3", (*MBEDTLS_SOURCES, "library/ccm.c"),
+    "libmbedtls-device-schemes", "mbedtls3",
+    (*MBEDTLS_SOURCES, "library/ccm.c", "library/dhm.c", "library/psa_crypto_ffdh.c"),
     ("include", "library"), "mbedtls", ('MBEDTLS_CONFIG_FILE="device_config.h"', SCHEMES_DEFINE),
 )  # fmt: skip
 WOLFSSL = DeviceLibrary(

@@ -38,13 +38,25 @@ from iotsecbench.vmcu.device import DeviceConfig
         ({"qos": [2]}, "QoS 0 or 1"),
         ({"payload_bytes": [70_000]}, "buffer"),
         ({"saturating": True}, "fixed rate"),
-        ({"saturating": True}, "bench crypto --target rv32imc"),
-        ({"transport": ["tcp"]}, "transport mqtt"),
+        ({"saturating": True, "transport": ["mqtt", "tcp"]}, "tcp transport's on the device"),
     ],
 )
 def test_the_spec_refuses_what_the_device_emitter_cannot_do(changes, words):
     with pytest.raises(ValidationError, match=words):
         ExperimentSpec(**{"target": "rv32imc", "stack": ["mbedtls"], **changes})
+
+
+def test_the_device_saturates_and_echoes_over_the_tcp_transport():
+    """The block-sizes study's raw-TCP role (vmcu/client/frames.c): tcp, echo and saturating
+    are the device's too; its configurations all run there (finite-field DH and RSA-OAEP in
+    the firmware), TLS over tcp does not."""
+    spec = load_spec(None, "block-sizes", {"target": "rv32imc", "stack": ["mbedtls"]})
+    assert spec.saturating and spec.transport == ["tcp"] and "echo" in spec.method
+    subset, left_out = device_subset(spec)
+    assert subset.configurations == spec.configurations and not left_out
+    with_tls = spec.model_copy(update={"configurations": ["plain", "tls1.2"]})
+    subset, left_out = device_subset(with_tls)
+    assert subset.configurations == ["plain"] and "without TLS" in left_out["tls1.2"]
 
 
 def test_a_spec_without_target_keeps_its_hash():
@@ -74,6 +86,11 @@ def test_a_spec_without_target_keeps_its_hash():
         ("psk-xchacha20-poly1305", "mbedtls", "not psk-xchacha20-poly1305"),
         ("x25519-ecdsap256-aes128-gcm", "mbedtls", "scheme.c"),
         ("tls1.2+ecdh-p256-aes128-gcm", "mbedtls", "over TLS"),
+        # the block-sizes study's key establishments, on mbedTLS's DHM and RSA-OAEP
+        ("dh-sha256-aes128-ctr-hmac", "mbedtls", None),
+        ("rsa-oaep-aes256-gcm", "mbedtls", None),
+        ("ffdhe2048-chacha20-poly1305", "mbedtls", None),
+        ("mlkem768-aes128-gcm", "mbedtls", "not mlkem768-aes128-gcm"),
     ],
 )
 def test_which_payload_schemes_the_device_runs(configuration, stack, words):
@@ -107,6 +124,27 @@ def test_the_firmware_gets_the_emitters_run(tmp_path):
     assert plain.scheme == ""
     # the handshake benchmark's role carries none of it
     assert b"period_ns" not in DeviceConfig(seed=bytes(32), client_id="d").encode()
+
+
+def test_the_tcp_transport_hands_the_firmware_its_method_and_pacing(tmp_path):
+    """Over tcp the firmware's role is "tcp" (frames.c): echo, saturating and the duration
+    travel with the run (client/config.c's entries); over mqtt none of them does."""
+    agent = dataclasses.replace(
+        _agent_config(tmp_path, "dh-sha256-aes128-ctr-hmac"),
+        transport="tcp", method="echo", saturating=True,
+    )  # fmt: skip
+    config = device_config(agent, 3)
+    assert (config.role, config.echo, config.saturating) == ("tcp", True, True)
+    assert config.duration_ns == 3_000_000_000
+    encoded = config.encode()
+    for key, value in (
+        (b"echo", b"\x01"),
+        (b"saturating", b"\x01"),
+        (b"duration_ns", struct.pack("<Q", 3_000_000_000)),
+        (b"scheme", b"dh-sha256-aes128-ctr-hmac"),
+    ):
+        assert bytes([len(key)]) + key + struct.pack("<I", len(value)) + value + b"\0" in encoded
+    assert b"duration_ns" not in device_config(_agent_config(tmp_path), 3).encode()
 
 
 def test_a_psk_scheme_hands_the_firmware_the_runs_key(tmp_path):

@@ -62,7 +62,7 @@ static const struct cipher CIPHERS[] = {
 #endif
 };
 
-enum kx { KX_PSK, KX_P256, KX_X25519 };
+enum kx { KX_PSK, KX_P256, KX_X25519, KX_FFDHE2048, KX_DH_SHA256, KX_RSA_OAEP };
 static const struct {
     const char *name;
     enum kx kx;
@@ -71,7 +71,17 @@ static const struct {
     {"psk", KX_PSK, PSK_NONCE_BYTES},
     {"ecdh-p256", KX_P256, 65},
     {"x25519", KX_X25519, 32},
+#ifdef IOTSB_DEVICE_SCHEMES
+    /* The block-sizes study's key transports (vmcu.client.BLOCK_SIZES_KEY_ESTABLISHMENTS lists
+     * the same names): finite-field DH in RFC 7919's ffdhe2048, Z = g^xy mod p or its SHA-256; and
+     * RSA-OAEP, R the receiver's fresh RSA-2048 modulus, E the emitter's random 32-byte key K
+     * encrypted to it, Z = K. Emitter side only for RSA: the receiver is the host. */
+    {"ffdhe2048", KX_FFDHE2048, 256},
+    {"dh-sha256", KX_DH_SHA256, 256},
+    {"rsa-oaep", KX_RSA_OAEP, RSA_MODULUS_BYTES},
+#endif
 };
+#define RSA_TRANSPORTED_BYTES 32 /* K: security/agreements.py RSA_TRANSPORTED_KEY_BYTES */
 
 struct direction {
     const char *label; /* "e2r", "r2e" */
@@ -93,6 +103,7 @@ static struct {
     const uint8_t *psk;
     size_t psk_len;
     struct crypto_dh *dh;
+    uint8_t transported[32]; /* rsa-oaep: the emitter's K until Z is taken from it */
     uint8_t hello[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE], confirm_key[32];
     size_t hello_len, reply_len;
     bool log_keys;
@@ -227,7 +238,7 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
                           const uint8_t *receiver_public, const uint8_t *session_nonce)
 {
     size_t public_bytes = AGREEMENTS[s.agreement].public_bytes;
-    uint8_t salt[2 * 65 + SESSION_NONCE_BYTES], key[32];
+    uint8_t salt[2 * KX_MAX_PUBLIC + SESSION_NONCE_BYTES], key[32];
     memcpy(salt, emitter_public, public_bytes);
     memcpy(salt + public_bytes, receiver_public, public_bytes);
     memcpy(salt + 2 * public_bytes, session_nonce, SESSION_NONCE_BYTES);
@@ -264,23 +275,49 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
 #undef DERIVE
 }
 
-/* Z for the agreement: the PSK, or the ECDH / X25519 result with the peer's public value. */
+/* Z for the agreement (z holds Z_MAX bytes): the PSK, the ECDH / X25519 / ffdhe2048 result
+ * with the peer's public value (dh-sha256: its SHA-256), or rsa-oaep's transported K. */
+#ifdef IOTSB_DEVICE_SCHEMES
+#define Z_MAX CRYPTO_MAX_SECRET
+#else
+#define Z_MAX 64
+#endif
 static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
 {
-    if (AGREEMENTS[s.agreement].kx == KX_PSK) {
+    enum kx kx = AGREEMENTS[s.agreement].kx;
+    if (kx == KX_PSK) {
         memcpy(z, s.psk, s.psk_len);
         *z_len = s.psk_len;
         return 0;
     }
-    *z_len = 32;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (kx == KX_RSA_OAEP) { /* the emitter chose K (contribute) */
+        memcpy(z, s.transported, sizeof s.transported);
+        memset(s.transported, 0, sizeof s.transported);
+        *z_len = sizeof s.transported;
+        return 0;
+    }
+#endif
+    *z_len = kx == KX_P256 || kx == KX_X25519 ? 32 : AGREEMENTS[s.agreement].public_bytes;
     if (s.dh == NULL || crypto_dh_derive(s.dh, peer, AGREEMENTS[s.agreement].public_bytes, z))
         return -1; /* the key stays: a valid message may still come, as in Python */
     crypto_dh_free(s.dh); /* the ephemeral key is no longer needed (forward secrecy) */
     s.dh = NULL;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (kx == KX_DH_SHA256) { /* the study's derivation: SHA-256 of g^xy mod p */
+        uint8_t digest[32];
+        int rc = crypto_sha256(z, *z_len, digest);
+        memcpy(z, digest, sizeof digest);
+        memset(digest, 0, sizeof digest);
+        *z_len = sizeof digest;
+        return rc;
+    }
+#endif
     return 0;
 }
 
-/* R or E: a fresh public value (or PSK nonce) into out. */
+/* R or E: a fresh public value (or PSK nonce) into out; rsa-oaep's E (the emitter's only: the
+ * hello's modulus is in s.hello by then) is a fresh K encrypted to the receiver's modulus. */
 static int contribute(uint8_t *out)
 {
     size_t len;
@@ -290,9 +327,22 @@ static int contribute(uint8_t *out)
     case KX_P256:
         s.dh = crypto_dh_new(AGREE_P256, out, &len);
         return s.dh ? 0 : -1;
-    default:
+    case KX_X25519:
         s.dh = crypto_dh_new(AGREE_X25519, out, &len);
         return s.dh ? 0 : -1;
+#ifdef IOTSB_DEVICE_SCHEMES
+    case KX_FFDHE2048:
+    case KX_DH_SHA256:
+        s.dh = crypto_dh_new(AGREE_FFDHE2048, out, &len);
+        return s.dh ? 0 : -1;
+    case KX_RSA_OAEP:
+        if (s.hello_len != 1 + RSA_MODULUS_BYTES ||
+            stack_random(s.transported, sizeof s.transported) != 0)
+            return -1;
+        return crypto_rsa_oaep_encrypt(s.hello + 1, s.transported, RSA_TRANSPORTED_BYTES, out);
+#endif
+    default:
+        return -1;
     }
 }
 
@@ -321,7 +371,9 @@ static bool equal(const uint8_t *a, const uint8_t *b, size_t n) /* constant time
 
 size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
 {
-    if (!psk_ok(psk, psk_len) || contribute(s.hello + 1) != 0)
+    /* rsa-oaep: no receiver in C (it would generate an RSA key per session) */
+    if (AGREEMENTS[s.agreement].kx == KX_RSA_OAEP || !psk_ok(psk, psk_len) ||
+        contribute(s.hello + 1) != 0)
         return 0;
     s.hello[0] = WIRE_VERSION;
     s.hello_len = 1 + AGREEMENTS[s.agreement].public_bytes;
@@ -340,7 +392,7 @@ size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
     const uint8_t *emitter_public = message + 1 + SESSION_NONCE_BYTES;
     if (equal(emitter_public, s.hello + 1, public_bytes))
         return *why = "emitter public key equals the receiver's (reflection)", 0;
-    uint8_t z[64];
+    uint8_t z[Z_MAX];
     size_t z_len;
     if (shared_secret(emitter_public, z, &z_len) != 0)
         return *why = "emitter public key is invalid", 0;
@@ -367,10 +419,13 @@ size_t kx_emitter_answer(const uint8_t *psk, size_t psk_len, const uint8_t *hell
     s.hello_len = len;
     s.reply[0] = WIRE_VERSION;
     uint8_t *nonce = s.reply + 1, *emitter_public = s.reply + 1 + SESSION_NONCE_BYTES;
-    uint8_t z[64];
+    uint8_t z[Z_MAX];
     size_t z_len;
-    if (contribute(emitter_public) != 0)
-        return *why = "key generation failed", 0;
+    if (contribute(emitter_public) != 0) /* rsa-oaep: the modulus is refused here */
+        return *why = AGREEMENTS[s.agreement].kx == KX_RSA_OAEP
+                          ? "receiver public key is invalid"
+                          : "key generation failed",
+               0;
     if (shared_secret(hello + 1, z, &z_len) != 0)
         return *why = "receiver public key is invalid", 0;
     int rc = stack_random(nonce, SESSION_NONCE_BYTES);

@@ -11,7 +11,14 @@
 #include <stdint.h>
 
 #define SCHEME_MAX_OVERHEAD 96  /* largest expansion of a message: CBC-HMAC's 10+16+16+32 */
-#define KX_MAX_MESSAGE 128      /* largest key-exchange message: 1 + 16 + 65 */
+/* The largest public value R or E: a P-256 point (65 bytes); in the device build an ffdhe2048
+ * value or an RSA-2048 modulus and its OAEP ciphertext (256: the block-sizes study's). */
+#ifdef IOTSB_DEVICE_SCHEMES
+#define KX_MAX_PUBLIC 256
+#else
+#define KX_MAX_PUBLIC 65
+#endif
+#define KX_MAX_MESSAGE (1 + 16 + KX_MAX_PUBLIC) /* the emitter's: version, nonce, E */
 
 struct direction; /* one direction's keys, sequence counter and replay window */
 
@@ -28,7 +35,8 @@ enum open_result {
  * alone); a payload scheme this build does not implement ends the agent (die). */
 bool scheme_select(const char *configuration);
 const char *scheme_name(void);
-const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519" */
+const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519"; the device build's
+                                       "ffdhe2048", "dh-sha256", "rsa-oaep" */
 
 /* The key exchange (key_establishment.py's state machines). psk: the pre-shared key (>= 16
  * bytes) or NULL. Each returns the message's length, or 0 with *why set (a message of the
