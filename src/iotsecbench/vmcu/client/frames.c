@@ -46,13 +46,22 @@ static void send_frame(char kind, const uint8_t *body, size_t len)
     net_send(frame, FRAME_HEADER + len);
 }
 
-/* The next frame, which must be of kind: its body (at most cap bytes) into body, its length. */
-static size_t expect_frame(char kind, const char *what, uint8_t *body, size_t cap)
+/* The next frame, which must be of kind: its body (at most cap bytes) into body, its length.
+ * what names it in an error, with block seq when it is an echo (seq >= 0): formatted only
+ * then, so that a block's count does not grow with its number's digits. */
+static size_t expect_frame(char kind, const char *what, long seq, uint8_t *body, size_t cap)
 {
     uint8_t header[FRAME_HEADER];
     net_recv(header, FRAME_HEADER);
     uint32_t length = frame_header_length(header);
-    char why[120];
+    char why[160], named[64];
+    if (length == 0 || header[4] != (uint8_t)kind || length - 1 > cap) {
+        if (seq >= 0)
+            snprintf(named, sizeof named, "%s %ld", what, seq);
+        else
+            snprintf(named, sizeof named, "%s", what);
+        what = named;
+    }
     if (length == 0) {
         snprintf(why, sizeof why, "length %lu, kind 0x%02x",
                  (unsigned long)(header[0] << 24 | header[1] << 16 | header[2] << 8 | header[3]),
@@ -78,7 +87,8 @@ static size_t expect_frame(char kind, const char *what, uint8_t *body, size_t ca
 static struct direction *key_exchange(struct direction **r2e)
 {
     uint8_t hello[KX_MAX_MESSAGE], ready[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE];
-    size_t hello_len = expect_frame('H', "the receiver's key-exchange hello", hello, sizeof hello);
+    size_t hello_len =
+        expect_frame('H', "the receiver's key-exchange hello", -1, hello, sizeof hello);
     uint64_t t_start = lab_now_ns();
     struct counts before = counts_now();
     const char *why = "?";
@@ -88,7 +98,8 @@ static struct direction *key_exchange(struct direction **r2e)
     if (reply_len == 0)
         device_fail("key exchange failed", why);
     send_frame('K', reply, reply_len);
-    size_t ready_len = expect_frame('R', "the receiver's key confirmation", ready, sizeof ready);
+    size_t ready_len =
+        expect_frame('R', "the receiver's key confirmation", -1, ready, sizeof ready);
     struct direction *e2r = NULL;
     if (!kx_emitter_confirm(ready, ready_len, &e2r, &why))
         device_fail("key exchange failed", why);
@@ -109,20 +120,23 @@ struct echo {
 static struct echo take_echo(uint32_t seq, struct direction *r2e, uint8_t *body, size_t cap,
                              uint8_t *opened)
 {
-    char what[48];
-    snprintf(what, sizeof what, "the echo of block %lu", (unsigned long)seq);
-    size_t len = expect_frame('C', what, body, cap);
+    size_t len = expect_frame('C', "the echo of block", seq, body, cap);
     struct echo e = {.returned = lab_now_ns(), .wire_bytes = (uint32_t)(FRAME_HEADER + len)};
     struct counts start = counts_now();
     const uint8_t *plaintext = body;
     size_t plaintext_len = len;
+    char what[48];
     if (r2e != NULL) {
-        if (scheme_open(r2e, body, len, opened, &plaintext_len) != OPEN_OK)
+        if (scheme_open(r2e, body, len, opened, &plaintext_len) != OPEN_OK) {
+            snprintf(what, sizeof what, "the echo of block %lu", (unsigned long)seq);
             device_fail(what, "does not verify");
+        }
         plaintext = opened;
     }
-    if (plaintext_len < HEADER_BYTES || get_be64(plaintext) != seq)
+    if (plaintext_len < HEADER_BYTES || get_be64(plaintext) != seq) {
+        snprintf(what, sizeof what, "the echo of block %lu", (unsigned long)seq);
         device_fail(what, "carries another block");
+    }
     e.open = client_between(start, counts_now());
     e.opened = lab_now_ns();
     return e;
