@@ -92,9 +92,8 @@ def test_the_key_exchange_and_each_block_are_counted(device_tcp):
     rows = query(out, "select configuration, details_json, run_dir from runs")
     for configuration, details, run_dir in rows:
         emitter = _records(out, run_dir, "emitter")
-        counted = next(
-            e["detail"] for e in emitter if e["type"] == "event" and e["kind"] == "counted_handshake"
-        )
+        events = {e["kind"]: e["detail"] for e in emitter if e["type"] == "event"}
+        counted = events["counted_handshake"]
         phases = {h["phase"]: h for h in emitter if h["type"] == "handshake"}
         if configuration == "plain":
             assert counted["groups"] == {} and set(phases) == {"tcp_connect"}

@@ -33,6 +33,7 @@ from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphe
 from iotsecbench.vmcu.build import (
     FIRMWARE_DIR,
     LWC_DIR,
+    LinkedLibrary,
     build_digest,
     compile_all,
     footprint,
@@ -158,6 +159,25 @@ WOLFSSL_PQ = DeviceLibrary(
     "libwolfssl-device-pq", "wolfssl", WOLFSSL_PQ_SOURCES, ("",), "wolfssl",
     ("WOLFSSL_USER_SETTINGS", PQ_DEFINE),
 )  # fmt: skip
+
+
+def primitives_library(target: Target) -> LinkedLibrary:
+    """The device client's mbedTLS 3.6.5 as its payload-scheme build compiles it (its
+    device_config.h with the block modes; the same cached archive), for the primitives'
+    harness to link in place of mbedTLS 2.28.10 (``bench crypto --target --device-library``):
+    a cipher counted there is the code a ``run --target`` seals with."""
+    library = MBEDTLS_SCHEMES
+    flags = library.flags()
+    archive = library_archive(
+        target, library.label, ARCHIVES[library.archive], library.sources, flags,
+        library.configs(),
+    )  # fmt: skip
+    return LinkedLibrary(
+        archive,
+        tuple(flags),
+        archive.parent.name,
+        f"{ARCHIVES[library.archive].library} with the device client's configuration",
+    )
 
 
 @dataclass(frozen=True)
