@@ -117,7 +117,7 @@ def _per_byte_lines(runs: pd.DataFrame) -> list[str]:
                 parts.append(f"{name} {value:,.1f}")
         throughputs = [t for _, t in rows if t is not None and pd.notna(t)]
         emulated = mean("emulated_instructions_per_s")
-        speed = f", QEMU emulating {emulated / 1e6:,.0f} M instructions/s" if emulated else ""
+        speed = f", QEMU running {emulated / 1e6:,.0f} M counted instructions/s" if emulated else ""
         rate = (
             f"; its throughput ({sum(throughputs) / len(throughputs):,.1f} KiB/s) is the "
             f"emulator's{speed}, not the device's"
