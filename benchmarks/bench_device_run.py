@@ -185,6 +185,15 @@ def rates(target: str, work: Path) -> dict:
     return figures
 
 
+def preset_wall_s(work: Path, preset: str, target: str, duration_s: int) -> float:
+    """The wall time of a preset on the target, shortened to one repetition of duration_s,
+    to the report."""
+    return cli(
+        "run", "--preset", preset, "--target", target, "--duration", str(duration_s),
+        "--reps", "1", "--out", str(work / f"{preset}-{target}"), "--quiet",
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--targets", default="rv32imc,cortex-m4")
@@ -206,11 +215,7 @@ def main() -> None:
         if "rates" in parts:
             results[target]["rates"] = rates(target, work)
         if "stability" in parts:
-            stability = work / f"stability-{target}"
-            results[target]["stability_wall_s"] = cli(
-                "run", "--preset", "stability", "--target", target, "--duration", "20",
-                "--reps", "1", "--out", str(stability), "--quiet",
-            )  # fmt: skip
+            results[target]["stability_wall_s"] = preset_wall_s(work, "stability", target, 20)
         if "tcp" in parts:
             results[target]["tcp"] = {
                 f"{scheme} {method}": linearity(target, work, scheme, method)
@@ -218,12 +223,8 @@ def main() -> None:
                 for method in args.methods.split(",")
             }
         if "blocksizes" in parts:
-            blocks = work / f"block-sizes-{target}"
-            results[target]["block_sizes_wall_s"] = cli(
-                "run", "--preset", "block-sizes", "--target", target, "--duration", "3",
-                "--reps", "1", "--out", str(blocks), "--quiet",
-            )  # fmt: skip
-            results[target]["block_sizes_runs"] = counted_details(blocks)
+            results[target]["block_sizes_wall_s"] = preset_wall_s(work, "block-sizes", target, 3)
+            results[target]["block_sizes_runs"] = counted_details(work / f"block-sizes-{target}")
         print(json.dumps({target: results[target]}, indent=2, default=float), flush=True)
     (work / "bench_device_run.json").write_text(json.dumps(results, indent=2, default=float))
     print(f"results: {work / 'bench_device_run.json'}")

@@ -224,6 +224,34 @@ def _cpu_busy_s(
     return busy_s, backlog_s, tuple(sorted(unmodelled))
 
 
+def _airtime_s(
+    profile: DeviceProfile,
+    size: int,
+    tx_bytes: ArrayLike,
+    rx_bytes: ArrayLike,
+    tx_segments: ArrayLike,
+    rx_segments: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The radio's airtime per window, sending and receiving: the bytes at the PHY's goodput
+    plus a fixed cost per packet (the cumulative TCP counters' growth in each window)."""
+    tx_air_s = (
+        _deltas("tx_bytes", tx_bytes, size) * 8.0 / profile.tx_goodput_bits_per_s
+        + _deltas("tx_segments", tx_segments, size) * profile.packet_overhead_s
+    )
+    rx_air_s = (
+        _deltas("rx_bytes", rx_bytes, size) * 8.0 / profile.rx_goodput_bits_per_s
+        + _deltas("rx_segments", rx_segments, size) * profile.packet_overhead_s
+    )
+    return tx_air_s, rx_air_s
+
+
+def _counted_busy_s(
+    profile: DeviceProfile, instructions: ArrayLike, size: int, cpi: float
+) -> NDArray[np.float64]:
+    """The device's CPU time per window from the client instructions counted in it."""
+    return _deltas("instructions", instructions, size) * cpi / profile.cpu_clock_hz
+
+
 def model_current(
     profile: DeviceProfile,
     t_ns: ArrayLike,
@@ -275,14 +303,7 @@ def model_current(
     # Float rounding in the queue can leave busy a hair above the window: clamp.
     cpu_fraction = np.clip(busy_s / window_s, 0.0, 1.0) if size else np.zeros(0)
 
-    tx_air_s = (
-        _deltas("tx_bytes", tx_bytes, size) * 8.0 / profile.tx_goodput_bits_per_s
-        + _deltas("tx_segments", tx_segments, size) * profile.packet_overhead_s
-    )
-    rx_air_s = (
-        _deltas("rx_bytes", rx_bytes, size) * 8.0 / profile.rx_goodput_bits_per_s
-        + _deltas("rx_segments", rx_segments, size) * profile.packet_overhead_s
-    )
+    tx_air_s, rx_air_s = _airtime_s(profile, size, tx_bytes, rx_bytes, tx_segments, rx_segments)
     tx_fraction = np.minimum(tx_air_s / window_s, 1.0) if size else np.zeros(0)
     rx_fraction = np.minimum(rx_air_s / window_s, 1.0) if size else np.zeros(0)
     radio_fraction = tx_fraction + rx_fraction
@@ -337,7 +358,7 @@ def counted_current(
     Software only: the device profiles price no accelerator for these counts (the primitives'
     share is in the firmware's records for whoever prices one)."""
     times_ns = np.asarray(t_ns, dtype=np.int64)
-    busy_s = _deltas("instructions", instructions, times_ns.size) * cpi / profile.cpu_clock_hz
+    busy_s = _counted_busy_s(profile, instructions, times_ns.size, cpi)
     return model_current(
         profile, times_ns, tx_bytes, rx_bytes, tx_segments, rx_segments, (), cpu_busy_s=busy_s
     )
@@ -365,15 +386,8 @@ def device_paced_energy_j(
     device's energy, the figure per byte the block-sizes study divides. The arguments are
     cumulative, one value per sample, like ``counted_current``'s."""
     size = np.asarray(instructions).size
-    busy_s = _deltas("instructions", instructions, size) * cpi / profile.cpu_clock_hz
-    tx_air_s = (
-        _deltas("tx_bytes", tx_bytes, size) * 8.0 / profile.tx_goodput_bits_per_s
-        + _deltas("tx_segments", tx_segments, size) * profile.packet_overhead_s
-    )
-    rx_air_s = (
-        _deltas("rx_bytes", rx_bytes, size) * 8.0 / profile.rx_goodput_bits_per_s
-        + _deltas("rx_segments", rx_segments, size) * profile.packet_overhead_s
-    )
+    busy_s = _counted_busy_s(profile, instructions, size, cpi)
+    tx_air_s, rx_air_s = _airtime_s(profile, size, tx_bytes, rx_bytes, tx_segments, rx_segments)
     window_s = np.maximum(busy_s, tx_air_s + rx_air_s)  # one radio: its two directions add
     idle_ma = profile.idle_associated_current_ma
     charge_mas = (

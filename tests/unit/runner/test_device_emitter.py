@@ -226,3 +226,53 @@ def test_counted_current_is_the_instructions_at_the_clock():
         profile.idle_associated_current_ma + profile.core_extra_current_ma * expected,
     )
     assert current.unmodelled_primitives == () and current.cpu_backlog_s == 0.0
+
+
+def test_a_saturating_runs_energy_is_taken_at_the_devices_pace():
+    """Analytic case (energy.model.device_paced_energy_j): a window of 160 M instructions (one
+    second of CPU at 160 MHz, CPI 1) and no radio lasts one second on the device, however
+    short QEMU made it; a window whose radio needs longer than its CPU lasts its airtime, the
+    core's extra current only for its CPU time."""
+    profile = load_profile("esp32-c3")
+    clock, volts = profile.cpu_clock_hz, profile.supply_voltage_v
+    idle, core = profile.idle_associated_current_ma, profile.core_extra_current_ma
+    zeros = [0, 0]
+    cpu_bound = model.device_paced_energy_j(
+        profile, [0, int(clock)], zeros, zeros, zeros, zeros, cpi=1.0
+    )
+    assert cpu_bound == pytest.approx((idle + core) * 1e-3 * volts * 1.0)
+    sent = profile.tx_goodput_bits_per_s // 8  # one second of airtime, in one segment
+    airtime_s = 1.0 + profile.packet_overhead_s
+    radio_bound = model.device_paced_energy_j(
+        profile, [0, int(clock) // 10], [0, sent], zeros, [0, 1], zeros, cpi=1.0
+    )
+    expected_mas = idle * airtime_s + core * 0.1 + (profile.tx_current_ma - idle) * airtime_s
+    assert radio_bound == pytest.approx(expected_mas * 1e-3 * volts)
+
+
+def test_a_counted_runs_figures_per_byte():
+    """runner.collect.counted_per_byte: the messages' client instructions over their payload
+    bytes, crypto, seal and the echoes' open apart, and QEMU's counted instructions per second
+    of the samples' span, sleep left out."""
+    from iotsecbench.runner.collect import counted_per_byte
+
+    messages = [
+        {"payload_bytes": 100, "instructions_crypto": 900, "instructions_protocol": 100,
+         "instructions_seal": 800},
+        {"payload_bytes": 100, "instructions_crypto": 700, "instructions_protocol": 300,
+         "instructions_seal": 600},
+    ]  # fmt: skip
+    echoes = [{"instructions_open": 500}, {"instructions_open": 300}]
+    buckets = ("crypto", "protocol", "wait", "io")
+    samples = [
+        {"t_ns": 0, "sleep_ns": 0, **{f"instructions_{b}": 0 for b in buckets}},
+        {"t_ns": 3_000_000_000, "sleep_ns": 1_000_000_000,
+         **{f"instructions_{b}": 1_000 for b in buckets}},
+    ]  # fmt: skip
+    figures = counted_per_byte(messages, echoes, samples)
+    assert figures["client_instructions_per_byte"] == 10.0
+    assert figures["crypto_instructions_per_byte"] == 8.0
+    assert figures["seal_instructions_per_byte"] == 7.0
+    assert figures["open_instructions_per_byte"] == 4.0
+    assert figures["emulated_instructions_per_s"] == 2_000.0  # 4,000 over 2 s awake
+    assert counted_per_byte([], [], []) == {}

@@ -164,14 +164,21 @@ void sample(uint64_t t_ns);
 /* A fixed-rate run: sleeps until message seq is due (start_ns + seq x period), sampling on
  * the way; ends the run naming the rate achieved once a message is 2 s late. */
 void keep_schedule(uint32_t seq, uint64_t start_ns);
-void put_be64(uint8_t *out, uint64_t value);
-uint64_t get_be64(const uint8_t *in);
+uint64_t get_be64(const uint8_t *in); /* big-endian, as agents/wire.py's header */
 struct sent_message {
     uint32_t seq, payload_bytes, wire_bytes, packet_bytes;
     uint64_t created, sealed, published; /* the lab's clock */
     uint64_t seal;                        /* the scheme's seal, client instructions */
     struct counts before, after;          /* around the whole message */
 };
+/* A message begun: its counts before and its creation time on the lab's clock, the plaintext
+ * stamped with seq and that time (agents/wire.py's header). */
+void message_start(struct sent_message *m, uint32_t seq, uint32_t size, uint8_t *plaintext);
+/* The plaintext sealed by the payload scheme into out (ends the run when it cannot be): its
+ * length; the seal's client instructions into m->seal. */
+struct direction;
+size_t message_seal(struct sent_message *m, struct direction *e2r, const uint8_t *plaintext,
+                    uint8_t *out);
 void record_message(const struct sent_message *m);
 void record_key_exchange(uint64_t t_start, uint64_t t_end, size_t bytes_out, size_t bytes_in,
                          struct counts before, struct counts after);

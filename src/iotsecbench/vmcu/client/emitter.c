@@ -19,6 +19,8 @@
  * silence. */
 #include "device.h"
 
+#include "../../agents/native/scheme.h"
+
 #include <stdio.h>
 
 #define SAMPLE_PERIOD_NS 100000000u /* 10 Hz, as the agents' sampler */
@@ -103,7 +105,7 @@ void keep_schedule(uint32_t seq, uint64_t start_ns)
     device_fail("the emulation cannot keep the rate", why);
 }
 
-void put_be64(uint8_t *out, uint64_t value)
+static void put_be64(uint8_t *out, uint64_t value)
 {
     for (int i = 7; i >= 0; i--, value >>= 8)
         out[i] = (uint8_t)value;
@@ -115,6 +117,26 @@ uint64_t get_be64(const uint8_t *in)
     for (int i = 0; i < 8; i++)
         value = value << 8 | in[i];
     return value;
+}
+
+void message_start(struct sent_message *m, uint32_t seq, uint32_t size, uint8_t *plaintext)
+{
+    *m = (struct sent_message){.seq = seq, .payload_bytes = size};
+    m->before = counts_now();
+    m->created = lab_now_ns();
+    put_be64(plaintext, seq);
+    put_be64(plaintext + 8, m->created);
+}
+
+size_t message_seal(struct sent_message *m, struct direction *e2r, const uint8_t *plaintext,
+                    uint8_t *out)
+{
+    struct counts start = counts_now();
+    size_t len = scheme_seal(e2r, plaintext, m->payload_bytes, out);
+    if (len == 0)
+        device_fail("payload scheme", "sealing failed (out of sequence numbers?)");
+    m->seal = client_between(start, counts_now()); /* crypto and the framing */
+    return len;
 }
 
 void record_message(const struct sent_message *m)

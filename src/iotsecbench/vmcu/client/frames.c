@@ -201,19 +201,10 @@ void role_tcp(void)
          seq++) {
         if (!config.saturating)
             keep_schedule(seq, start_ns);
-        struct sent_message m = {.seq = seq, .payload_bytes = size};
-        m.before = counts_now();
-        m.created = lab_now_ns();
-        put_be64(plaintext, seq);
-        put_be64(plaintext + 8, m.created);
-        size_t body_len = size;
-        if (sealing) { /* sealed into the frame: one buffer, one send */
-            struct counts seal_start = counts_now();
-            body_len = scheme_seal(e2r, plaintext, size, frame + FRAME_HEADER);
-            if (body_len == 0)
-                device_fail("payload scheme", "sealing failed (out of sequence numbers?)");
-            m.seal = client_between(seal_start, counts_now());
-        }
+        struct sent_message m;
+        message_start(&m, seq, size, plaintext);
+        /* sealed into the frame: one buffer, one send */
+        size_t body_len = sealing ? message_seal(&m, e2r, plaintext, frame + FRAME_HEADER) : size;
         m.sealed = lab_now_ns();
         frame_header_put(frame, 'D', body_len);
         net_send(frame, FRAME_HEADER + body_len);

@@ -191,21 +191,10 @@ void role_publish(void)
     uint32_t sent = 0;
     for (uint32_t seq = 0; seq < config.message_count; seq++) {
         keep_schedule(seq, start_ns);
-        struct sent_message m = {.seq = seq, .payload_bytes = size};
-        m.before = counts_now();
-        m.created = lab_now_ns();
-        put_be64(plaintext, seq);
-        put_be64(plaintext + 8, m.created);
-        const uint8_t *payload = plaintext;
-        size_t payload_len = size;
-        if (sealing) {
-            struct counts seal_start = counts_now();
-            payload = sealed;
-            payload_len = scheme_seal(e2r, plaintext, size, sealed);
-            if (payload_len == 0)
-                device_fail("payload scheme", "sealing failed (out of sequence numbers?)");
-            m.seal = client_between(seal_start, counts_now()); /* crypto and the framing */
-        }
+        struct sent_message m;
+        message_start(&m, seq, size, plaintext);
+        const uint8_t *payload = sealing ? sealed : plaintext;
+        size_t payload_len = sealing ? message_seal(&m, e2r, plaintext, sealed) : size;
         m.sealed = lab_now_ns();
         size_t wire;
         uint16_t id =
