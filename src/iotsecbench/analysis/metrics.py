@@ -83,13 +83,15 @@ GROUPS = (
         "message",
         "Cost per message (measured on this host)",
         "Cost per message (the emitter's CPU and seal counted on {target}: instructions x CPI "
-        "/ clock; the receiver's, bytes, rate and memory measured on this host)",
+        "/ clock; the receiver's, bytes, rate and memory measured on this host — a saturating "
+        "device emitter's rate is the emulator's, not the device's)",
     ),
     Group(
         "per-byte",
         "Per payload byte (block-sizes; energy modelled, the rest measured on this host)",
-        "Per payload byte (the emitter's CPU and energy counted on {target}; the receiver's "
-        "energy modelled, throughput and round trips measured on this host)",
+        "Per payload byte (the emitter's instructions, CPU and energy counted on {target}; the "
+        "receiver's energy modelled; throughput and round trips measured on this host — a "
+        "saturating device emitter's throughput is the emulator's, not the device's)",
     ),
     Group(
         "stack",
