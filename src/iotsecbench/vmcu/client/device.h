@@ -160,7 +160,6 @@ struct counts counts_now(void);
 uint64_t client_between(struct counts from, struct counts to); /* crypto + protocol */
 void samples_start(void);          /* the first sample now, then one per 100 ms of lab clock */
 void samples_due(uint64_t now_ns); /* the samples due by now */
-void sample(uint64_t t_ns);
 /* A fixed-rate run: sleeps until message seq is due (start_ns + seq x period), sampling on
  * the way; ends the run naming the rate achieved once a message is 2 s late. */
 void keep_schedule(uint32_t seq, uint64_t start_ns);

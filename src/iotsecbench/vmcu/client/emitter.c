@@ -44,7 +44,7 @@ uint64_t client_between(struct counts from, struct counts to)
     return to.crypto + to.protocol - from.crypto - from.protocol;
 }
 
-void sample(uint64_t t_ns)
+static void sample_now(uint64_t t_ns)
 {
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     struct counts c = counts_now();
@@ -68,7 +68,7 @@ void samples_start(void)
 void samples_due(uint64_t now)
 {
     while (next_sample_ns <= now) {
-        sample(now);
+        sample_now(now);
         next_sample_ns += SAMPLE_PERIOD_NS;
         if (next_sample_ns <= now) /* woken late: one sample now, never a burst */
             next_sample_ns = now + SAMPLE_PERIOD_NS;
@@ -175,7 +175,7 @@ void emitter_end(uint32_t sent)
 {
     enum bucket resume = ledger_bucket(BUCKET_HARNESS);
     samples_due(lab_now_ns());
-    sample(lab_now_ns());
+    sample_now(lab_now_ns());
     struct vm_heap heap = vm_heap();
     counter("tls_heap_publishing_peak_bytes", heap.peak);
     counter("messages_sent", sent);

@@ -34,7 +34,7 @@
 #define HEADER_BYTES 16 /* seq and t_created_ns: agents/wire.py */
 #define PAYLOAD_MAX (64u * 1024u)
 
-static void send_frame(char kind, const uint8_t *body, size_t len)
+static void write_frame(char kind, const uint8_t *body, size_t len)
 {
     uint8_t header[FRAME_HEADER];
     frame_header_put(header, kind, len);
@@ -49,7 +49,7 @@ static void send_frame(char kind, const uint8_t *body, size_t len)
 /* The next frame, which must be of kind: its body (at most cap bytes) into body, its length.
  * what names it in an error, with block seq when it is an echo (seq >= 0): formatted only
  * then, so that a block's count does not grow with its number's digits. */
-static size_t expect_frame(char kind, const char *what, long seq, uint8_t *body, size_t cap)
+static size_t read_frame_of(char kind, const char *what, long seq, uint8_t *body, size_t cap)
 {
     uint8_t header[FRAME_HEADER];
     net_recv(header, FRAME_HEADER);
@@ -88,7 +88,7 @@ static struct direction *key_exchange(struct direction **r2e)
 {
     uint8_t hello[KX_MAX_MESSAGE], ready[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE];
     size_t hello_len =
-        expect_frame('H', "the receiver's key-exchange hello", -1, hello, sizeof hello);
+        read_frame_of('H', "the receiver's key-exchange hello", -1, hello, sizeof hello);
     uint64_t t_start = lab_now_ns();
     struct counts before = counts_now();
     const char *why = "?";
@@ -97,9 +97,9 @@ static struct direction *key_exchange(struct direction **r2e)
                                          hello, hello_len, reply, &why);
     if (reply_len == 0)
         device_fail("key exchange failed", why);
-    send_frame('K', reply, reply_len);
+    write_frame('K', reply, reply_len);
     size_t ready_len =
-        expect_frame('R', "the receiver's key confirmation", -1, ready, sizeof ready);
+        read_frame_of('R', "the receiver's key confirmation", -1, ready, sizeof ready);
     struct direction *e2r = NULL;
     if (!kx_emitter_confirm(ready, ready_len, &e2r, &why))
         device_fail("key exchange failed", why);
@@ -117,10 +117,10 @@ struct echo {
 
 /* Block seq's echo (a C frame): read, opened with r2e (without a scheme the block itself) and
  * its seq checked, as agents/tcp.py's emitter does. */
-static struct echo take_echo(uint32_t seq, struct direction *r2e, uint8_t *body, size_t cap,
+static struct echo read_echo(uint32_t seq, struct direction *r2e, uint8_t *body, size_t cap,
                              uint8_t *opened)
 {
-    size_t len = expect_frame('C', "the echo of block", seq, body, cap);
+    size_t len = read_frame_of('C', "the echo of block", seq, body, cap);
     struct echo e = {.returned = lab_now_ns(), .wire_bytes = (uint32_t)(FRAME_HEADER + len)};
     struct counts start = counts_now();
     const uint8_t *plaintext = body;
@@ -211,7 +211,7 @@ void role_tcp(void)
         m.published = lab_now_ns();
         struct echo e = {0};
         if (config.echo)
-            e = take_echo(seq, r2e, echoed, body_cap, opened);
+            e = read_echo(seq, r2e, echoed, body_cap, opened);
         m.after = counts_now();
         m.wire_bytes = m.packet_bytes = (uint32_t)(FRAME_HEADER + body_len);
         sent++;
@@ -230,6 +230,6 @@ void role_tcp(void)
     }
     char end[40];
     int n = snprintf(end, sizeof end, "{\"sent\": %lu}", (unsigned long)sent);
-    send_frame('Z', (const uint8_t *)end, (size_t)n);
+    write_frame('Z', (const uint8_t *)end, (size_t)n);
     emitter_end(sent);
 }
