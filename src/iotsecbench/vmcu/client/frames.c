@@ -36,7 +36,7 @@
 
 /* A frame whose body (body_len bytes) is in place at frame + FRAME_HEADER: its header put in
  * front, then one send. */
-static void send_frame(uint8_t *frame, char kind, size_t body_len)
+static void write_frame(uint8_t *frame, char kind, size_t body_len)
 {
     frame_header_put(frame, kind, body_len);
     net_send(frame, FRAME_HEADER + body_len);
@@ -105,7 +105,7 @@ static struct direction *key_exchange(struct direction **r2e, size_t *stack_byte
                                          b->hello, hello_len, b->reply + FRAME_HEADER, &why);
     if (reply_len == 0)
         device_fail("key exchange failed", why);
-    send_frame(b->reply, 'K', reply_len);
+    write_frame(b->reply, 'K', reply_len);
     size_t ready_len =
         read_frame_of('R', "the receiver's key confirmation", -1, b->ready, sizeof b->ready);
     struct direction *e2r = NULL;
@@ -216,7 +216,7 @@ void role_tcp(void)
         /* sealed into the frame: one buffer, one send */
         size_t body_len = sealing ? message_seal(&m, e2r, plaintext, frame + FRAME_HEADER) : size;
         m.sealed = lab_now_ns();
-        send_frame(frame, 'D', body_len);
+        write_frame(frame, 'D', body_len);
         m.published = lab_now_ns();
         struct echo e = {0};
         if (config.echo)
@@ -240,6 +240,6 @@ void role_tcp(void)
     uint8_t end[FRAME_HEADER + 40];
     int n = snprintf((char *)end + FRAME_HEADER, sizeof end - FRAME_HEADER, "{\"sent\": %lu}",
                      (unsigned long)sent);
-    send_frame(end, 'Z', (size_t)n);
+    write_frame(end, 'Z', (size_t)n);
     emitter_end(sent);
 }
