@@ -88,11 +88,13 @@ def only(program: str) -> set[str]:
 
 def test_the_device_client_writes_its_segments_and_the_shared_types() -> None:
     """The firmware writes its own count_segment (every field of it) and the agents' event,
-    counters, error and tls_transcript; in its publish role the run's sample and message, in
-    fields of its own (role device) that runner/device_emitter.py passes on as the emitter's."""
+    counters, error and tls_transcript; in its emitter roles the run's sample and message (and
+    over tcp the echo), in fields of its own (role device) that runner/device_emitter.py passes
+    on as the emitter's."""
     _, written = problems_of("vmcu/client", *WRITERS["vmcu/client"])
     assert written == {
-        "count_segment", "event", "counters", "error", "tls_transcript", "sample", "message"
+        "count_segment", "event", "counters", "error", "tls_transcript", "sample", "message",
+        "echo",
     }  # fmt: skip
     assert only(vocabulary.DEVICE) == {"count_segment"}
     source = (PACKAGE / "vmcu" / "client" / "ledger.c").read_text()

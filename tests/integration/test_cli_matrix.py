@@ -344,6 +344,7 @@ COMMANDS: dict[str, Command] = {
             "plot": Option("output-file"),
             "target": Option("name"),
             "public_key": Option("refused"),  # needs --target
+            "device_library": Flag(2),  # needs --target
             "cpu": Option("count-or-zero"),
         },
     ),

@@ -180,6 +180,23 @@ def test_every_cipher_seals_the_host_schemes_bytes(target):
         assert counts[-1].seal_instructions > counts[0].seal_instructions, cipher
 
 
+def test_the_device_library_counts_the_code_a_device_run_seals_with(target):
+    """--device-library (vmcu.client.primitives_library): the mbedTLS ciphers counted in the
+    device client's mbedTLS 3.6.5 build — still every message the host scheme's bytes, a build
+    of its own, named so; a cipher without mbedTLS (Ascon) is the same image either way."""
+    from iotsecbench.vmcu.client import primitives_library
+
+    linked = primitives_library(target)
+    # the block-sizes study's two builds (each a harness image of its own: compiled once)
+    for cipher in ("aes256-gcm", "aes128-ctr-hmac"):
+        device = count_scheme(target, f"psk-{cipher}", [0, 17, 1024], linked=linked)
+        own = count_scheme(target, f"psk-{cipher}", [1024])
+        assert "3.6.5" in device[-1].provenance and "2.28" in own[0].provenance, cipher
+        assert device[-1].build_hash != own[0].build_hash, cipher
+    lightweight = count_scheme(target, "psk-ascon128v12", [64], linked=linked)
+    assert lightweight[0].build_hash == count_scheme(target, "psk-ascon128v12", [64])[0].build_hash
+
+
 def test_counting_is_deterministic(target):
     """Two emulator runs of the same requests count the same instructions, to the one."""
     key, nonce = os.urandom(16), os.urandom(16)

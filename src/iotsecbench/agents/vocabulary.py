@@ -129,7 +129,7 @@ RECORD_TYPES: dict[str, RecordType] = {
             ),
             *(Field(bucket, "instructions", meaning, _D) for bucket, meaning in _BUCKETS),
             Field("seal", "instructions", "the payload scheme's seal", _D),
-            Field("packet_bytes", "bytes", "the whole PUBLISH packet", _D),
+            Field("packet_bytes", "bytes", "the whole PUBLISH packet (tcp role: frame)", _D),
             *(
                 Field(name, MONOTONIC, "as the emitter's", _D)
                 for name in ("t_created_ns", "t_sealed_ns", "t_published_ns")
@@ -147,7 +147,20 @@ RECORD_TYPES: dict[str, RecordType] = {
             Field("t_returned_ns", MONOTONIC, "its echo read back", _E),
             Field("t_opened_ns", MONOTONIC, "its echo opened and verified", _E),
             Field("open_cpu_ns", "ns (thread CPU)", "CPU time spent opening the echo", _E),
-            Field("wire_bytes", "bytes", "the echo's frame, length header included", _E),
+            Field("wire_bytes", "bytes", "the echo's frame, length header included", (*_E, *_D)),
+            # The device emitter's (run --target over tcp, vmcu/client/frames.c): opening the
+            # echo counted, and the firmware's own record of it
+            Field("instructions_open", "instructions", "the payload scheme's open", _E),
+            *(
+                Field(name, unit, "as the emitter's", _D)
+                for name, unit in (
+                    ("seq", "-"),
+                    ("t_sent_ns", MONOTONIC),
+                    ("t_returned_ns", MONOTONIC),
+                    ("t_opened_ns", MONOTONIC),
+                )
+            ),
+            Field("open", "instructions", "the payload scheme's open", _D),
         ),
         _record(
             "handshake",
@@ -190,8 +203,10 @@ RECORD_TYPES: dict[str, RecordType] = {
                 "agent_start: the wrappers' own instructions left per primitive call",
                 _D,
             ),
-            # the publish role's (publish.c): publish_start, publish_end and key_exchange
-            Field("messages", "messages", "publish_start: messages to send", _D),
+            # the emitter roles' (publish.c, frames.c): publish_start, publish_end, key_exchange
+            Field("messages", "messages", "publish_start: messages to send (0: saturating)", _D),
+            Field("saturating", "bool", "publish_start (tcp role): as fast as it can", _D),
+            Field("method", "-", "publish_start (tcp role): unidirectional or echo", _D),
             Field("sent", "messages", "publish_end: messages sent", _D),
             Field("t_start_ns", MONOTONIC, "key_exchange: the receiver's hello arrived", _D),
             Field("t_end_ns", MONOTONIC, "key_exchange: its confirmation verified", _D),

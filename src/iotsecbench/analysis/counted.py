@@ -14,7 +14,8 @@ the bytes on the wire); a message starts the group named after what the client d
 message (a record header, application data) continues the group it falls in.
 
 * The **network-invariant** count is the client bucket summed from ``CLIENT_HELLO`` (plain
-  MQTT: ``MQTT_CONNECT``) to ``END``: the network never runs in it, by construction.
+  MQTT: ``MQTT_CONNECT``; the tcp role: ``KEY_EXCHANGE``) to ``END``: the network never runs
+  in it, by construction.
 * **With network wait** adds the wait bucket: the poll loop's instructions, which grow with how
   long the bytes took — an emulation's measure of waiting, not a device's.
 * **Device time** (``replay``): the segments replayed on a device at a clock, each segment's
@@ -33,11 +34,14 @@ from iotsecbench.analysis.iotst import message_group
 
 FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa")
 BUCKETS = ("client", "wait", "io")
-HANDSHAKE_MARKS = ("CLIENT_HELLO", "MQTT_CONNECT")  # the first that occurs opens the count
+# A payload scheme's key exchange (run --target): over MQTT after the connection (publish.c:
+# KEY_EXCHANGE .. KEY_EXCHANGE_END, a group of its own); the tcp role's whole count (frames.c)
+KEY_EXCHANGE_MARK, KEY_EXCHANGE_END_MARK = "KEY_EXCHANGE", "KEY_EXCHANGE_END"
+# The first that occurs opens the count; KEY_EXCHANGE opens the tcp role's (frames.c: its
+# payload scheme's key exchange, no TLS, no MQTT; over MQTT it comes after END).
+HANDSHAKE_MARKS = ("CLIENT_HELLO", "MQTT_CONNECT", KEY_EXCHANGE_MARK)
 END_MARK = "END"
 SETUP_MARK = "SETUP"
-# A payload scheme's key exchange after the connection (run --target, publish.c): its own group
-KEY_EXCHANGE_MARK, KEY_EXCHANGE_END_MARK = "KEY_EXCHANGE", "KEY_EXCHANGE_END"
 
 
 @dataclass

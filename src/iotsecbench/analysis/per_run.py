@@ -18,7 +18,15 @@ import numpy as np
 import pandas as pd
 
 from iotsecbench.analysis.describe import cumulative_mah, percentile
-from iotsecbench.analysis.metrics import FLEET, MEAN, METRICS, PHASE_COLUMNS, PHASES, Registry
+from iotsecbench.analysis.metrics import (
+    FLEET,
+    INSTRUCTIONS_PER_BYTE,
+    MEAN,
+    METRICS,
+    PHASE_COLUMNS,
+    PHASES,
+    Registry,
+)
 
 # The tables a run's per-run values are derived from (a fleet's device 0: store.read.table's
 # ``first_device``).
@@ -97,7 +105,18 @@ def _derived(run: pd.Series, tables: Mapping[str, pd.DataFrame]) -> dict[str, fl
             values["expansion_bytes"] = values["wire_bytes_per_message"] - run["payload_bytes"]
     phases = [values[c] for c in PHASE_COLUMNS if np.isfinite(values[c])]
     values["setup_ms"] = float(sum(phases)) if phases else np.nan
+    per_byte = _counted(run).get("client_instructions_per_byte")
+    values[INSTRUCTIONS_PER_BYTE] = float(per_byte) if per_byte is not None else np.nan
     return values
+
+
+def _counted(run: pd.Series) -> dict[str, Any]:
+    """A device emitter's counted figures (``run --target``: ``details_json.counted``), or {}."""
+    details = run.get("details_json")
+    if not isinstance(details, str) or not details:
+        return {}
+    counted = json.loads(details).get("counted")
+    return counted if isinstance(counted, dict) else {}
 
 
 def _setup_wire(
@@ -258,7 +277,7 @@ DERIVED = frozenset(
         "first_message_ms", "wire_bytes_per_message", "expansion_bytes",
         *(f"{agent}_{what}" for agent in AGENTS
           for what in ("cpu_us_per_message", "current_ma", "charge_mah")),
-        "latency_p50_ms", "latency_p99_ms",
+        "latency_p50_ms", "latency_p99_ms", INSTRUCTIONS_PER_BYTE,
     }
 )  # fmt: skip
 # The registry's POOLED metrics, each computed by ``summarise`` itself.

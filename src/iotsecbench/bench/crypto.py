@@ -59,6 +59,7 @@ from iotsecbench.security.schemes import (
     scheme_names,
 )
 from iotsecbench.vmcu import (
+    LinkedLibrary,
     OperationCount,
     SchemeCount,
     Target,
@@ -348,10 +349,12 @@ def run_crypto_benchmark(
     target: Target | None = None,
     public_key: Sequence[str] = (),
     on_count: Callable[[SchemeCount | OperationCount], None] | None = None,
+    linked: LinkedLibrary | None = None,
 ) -> CryptoBenchmark:
     """Measure every scheme at every size; ``on_result`` sees each result as it is made. With
     ``target``, count each scheme there too, and the ``public_key`` families' operations
-    (``on_count`` sees each count)."""
+    (``on_count`` sees each count); ``linked``: the ciphers' library as that build of it (the
+    device client's, ``vmcu.client.primitives_library``)."""
     names = resolve_schemes(schemes)
     bench = CryptoBenchmark(environment=environment())
     if target is not None:
@@ -359,7 +362,7 @@ def run_crypto_benchmark(
             target_cipher(name)  # a cipher the target cannot run is refused before any work
         bench.target = device_facts(target)
         for name in names:
-            bench.target_results += count_scheme(target, name, sizes, on_count)
+            bench.target_results += count_scheme(target, name, sizes, on_count, linked)
         bench.target_operations = count_operations(target, public_key, on_count=on_count)
     wanted_kx = (
         list(key_establishments)

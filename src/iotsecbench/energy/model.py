@@ -41,6 +41,7 @@ __all__ = [
     "accelerators_for",
     "counted_current",
     "counted_kind",
+    "device_paced_energy_j",
     "model_current",
 ]
 
@@ -228,6 +229,27 @@ def _cpu_busy_s(
     return busy_s, backlog_s, tuple(sorted(unmodelled))
 
 
+def _airtime_s(
+    profile: DeviceProfile,
+    size: int,
+    tx_bytes: ArrayLike,
+    rx_bytes: ArrayLike,
+    tx_segments: ArrayLike,
+    rx_segments: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The radio's airtime per window, sending and receiving: the bytes at the PHY's goodput
+    plus a fixed cost per packet (the cumulative TCP counters' growth in each window)."""
+    tx_air_s = (
+        _deltas("tx_bytes", tx_bytes, size) * 8.0 / profile.tx_goodput_bits_per_s
+        + _deltas("tx_segments", tx_segments, size) * profile.packet_overhead_s
+    )
+    rx_air_s = (
+        _deltas("rx_bytes", rx_bytes, size) * 8.0 / profile.rx_goodput_bits_per_s
+        + _deltas("rx_segments", rx_segments, size) * profile.packet_overhead_s
+    )
+    return tx_air_s, rx_air_s
+
+
 def model_current(
     profile: DeviceProfile,
     t_ns: ArrayLike,
@@ -279,14 +301,7 @@ def model_current(
     # Float rounding in the queue can leave busy a hair above the window: clamp.
     cpu_fraction = np.clip(busy_s / window_s, 0.0, 1.0) if size else np.zeros(0)
 
-    tx_air_s = (
-        _deltas("tx_bytes", tx_bytes, size) * 8.0 / profile.tx_goodput_bits_per_s
-        + _deltas("tx_segments", tx_segments, size) * profile.packet_overhead_s
-    )
-    rx_air_s = (
-        _deltas("rx_bytes", rx_bytes, size) * 8.0 / profile.rx_goodput_bits_per_s
-        + _deltas("rx_segments", rx_segments, size) * profile.packet_overhead_s
-    )
+    tx_air_s, rx_air_s = _airtime_s(profile, size, tx_bytes, rx_bytes, tx_segments, rx_segments)
     tx_fraction = np.minimum(tx_air_s / window_s, 1.0) if size else np.zeros(0)
     rx_fraction = np.minimum(rx_air_s / window_s, 1.0) if size else np.zeros(0)
     radio_fraction = tx_fraction + rx_fraction
@@ -408,3 +423,38 @@ def counted_current(
     return model_current(
         profile, times_ns, tx_bytes, rx_bytes, tx_segments, rx_segments, (), cpu_busy_s=busy_s
     )
+
+
+def device_paced_energy_j(
+    profile: DeviceProfile,
+    instructions: ArrayLike,
+    tx_bytes: ArrayLike,
+    rx_bytes: ArrayLike,
+    tx_segments: ArrayLike,
+    rx_segments: ArrayLike,
+    *,
+    cpi: float,
+) -> float:
+    """The energy of a counted run replayed at the device's own pace (J): for a run whose
+    windows are not the device's — a saturating device emitter sends as fast as QEMU emulates,
+    several times a device's clock in its compute — each window lasts what its work takes on
+    the device, the longer of its CPU time (the client instructions counted in it x ``cpi`` /
+    the profile's clock) and its radio's airtime (the model's, from the TCP counters: CPU and
+    radio work at once), and draws the model's currents for that long: the idle current with
+    the radio associated, the core's extra while computing, the radio's while sending and
+    receiving. Waiting for the network is left out (a saturating sender does not wait; an
+    echoing one's wait is QEMU's UART and this host's loopback, not a radio link's): a busy
+    device's energy, the figure per byte the block-sizes study divides. The arguments are
+    cumulative, one value per sample, like ``counted_current``'s."""
+    size = np.asarray(instructions).size
+    busy_s = accelerated_busy_s(instructions, {}, (), cpi, profile.cpu_clock_hz)
+    tx_air_s, rx_air_s = _airtime_s(profile, size, tx_bytes, rx_bytes, tx_segments, rx_segments)
+    window_s = np.maximum(busy_s, tx_air_s + rx_air_s)  # one radio: its two directions add
+    idle_ma = profile.idle_associated_current_ma
+    charge_mas = (
+        idle_ma * window_s
+        + profile.core_extra_current_ma * busy_s
+        + (profile.tx_current_ma - idle_ma) * tx_air_s
+        + (profile.rx_current_ma - idle_ma) * rx_air_s
+    )
+    return float(np.sum(charge_mas)) * 1e-3 * profile.supply_voltage_v

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from iotsecbench.analysis.metrics import METRICS, Registry
+from iotsecbench.analysis.metrics import METRICS, THROUGHPUT, Registry
 from iotsecbench.analysis.per_run import TABLES, empty_frames, per_run_values, summarise_runs
 from iotsecbench.spec.load import stored_spec_data
 from iotsecbench.store import read
@@ -69,6 +69,8 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
         if counted and counted.get("counted_current_emitter_ma") is not None:
             figures.setdefault(str(label), []).append(counted)
     lines = []
+    saturating = runs[runs["pacing"] == "saturating"] if "pacing" in runs else runs.iloc[:0]
+    lines += _per_byte_lines(saturating)
     for label, rows in figures.items():
         target = rows[0]["target"]
         counted_ma = sum(r["counted_current_emitter_ma"] for r in rows) / len(rows)
@@ -131,6 +133,46 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
         f"{label}: key exchange {total / 1e6:.2f} M instructions counted on {target} "
         f"({shares or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
     )
+
+
+def _per_byte_lines(runs: pd.DataFrame) -> list[str]:
+    """A counted saturating run's headline (the block-sizes study on the device): its client
+    instructions per payload byte, counted, and its throughput said for what it is — QEMU's,
+    not the device's (emulation runs at its own pace, not a device's clock)."""
+    by_label: dict[str, list[tuple[dict, float]]] = {}
+    for label, details, throughput in zip(
+        runs["cell_label"], runs["details_json"], runs[THROUGHPUT], strict=True
+    ):
+        counted = json.loads(details or "{}").get("counted") or {}
+        if counted.get("client_instructions_per_byte") is not None:
+            by_label.setdefault(str(label), []).append((counted, throughput))
+    lines = []
+    for label, rows in by_label.items():
+
+        def mean(key: str, rows: list = rows) -> float | None:
+            values = [r[key] for r, _ in rows if r.get(key) is not None]
+            return sum(values) / len(values) if values else None
+
+        parts = [f"crypto {mean('crypto_instructions_per_byte'):,.1f}"]
+        for key, name in (("seal", "seal"), ("open", "echo's open")):
+            value = mean(f"{key}_instructions_per_byte")
+            if value:
+                parts.append(f"{name} {value:,.1f}")
+        throughputs = [t for _, t in rows if t is not None and pd.notna(t)]
+        emulated = mean("emulated_instructions_per_s")
+        speed = f", QEMU running {emulated / 1e6:,.0f} M counted instructions/s" if emulated else ""
+        rate = (
+            f"; its throughput ({sum(throughputs) / len(throughputs):,.1f} KiB/s) is the "
+            f"emulator's{speed}, not the device's"
+            if throughputs
+            else ""
+        )
+        lines.append(
+            f"{label}: {mean('client_instructions_per_byte'):,.1f} client instructions per payload "
+            f"byte counted on {rows[0][0]['target']} ({', '.join(parts)}){rate}, mean of "
+            f"{len(rows)} run(s)"
+        )
+    return lines
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:

@@ -162,10 +162,13 @@ def per_byte_metrics(
     samples: list[dict[str, Any]],
     payload_bytes: int,
     voltage_v: float | None,
+    emitter_energy_j: float | None = None,
 ) -> dict[str, Any]:
     """The block-sizes study's metrics (and ours) per run: payload delivered, throughput,
     modelled energy and measured host CPU per payload byte, wire bytes per payload byte,
-    echo round trips. Payload bytes exclude frame and crypto headers, as in the study."""
+    echo round trips. Payload bytes exclude frame and crypto headers, as in the study.
+    ``emitter_energy_j``: the emitter's energy when its samples' timeline is not the device's
+    (a counted saturating run: ``_device_paced_energy_j``)."""
     delivered = grouped["receiver"]["message"]
     sent = grouped["emitter"]["message"]
     payload = len(delivered) * payload_bytes
@@ -181,6 +184,8 @@ def per_byte_metrics(
     for agent in AGENTS:
         rows = sorted((s for s in samples if s["agent"] == agent), key=lambda s: s["t_ns"])
         energy = _energy_j(rows, voltage_v) if voltage_v is not None else None
+        if agent == "emitter" and emitter_energy_j is not None:
+            energy = emitter_energy_j
         metrics[f"energy_{agent}_j"] = energy
         cpu_ns = rows[-1]["cpu_ns"] if rows else None
         if payload:
@@ -309,9 +314,35 @@ def collect(
             tables["samples"],
             payload_bytes,
             device.supply_voltage_v if device is not None else None,
+            _device_paced_energy_j(grouped["emitter"], device, counted),
         ),
     }
     return facts, tables
+
+
+def _device_paced_energy_j(
+    emitter: dict[str, list[dict[str, Any]]],
+    device: DeviceProfile | None,
+    counted: dict[str, Any] | None,
+) -> float | None:
+    """A counted saturating emitter's energy at the device's own pace
+    (``energy.model.device_paced_energy_j``), noted in ``counted``; None otherwise. Its
+    samples' windows are QEMU's, which outruns a device's clock, so the energy of those
+    windows per byte would divide by the emulator's throughput."""
+    start = next((e for e in emitter["event"] if e["kind"] == "publish_start"), {})
+    if counted is None or device is None or not start.get("detail", {}).get("saturating"):
+        return None
+    samples = sorted(emitter["sample"], key=lambda s: s["t_ns"])
+    if not samples:
+        return None
+    energy = model.device_paced_energy_j(
+        device,
+        [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
+        *([s[name] for s in samples] for name in model.SAMPLE_COLUMNS.values()),
+        cpi=counted["cpi"],
+    )
+    counted["energy_pace"] = "device"  # the per-byte energy's: its counted CPU and airtime
+    return energy
 
 
 def _counted_emitter(
@@ -337,6 +368,7 @@ def _counted_emitter(
             float(np.mean([r["current_ma"] for r in priced])) if priced else None
         ),
         "priced_energy_emitter_j": _energy_j(priced, voltage) if voltage else None,
+        **counted_per_byte(emitter["message"], emitter["echo"], emitter["sample"]),
     }
     accelerated = _accelerated_emitter(emitter, device, cpi, target)
     if accelerated is not None:
@@ -388,6 +420,42 @@ def _accelerated_emitter(
         "speedups": {a.family: a.speedup for a in accelerators},
         "current_emitter_ma": float(np.mean(modelled.current_ma)),
     }
+
+
+def counted_per_byte(
+    messages: list[dict[str, Any]], echoes: list[dict[str, Any]], samples: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A device emitter's cost per payload byte, counted (the block-sizes study's figure on
+    the device, where a saturating run's rate is QEMU's, not the device's): the client
+    instructions of its messages — from each one's creation to its send (an echoed block: to
+    its echo opened) — over their payload bytes, and of those the crypto (inside the
+    primitives), the seal and the echoes' opening; beside them how fast QEMU emulated (every
+    bucket over the samples' span, sleep left out: a measure of this host)."""
+    payload = sum(int(m["payload_bytes"]) for m in messages)
+    if not payload:
+        return {}
+    figures: dict[str, Any] = {
+        "client_instructions_per_byte": sum(
+            int(m["instructions_crypto"]) + int(m["instructions_protocol"]) for m in messages
+        )
+        / payload,
+        "crypto_instructions_per_byte": sum(int(m["instructions_crypto"]) for m in messages)
+        / payload,
+        "seal_instructions_per_byte": sum(int(m.get("instructions_seal", 0)) for m in messages)
+        / payload,
+    }
+    if echoes:
+        echoed = payload * len(echoes) / len(messages)  # every block is one size
+        figures["open_instructions_per_byte"] = (
+            sum(int(e.get("instructions_open", 0)) for e in echoes) / echoed
+        )
+    if len(samples) > 1:
+        first, last = (sorted(samples, key=lambda s: s["t_ns"])[i] for i in (0, -1))
+        buckets = ("crypto", "protocol", "wait", "io")
+        emulated = sum(last[f"instructions_{b}"] - first[f"instructions_{b}"] for b in buckets)
+        awake_ns = last["t_ns"] - first["t_ns"] - (last["sleep_ns"] - first["sleep_ns"])
+        figures["emulated_instructions_per_s"] = emulated / (awake_ns / 1e9) if awake_ns else None
+    return figures
 
 
 # Emitter counters stored as runs columns (the native agent's heap and footprint).

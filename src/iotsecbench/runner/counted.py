@@ -158,12 +158,24 @@ def _tcp(run: DeviceRun) -> dict[str, int]:
     }
 
 
+def _checked(run: DeviceRun) -> None:
+    for record in (*run.outcome.records, *run.outcome.segments):  # a field nobody declared: a bug
+        vocabulary.check(str(record.get("type", "?")), record)
+
+
+def counted_frames(run: DeviceRun) -> CountedRepetition:
+    """The count of the tcp role's connection (vmcu/client/frames.c), which has no TLS and no
+    MQTT to read on the wire: its payload scheme's key exchange, marked KEY_EXCHANGE to END,
+    is the handshake's one group."""
+    _checked(run)
+    return classify_counted(run.outcome.segments, None)
+
+
 def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedConnection:
     """The run made whole (module docstring). CountedMismatch when it negotiated something
     else than ``profile``; WireError when the streams cannot be read as its connection."""
     outcome = run.outcome
-    for record in (*outcome.records, *outcome.segments):  # a field nobody declared: a bug
-        vocabulary.check(str(record.get("type", "?")), record)
+    _checked(run)
     summary = outcome.transcript()
     transcript, negotiated, version, found = None, None, None, None
     if profile is not None:
@@ -206,4 +218,10 @@ def counted_connection(run: DeviceRun, profile: TlsProfile | None) -> CountedCon
     )
 
 
-__all__ = ["HANDSHAKE_MARKS", "CountedConnection", "CountedMismatch", "counted_connection"]
+__all__ = [
+    "HANDSHAKE_MARKS",
+    "CountedConnection",
+    "CountedMismatch",
+    "counted_connection",
+    "counted_frames",
+]

@@ -42,7 +42,7 @@ from iotsecbench.measure.tcpinfo import TcpInfo, read_tcp_info
 from iotsecbench.vmcu.client import DeviceFirmware
 from iotsecbench.vmcu.device import (
     CONFIG_FILE,
-    PUBLISH,
+    EMITTER_ROLES,
     DeviceConfig,
     DeviceOutcome,
     client_command,
@@ -200,7 +200,7 @@ def run_device(
         argv = client_command(target, firmware.path, "127.0.0.1", listener.getsockname()[1])
         started = now_ns()
         with Supervised(argv, cwd=work_dir, stderr_path=work_dir / "qemu.log") as qemu:
-            sync = config.role == PUBLISH
+            sync = config.role in EMITTER_ROLES
             problem = _serve(listener, qemu, run, broker_address, connect, deadline, sync, on_tick)
             # the firmware closed its side: it is exiting (a problem: stop it now)
             grace = 0.0 if problem is not None else min(5.0, deadline - time.monotonic())

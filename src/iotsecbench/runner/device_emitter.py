@@ -1,6 +1,8 @@
 """The device as the lab's emitter (``run --target``): the firmware's "publish" role
-(``vmcu/client/publish.c``) under QEMU, its UART bridged to the broker (``runner.device``), run
-as the emitter process of a run, in place of ``agents.emitter``:
+(``vmcu/client/publish.c``) under QEMU, its UART bridged to the broker (``runner.device``) — or,
+over the tcp transport, its "tcp" role (``vmcu/client/frames.c``), bridged to the host's
+receiver (``agents.tcp``) — run as the emitter process of a run, in place of
+``agents.emitter`` (``agents.tcp``):
 
     python -m iotsecbench.runner.device_emitter --config emitter.config.json --target rv32imc
 
@@ -23,10 +25,14 @@ runner's silence watchdog sees a live emitter), in the agents' vocabulary
   can stand beside the counted one (``runner.collect``);
 * ``handshake`` phases (tcp_connect, tls_handshake, mqtt_connect) timed by the bridge, each
   with its counted instructions; ``negotiated`` read from the wire and checked against the
-  profile (a mismatch fails the run); the firmware's memory and footprint as ``counters``.
+  profile (a mismatch fails the run); the firmware's memory and footprint as ``counters``;
+* over the tcp transport: the bridge's tcp_connect and the key exchange (the handshake's one
+  counted group), and with the echo method an ``echo`` record per block (its opening counted).
 
 A firmware that cannot keep the asked rate stops itself (publish.c) and the run fails naming the
-rate achieved; the same check runs here over the whole run (``RATE_TOLERANCE``).
+rate achieved; the same check runs here over the whole run (``RATE_TOLERANCE``). A saturating
+run (tcp) has no rate to keep: it sends as fast as QEMU emulates, so its rate and throughput
+are the emulator's, and its figure is the instructions per byte (``runner.collect``).
 """
 
 from __future__ import annotations
@@ -42,12 +48,12 @@ from typing import Any
 from iotsecbench.agents import wire
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.agents.records import RecordWriter, read_records_from
-from iotsecbench.analysis.counted import KEY_EXCHANGE_MARK, key_exchange_group
+from iotsecbench.analysis.counted import KEY_EXCHANGE_MARK, CountedGroup, key_exchange_group
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import SpecError
 from iotsecbench.measure.clock import now_ns
 from iotsecbench.measure.tcpinfo import read_tcp_info
-from iotsecbench.runner.counted import counted_connection
+from iotsecbench.runner.counted import counted_connection, counted_frames
 from iotsecbench.runner.device import DeviceRun, run_device
 from iotsecbench.security import resolve_configuration
 from iotsecbench.security.agreements import AGREEMENTS
@@ -56,6 +62,7 @@ from iotsecbench.security.tls import TlsProfile, handshake_operations, record_op
 from iotsecbench.security.tls.stacks import NATIVE_CIPHERS, NATIVE_KEY_ESTABLISHMENTS
 from iotsecbench.spec.models import CellFilter
 from iotsecbench.vmcu.client import (
+    BLOCK_SIZES_KEY_ESTABLISHMENTS,
     LIGHTWEIGHT_CIPHERS,
     MLKEM_KEY_ESTABLISHMENTS,
     DeviceFirmware,
@@ -63,14 +70,25 @@ from iotsecbench.vmcu.client import (
     device_firmware,
     device_problem,
 )
-from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, DeviceConfig, seed_for
+from iotsecbench.vmcu.device import PUBLISH, RECORDS_FILE, TCP, DeviceConfig, seed_for
 from iotsecbench.vmcu.targets import TARGETS
 from iotsecbench.vmcu.targets import target as target_named
 
 # The firmware's ciphers: the native agent's scheme.c ones and its device-only lightweight ones;
-# its key establishments: the native agent's and the device-only ML-KEM ones (emitter's side).
+# its key establishments: the native agent's and the device-only ones (emitter's side): the
+# block-sizes study's finite-field DH and RSA-OAEP, ML-KEM and the X25519MLKEM768 hybrid.
 DEVICE_CIPHERS = (*NATIVE_CIPHERS, *LIGHTWEIGHT_CIPHERS)
-DEVICE_KEY_ESTABLISHMENTS = (*NATIVE_KEY_ESTABLISHMENTS, *MLKEM_KEY_ESTABLISHMENTS)
+DEVICE_KEY_ESTABLISHMENTS = (
+    *NATIVE_KEY_ESTABLISHMENTS,
+    *BLOCK_SIZES_KEY_ESTABLISHMENTS,
+    *MLKEM_KEY_ESTABLISHMENTS,
+)
+# The tcp role sends its frames in the clear or sealed by a payload scheme: the block-sizes
+# study has no TLS configuration, and the firmware's TLS clients speak to a broker.
+NO_TLS_OVER_TCP = (
+    "the device's tcp role sends its frames without TLS (the block-sizes study's "
+    "configurations are plain or payload schemes): use --transport mqtt for TLS"
+)
 # Ciphers that cannot be on a device at all, and why (scheme_problem says it).
 NO_DEVICE_BUILD = {
     "ascon128v12-purepy": "the pure-Python build of Ascon-128 v1.2 has no device counterpart "
@@ -92,7 +110,7 @@ def prepare_device_run(spec: Any) -> list[str]:
         security = resolve_configuration(name)
         tls = security.tls_profile_with(spec.tls.model_dump())
         for stack in spec.stack:
-            problem = _device_problem(name, spec, stack)
+            problem = _device_problem(name, spec, stack, spec.transport)
             if problem is not None:
                 raise SpecError(f"{name} on the {stack} device client: {problem}")
             builds.add(build_of(stack, tls, security.scheme.name != "none"))
@@ -117,7 +135,9 @@ def device_subset(spec: Any) -> tuple[Any, dict[str, str]]:
     ``prepare_device_run`` refuses it. A subset's subset is itself (``run --resume``)."""
     kept, left_out, exclude = [], {}, list(spec.exclude)
     for name in spec.configurations:
-        problems = {stack: _device_problem(name, spec, stack) for stack in spec.stack}
+        problems = {
+            stack: _device_problem(name, spec, stack, spec.transport) for stack in spec.stack
+        }
         if all(problem is not None for problem in problems.values()):
             left_out[name] = next(iter(problems.values()))  # type: ignore[assignment]
             continue
@@ -146,10 +166,13 @@ def _same_rule(rule: Any, wanted: dict[str, str]) -> bool:
     return all(getattr(rule, key) == value for key, value in wanted.items())
 
 
-def _device_problem(name: str, spec: Any, stack: str) -> str | None:
-    """Why the device client on ``stack`` cannot run configuration ``name``, or None."""
+def _device_problem(name: str, spec: Any, stack: str, transports: Any) -> str | None:
+    """Why the device client on ``stack`` cannot run configuration ``name`` over any of
+    ``transports``, or None."""
     security = resolve_configuration(name)
     tls = security.tls_profile_with(spec.tls.model_dump())
+    if tls is not None and "tcp" in transports:
+        return NO_TLS_OVER_TCP
     return scheme_problem(security, stack) or (
         device_problem(stack, tls) if tls is not None else None
     )
@@ -159,8 +182,9 @@ def scheme_problem(security: Any, stack: str) -> str | None:
     """Why the device emitter cannot run this configuration's payload scheme, or None. The
     firmware's schemes are the native agent's ``scheme.c`` with its device-only lightweight
     ciphers (``DEVICE_CIPHERS``), and its key establishments (``DEVICE_KEY_ESTABLISHMENTS``:
-    PSK with the runner's key in the configuration, (EC)DH, ML-KEM and the X25519MLKEM768
-    hybrid; no signed ones: the firmware holds no signing key)."""
+    PSK with the runner's key in the configuration, (EC)DH, the block-sizes study's
+    finite-field DH and RSA-OAEP, ML-KEM and the X25519MLKEM768 hybrid; no signed ones: the
+    firmware holds no signing key)."""
     scheme = security.scheme
     if scheme.name == "none":
         return None
@@ -190,6 +214,7 @@ def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
     tls = config.tls
     profile = TlsProfile(**tls.profile) if tls is not None else None
     mutual = tls is not None and profile is not None and profile.mutual and tls.client_cert
+    tcp = config.transport == "tcp"
     return DeviceConfig(
         seed=seed_for(config.seed, repetition_seed),
         client_id=config.client_id,
@@ -202,7 +227,7 @@ def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
         ca_pem=Path(tls.ca_file).read_bytes() if tls is not None else b"",
         client_cert_pem=Path(tls.client_cert).read_bytes() if mutual and tls else None,  # type: ignore[arg-type]
         client_key_pem=Path(tls.client_key).read_bytes() if mutual and tls else None,  # type: ignore[arg-type]
-        role=PUBLISH,
+        role=TCP if tcp else PUBLISH,
         message_count=config.message_count,
         period_ns=round(1e9 / config.rate_hz),
         qos=config.qos,
@@ -212,6 +237,9 @@ def device_config(config: AgentConfig, repetition_seed: int) -> DeviceConfig:
         if (scheme := resolve_configuration(config.configuration).scheme.name) != "none"
         else "",
         psk=Path(config.psk_file).read_bytes() if config.psk_file else b"",
+        echo=tcp and config.method == "echo",
+        saturating=tcp and config.saturating,
+        duration_ns=round(config.duration_s * 1e9) if tcp else 0,
     )
 
 
@@ -244,6 +272,7 @@ class Translator:
     error: str | None = None
     start_detail: dict[str, Any] = field(default_factory=dict)
     published: list[tuple[int, int]] = field(default_factory=list)  # (t_sealed_ns, wire bytes)
+    echoed: list[int] = field(default_factory=list)  # the echoes' t_returned_ns
     tcp: Any = None  # the broker connection's last TCP_INFO: held once it closed
 
     def tick(self, broker: Any) -> None:
@@ -262,6 +291,8 @@ class Translator:
             self._sample(record, tcp)
         elif kind == "message":
             self._message(record)
+        elif kind == "echo":
+            self._echo(record)
         elif kind == "counters":
             self.counters[record["name"]] = int(record["value"])
             self.writer.write("counters", name=record["name"], value=int(record["value"]))
@@ -317,6 +348,21 @@ class Translator:
         )
         self.published.append((int(record["t_sealed_ns"]), int(record["wire_bytes"])))
 
+    def _echo(self, record: dict[str, Any]) -> None:
+        """A block the receiver returned (the tcp transport's echo method), as agents/tcp.py
+        records it; opening it is counted."""
+        self.echoed.append(int(record["t_returned_ns"]))
+        self.writer.write(
+            "echo",
+            seq=int(record["seq"]),
+            t_sent_ns=int(record["t_sent_ns"]),
+            t_returned_ns=int(record["t_returned_ns"]),
+            t_opened_ns=int(record["t_opened_ns"]),
+            open_cpu_ns=self.pricing.ns(int(record["open"])),
+            wire_bytes=int(record["wire_bytes"]),
+            instructions_open=int(record["open"]),
+        )
+
     def _key_exchange(self, record: dict[str, Any]) -> None:
         """The payload scheme's key exchange: its phase (the Python emitter's span, receiver
         hello received to confirmation verified) and the priced operations."""
@@ -341,7 +387,9 @@ class Translator:
                 "cpu_scope": f"counted on {self.firmware.target}",
             },
         )
-        operations = [*exchange_operations(scheme.name)["emitter"], ("mqtt-packet", 4)]
+        # over MQTT its three messages and the SUBSCRIBE are packets; over tcp they are frames
+        packets = [("mqtt-packet", 4)] if self.config.transport == "mqtt" else []
+        operations = [*exchange_operations(scheme.name)["emitter"], *packets]
         for primitive, amount in operations:
             self.writer.write("operation", t_ns=start, primitive=primitive, amount=amount)
 
@@ -349,16 +397,21 @@ class Translator:
         """What agents/emitter.py logs for the same messages (the priced figure's input),
         once the negotiated TLS is known."""
         config = self.config
-        sealing = resolve_configuration(config.configuration).scheme.seal_operations
+        scheme = resolve_configuration(config.configuration).scheme
         for t_ns, wire_bytes in self.published:
-            topic = f"{config.topic_prefix}/data"
-            packet = wire.publish_packet_bytes(topic, config.qos, wire_bytes)
-            operations = [
-                *sealing(config.payload_bytes),
-                *(record_operations(tls, packet) if tls is not None else []),
-                ("mqtt-packet", 2 if config.qos else 1),
-            ]
+            operations = scheme.seal_operations(config.payload_bytes)
+            if config.transport == "mqtt":  # over tcp a block is a frame: no packet, no TLS
+                topic = f"{config.topic_prefix}/data"
+                packet = wire.publish_packet_bytes(topic, config.qos, wire_bytes)
+                operations = [
+                    *operations,
+                    *(record_operations(tls, packet) if tls is not None else []),
+                    ("mqtt-packet", 2 if config.qos else 1),
+                ]
             for primitive, amount in operations:
+                self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
+        for t_ns in self.echoed:  # agents/tcp.py prices opening each echo
+            for primitive, amount in scheme.open_operations(config.payload_bytes):
                 self.writer.write("operation", t_ns=t_ns, primitive=primitive, amount=amount)
 
     def achieved_rate_hz(self) -> float | None:
@@ -423,13 +476,45 @@ def _handshake(
     exchange = key_exchange_group(connection.segments)
     if exchange is not None:  # the payload scheme's, after CONNACK: a group of its own
         detail["groups"][KEY_EXCHANGE_MARK] = exchange.client
-        detail["key_exchange_primitives"] = dict(exchange.primitives)
-        detail["key_exchange_stack_high_water_bytes"] = connection.counters.get(
-            "key_exchange_stack_high_water_bytes"
-        )
-        detail["key_exchange_heap_peak_bytes"] = connection.counters.get(
-            "key_exchange_heap_peak_bytes"
-        )
+        detail.update(_key_exchange_detail(exchange, connection.counters))
+    writer.write("event", t_ns=now_ns(), kind="counted_handshake", detail=detail)
+
+
+def _key_exchange_detail(exchange: CountedGroup, counters: dict[str, int]) -> dict[str, Any]:
+    """A payload scheme's key exchange counted on the device, for the counted handshake's
+    detail (``runner.collect``): its primitive families, and its stack and heap peaks as the
+    firmware reported them (emitter.c record_key_exchange)."""
+    memory = ("key_exchange_stack_high_water_bytes", "key_exchange_heap_peak_bytes")
+    return {
+        "key_exchange_primitives": dict(exchange.primitives),
+        **{name: counters.get(name) for name in memory},
+    }
+
+
+def _frames_handshake(writer: RecordWriter, run: DeviceRun, translator: Translator) -> None:
+    """The tcp role's connection (no TLS, no MQTT): the bridge's TCP connect, timed and not
+    counted, and the key exchange as the handshake's one counted group (its phase came with
+    the firmware's key_exchange event: ``Translator._key_exchange``)."""
+    counted = counted_frames(run)
+    start, end = run.tcp_connect_ns
+    writer.write(
+        "handshake",
+        phase="tcp_connect",
+        t_start_ns=start,
+        t_end_ns=end,
+        wall_ns=end - start,
+        cpu_ns=0,
+        detail={"cpu_scope": "the bridge's connect, not counted", "instructions": 0},
+    )
+    translator.priced_operations(None)
+    detail = {
+        "groups": {name: group.client for name, group in counted.groups.items()},
+        "setup_instructions": counted.setup.client,
+        "primitives": counted.primitives(),
+    }
+    exchange = counted.groups.get(KEY_EXCHANGE_MARK)
+    if exchange is not None:  # with a payload scheme: the count's one group
+        detail.update(_key_exchange_detail(exchange, run.outcome.counters()))
     writer.write("event", t_ns=now_ns(), kind="counted_handshake", detail=detail)
 
 
@@ -438,6 +523,9 @@ def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | N
     target = TARGETS[target_name]
     security = resolve_configuration(config.configuration)
     profile = TlsProfile(**config.tls.profile) if config.tls is not None else None
+    tcp = config.transport == "tcp"
+    if tcp and profile is not None:
+        return NO_TLS_OVER_TCP
     problem = scheme_problem(security, config.stack) or (
         device_problem(config.stack, profile) if profile is not None else None
     )
@@ -494,11 +582,16 @@ def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | N
         writer.write("counters", name=name, value=value)
     if run.problem is not None:
         return run.problem
-    try:
-        _handshake(writer, run, translator, profile)
-    except ValueError as error:  # CountedMismatch, WireError
-        return f"TLS negotiated something else than requested: {error}"
+    if tcp:
+        _frames_handshake(writer, run, translator)
+    else:
+        try:
+            _handshake(writer, run, translator, profile)
+        except ValueError as error:  # CountedMismatch, WireError
+            return f"TLS negotiated something else than requested: {error}"
     achieved = translator.achieved_rate_hz()
+    if config.saturating:  # as fast as QEMU emulates: no rate was asked
+        return None
     if achieved is not None and achieved < (1 - RATE_TOLERANCE) * config.rate_hz:
         return (
             f"the emulation could not keep {config.rate_hz:g} Hz on {target.name}: achieved "

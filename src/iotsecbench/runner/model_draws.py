@@ -79,7 +79,11 @@ def model_draws(results_dir: Path, draws: int, seed: int) -> tuple[ModelDraws | 
         voltage = profile_draws["supply_voltage"] / point["supply_voltage"]
         factors[key] = voltage * (stored + shifts[key]) / stored if stored > 0 else voltage
         column = f"energy_per_byte_{device}_uj"
-        if column in runs.columns and pd.notna(runs.at[run_id, column]):
+        # A counted saturating emitter's energy per byte is at the device's pace (runner.collect),
+        # not its samples' windows, whose current these draws move: no range rather than a wrong
+        # one (its CPU share is 100 % in every emulated window, so the CPI's draws would not show).
+        paced = counted and runs.at[run_id, "pacing"] == "saturating"
+        if column in runs.columns and pd.notna(runs.at[run_id, column]) and not paced:
             per_byte[key] = float(runs.at[run_id, column])
     if not shifts:
         return None, "no model range: no run has modelled samples"

@@ -13,6 +13,7 @@ from typing import Any
 
 from iotsecbench.vmcu.build import (
     Firmware,
+    LinkedLibrary,
     compiler_version,
     firmware,
     missing_tools,
@@ -51,6 +52,7 @@ __all__ = [
     "TARGET_CIPHERS",
     "Answer",
     "Firmware",
+    "LinkedLibrary",
     "OperationCount",
     "Request",
     "SchemeCount",

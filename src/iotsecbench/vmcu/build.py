@@ -72,6 +72,18 @@ LIBRARIES = {
 
 
 @dataclass(frozen=True)
+class LinkedLibrary:
+    """Another build of the library a primitive links, in place of its own (``bench crypto
+    --target --device-library``: the device client's mbedTLS 3.6.5, vmcu.client): its
+    archive, the flags its headers need, and what tells it apart in the image's build hash."""
+
+    archive: Path
+    flags: tuple[str, ...]
+    fingerprint: str  # of its sources, flags and configuration (its archive's cache key)
+    provenance: str  # whose code it is, for the counts' provenance
+
+
+@dataclass(frozen=True)
 class Firmware:
     target: str
     primitive: str
@@ -203,9 +215,11 @@ def _sources(p: Primitive) -> list[Path]:
 
 
 @functools.cache  # a process runs one checkout: its sources stay as they were
-def build_hash(target: Target, p: Primitive) -> str:
-    # What is built (not how it is described): sources, defines, library, memory map.
-    digest = build_digest(target, p.source, p.defines, p.extra, p.library, target.linker_script())
+def build_hash(target: Target, p: Primitive, linked: str = "") -> str:
+    # What is built (not how it is described): sources, defines, library, memory map; linked:
+    # another build of the library (LinkedLibrary.fingerprint), "" for the primitive's own.
+    parts = (p.source, p.defines, p.extra, p.library, target.linker_script())
+    digest = build_digest(target, *parts, *((linked,) if linked else ()))
     headers = {*FIRMWARE_DIR.glob("*.h"), *LWC_DIR.glob("*.[ch]"), NATIVE_DIR / "crypto_kem.h"}
     for path in sorted({*_sources(p), *headers}):
         digest.update(path.name.encode() + path.read_bytes())
@@ -214,26 +228,33 @@ def build_hash(target: Target, p: Primitive) -> str:
     return digest.hexdigest()[:16]
 
 
-def firmware(target: Target, name: str) -> Firmware:
-    """The image of primitive ``name`` for ``target``, built now if not cached."""
+def firmware(target: Target, name: str, linked: LinkedLibrary | None = None) -> Firmware:
+    """The image of primitive ``name`` for ``target``, built now if not cached; ``linked``:
+    with that build of its library instead of its own (a primitive without one ignores it)."""
     require_tools(target)
     p = primitive(name)
-    fingerprint = build_hash(target, p)
+    linked = linked if p.library is not None else None
+    fingerprint = build_hash(target, p, linked.fingerprint if linked else "")
     directory = cache_root() / target.name / fingerprint
     image = directory / f"vmcu-{name}.elf"
     if not image.exists():
-        library = [str(harness_library(target, p.library))] if p.library else []
+        if linked is not None:
+            library, flags = [str(linked.archive)], [*harness_includes(None), *linked.flags]
+        else:
+            library = [str(harness_library(target, p.library))] if p.library else []
+            flags = harness_includes(p.library)
         with exclusive(directory / ".lock"):  # a concurrent first use builds it once
             if not image.exists():
-                _compile_and_link(target, p, library, image)
+                _compile_and_link(target, p, library, flags, image)
     return Firmware(target.name, name, image, fingerprint, *footprint(target, image))
 
 
-def _compile_and_link(target: Target, p: Primitive, library: list[str], image: Path) -> None:
+def _compile_and_link(
+    target: Target, p: Primitive, library: list[str], includes: list[str], image: Path
+) -> None:
     with tempfile.TemporaryDirectory(dir=image.parent) as scratch:
         defines = [f"-D{define}" for define in p.defines]
-        flags = [*harness_includes(p.library), *defines]
-        objects = compile_all(target, _sources(p), flags, Path(scratch))
+        objects = compile_all(target, _sources(p), [*includes, *defines], Path(scratch))
         link(target, objects, library, image, f"the {p.name} firmware for {target.name}")
 
 

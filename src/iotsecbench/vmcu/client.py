@@ -33,6 +33,7 @@ from iotsecbench.security.tls.profile import PQ_CERTIFICATES, expand_tls12_ciphe
 from iotsecbench.vmcu.build import (
     FIRMWARE_DIR,
     LWC_DIR,
+    LinkedLibrary,
     build_digest,
     compile_all,
     footprint,
@@ -51,8 +52,8 @@ CLIENT_DIR = Path(__file__).resolve().parent / "client"
 # (a file the build reads, not a Python import: vmcu does not import agents).
 CODEC_DIR = Path(__file__).resolve().parents[1] / "agents" / "native"
 # of the native agent's files, the headers the firmware compiles
-CODEC_HEADERS = ("mqtt.h", "filler.h", "scheme.h", "crypto.h", "crypto_lwc.h", "crypto_kem.h",
-                 "stack.h", "agent.h", "tls.h", "heap.h")  # fmt: skip
+CODEC_HEADERS = ("mqtt.h", "filler.h", "frame.h", "scheme.h", "crypto.h", "crypto_lwc.h",
+                 "crypto_kem.h", "stack.h", "agent.h", "tls.h", "heap.h")  # fmt: skip
 PQ_DEFINE = "IOTSB_DEVICE_PQ"  # the post-quantum build (wolfssl-pq)
 SCHEMES_DEFINE = "IOTSB_DEVICE_SCHEMES"  # the payload schemes' build (mbedtls-scheme)
 # The payload schemes' build also has the lightweight ciphers (agents/native/crypto_lwc.c on
@@ -70,6 +71,10 @@ LIGHTWEIGHT_CIPHERS = (
     "simon128-256-ctr-hmac",
 )
 LWC_SOURCES = ("ascon.c", "salsa20_blake2b.c", "speck_simon.c")
+# ... and the block-sizes study's key establishments (scheme.c's device-only AGREEMENTS, on
+# mbedTLS 3.6's DHM and RSA-OAEP): finite-field DH in RFC 7919's ffdhe2048, with Z or SHA-256(Z)
+# into HKDF, and RSA-OAEP key transport to the receiver's fresh RSA-2048 key.
+BLOCK_SIZES_KEY_ESTABLISHMENTS = ("ffdhe2048", "dh-sha256", "rsa-oaep")
 # ... and ML-KEM key establishment (the emitter's encapsulation: agents/native/crypto_mlkem.c),
 # on wolfSSL 5.9.4's ML-KEM as the primitives' harness builds it (vmcu/firmware/user_settings.h):
 # the scheme build links that very archive, which test_virtual_mcu.py checks against NIST's
@@ -87,7 +92,9 @@ CLIENT_SOURCES = (
     "board.c",
     "heap.c",
     "clock.c",
+    "emitter.c",
     "publish.c",
+    "frames.c",
 )
 
 # What each library's device configuration compiles to anything (the rest are empty objects).
@@ -151,7 +158,8 @@ MBEDTLS = DeviceLibrary(
     ('MBEDTLS_CONFIG_FILE="device_config.h"',),
 )  # fmt: skip
 MBEDTLS_SCHEMES = DeviceLibrary(
-    "libmbedtls-device-schemes", "mbedtls3", (*MBEDTLS_SOURCES, "library/ccm.c"),
+    "libmbedtls-device-schemes", "mbedtls3",
+    (*MBEDTLS_SOURCES, "library/ccm.c", "library/dhm.c", "library/psa_crypto_ffdh.c"),
     ("include", "library"), "mbedtls", ('MBEDTLS_CONFIG_FILE="device_config.h"', SCHEMES_DEFINE),
 )  # fmt: skip
 WOLFSSL = DeviceLibrary(
@@ -161,6 +169,25 @@ WOLFSSL_PQ = DeviceLibrary(
     "libwolfssl-device-pq", "wolfssl", WOLFSSL_PQ_SOURCES, ("",), "wolfssl",
     ("WOLFSSL_USER_SETTINGS", PQ_DEFINE),
 )  # fmt: skip
+
+
+def primitives_library(target: Target) -> LinkedLibrary:
+    """The device client's mbedTLS 3.6.5 as its payload-scheme build compiles it (its
+    device_config.h with the block modes; the same cached archive), for the primitives'
+    harness to link in place of mbedTLS 2.28.10 (``bench crypto --target --device-library``):
+    a cipher counted there is the code a ``run --target`` seals with."""
+    library = MBEDTLS_SCHEMES
+    flags = library.flags()
+    archive = library_archive(
+        target, library.label, ARCHIVES[library.archive], library.sources, flags,
+        library.configs(),
+    )  # fmt: skip
+    return LinkedLibrary(
+        archive,
+        tuple(flags),
+        archive.parent.name,
+        f"{ARCHIVES[library.archive].library} with the device client's configuration",
+    )
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 from iotsecbench.errors import DataError
 from iotsecbench.security.schemes import get_scheme
 from iotsecbench.security.schemes.base import Frame
-from iotsecbench.vmcu.build import Firmware, firmware
+from iotsecbench.vmcu.build import Firmware, LinkedLibrary, firmware
 from iotsecbench.vmcu.primitives import primitive, target_cipher
 from iotsecbench.vmcu.run import Answer, Request, run
 from iotsecbench.vmcu.targets import Target
@@ -79,10 +79,12 @@ def count_scheme(
     scheme_name: str,
     sizes: Sequence[int],
     on_count: Callable[[SchemeCount], None] | None = None,
+    linked: LinkedLibrary | None = None,
 ) -> list[SchemeCount]:
-    """Seal and open ``scheme_name`` at every size on ``target`` (one emulator run)."""
+    """Seal and open ``scheme_name`` at every size on ``target`` (one emulator run);
+    ``linked``: with that build of the primitive's library (``vmcu.client.primitives_library``)."""
     scheme, cipher = get_scheme(scheme_name), target_cipher(scheme_name)
-    image = firmware(target, cipher.primitive)
+    image = firmware(target, cipher.primitive, linked)
     keys = scheme.random_keys(b"vmcu-SID")
     sealer = scheme.sealer(keys)
     requests, expected = [Request("setkey", tuple(cipher.setkey_inputs(keys)))], []
@@ -121,7 +123,9 @@ def count_scheme(
             code_bytes=code,
             static_ram_bytes=static_ram,
             build_hash=image.build_hash,
-            provenance=primitive(cipher.primitive).provenance_text(),
+            provenance=primitive(cipher.primitive).provenance_text(
+                linked.provenance if linked is not None else None
+            ),
         )
         counts.append(count)
         if on_count is not None:

@@ -25,6 +25,8 @@ PROGRESS_FILE = "device-progress.txt"
 CONFIG_MAGIC = b"IOTSBDC1"
 SEED_BYTES = 32
 PUBLISH = "publish"  # the role of a whole run: the device as the lab's emitter
+TCP = "tcp"  # the same over the tcp transport: frames straight to the receiver (frames.c)
+EMITTER_ROLES = (PUBLISH, TCP)  # a whole run's: they sync the lab's clock first
 # lwc: the payload schemes' lightweight ciphers (agents/native/crypto_lwc.c), only when sealing
 FAMILIES = ("pk", "sha2", "aes", "chacha20_poly1305", "mlkem", "mldsa", "lwc")
 # mbedTLS's error codes the device build names by number only (no MBEDTLS_ERROR_C).
@@ -58,7 +60,7 @@ class DeviceConfig:
     client_key_pem: bytes | None = None
     server_name: str = "localhost"
     keep_alive_s: int = 60
-    role: str = "connect"  # or "publish": the device as the lab's emitter
+    role: str = "connect"  # or an emitter role: "publish" (MQTT) or "tcp" (frames)
     log_secrets: bool = True  # TLS 1.3: the secrets the host reads the transcript with
     # the "publish" role (client/publish.c): the run's messages, as agents/emitter.py sends them
     message_count: int = 0
@@ -68,6 +70,10 @@ class DeviceConfig:
     filler_seed: int = 0  # agents/wire.py make_filler's seed
     scheme: str = ""  # a payload scheme (the mbedtls-scheme build), or "" for none
     psk: bytes = b""  # a psk-* scheme's pre-shared key (the runner's psk_file), or none
+    # the "tcp" role (client/frames.c): the method and the pacing of agents/tcp.py
+    echo: bool = False  # every block comes back and is opened
+    saturating: bool = False  # the next block as soon as the last is written (or echoed)
+    duration_ns: int = 0  # saturating: for this long on the lab's clock
 
     def __post_init__(self) -> None:
         if len(self.seed) != SEED_BYTES:
@@ -85,7 +91,7 @@ class DeviceConfig:
             ("keep_alive_s", struct.pack("<I", self.keep_alive_s)),
             ("log_secrets", bytes([int(self.log_secrets)])),
         ]
-        if self.role == PUBLISH:
+        if self.role in EMITTER_ROLES:
             entries += [
                 ("message_count", struct.pack("<I", self.message_count)),
                 ("period_ns", struct.pack("<Q", self.period_ns)),
@@ -96,6 +102,12 @@ class DeviceConfig:
             ]
             if self.psk:
                 entries.append(("psk", self.psk))
+        if self.role == TCP:
+            entries += [
+                ("echo", bytes([int(self.echo)])),
+                ("saturating", bytes([int(self.saturating)])),
+                ("duration_ns", struct.pack("<Q", self.duration_ns)),
+            ]
         if self.username is not None:
             entries.append(("username", self.username.encode()))
         if self.password is not None:

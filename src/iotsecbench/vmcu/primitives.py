@@ -33,9 +33,10 @@ class Primitive:
     library: str | None = None  # a third-party archive linked in (vmcu.sources)
     provenance: str | None = None  # None: the library's code, or ours without a library
 
-    def provenance_text(self) -> str:
-        """Whose code this build counts."""
+    def provenance_text(self, linked: str | None = None) -> str:
+        """Whose code this build counts (``linked``: another build of its library's, named)."""
         library = ARCHIVES[self.library].library if self.library else None
+        library = linked if linked is not None and library is not None else library
         if self.provenance is None:
             return library or OURS
         return self.provenance.format(library=library)

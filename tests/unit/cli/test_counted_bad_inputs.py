@@ -82,14 +82,16 @@ def test_a_missing_qemu_is_one_line_and_exit_3(cli, tmp_path):
 @pytest.mark.parametrize(
     ("arguments", "fragment"),
     [
-        (["--preset", "block-sizes"], "bench crypto --target rv32imc"),
+        (["--rate", "max"], "tcp transport's on the device"),
+        (["--transport", "tcp", "--configs", "plain,tls1.2"], "without TLS"),
         (["--configs", "psk-ascon128v12-purepy"], "no device counterpart"),
         (["--configs", "tls1.2+psk-speck128-128-ctr-hmac"], "over TLS"),
     ],
 )
 def test_run_target_refuses_what_the_firmware_cannot_run(tmp_path, arguments, fragment):
-    """block-sizes' raw TCP and saturating runs, and a named scheme the firmware does not
-    have: one line, exit 2, nothing started (a preset's subset is the run's own note)."""
+    """Saturating MQTT (the firmware paces its PUBLISHes; the tcp role saturates), TLS over the
+    tcp role, and a named scheme the firmware does not have: one line, exit 2, nothing started
+    (a preset's subset is the run's own note)."""
     result = run_cli_forked(
         "run", "--target", "rv32imc", *arguments, "--out", str(tmp_path / "out")
     )

@@ -39,13 +39,25 @@ from iotsecbench.vmcu.device import DeviceConfig
         ({"qos": [2]}, "QoS 0 or 1"),
         ({"payload_bytes": [70_000]}, "buffer"),
         ({"saturating": True}, "fixed rate"),
-        ({"saturating": True}, "bench crypto --target rv32imc"),
-        ({"transport": ["tcp"]}, "transport mqtt"),
+        ({"saturating": True, "transport": ["mqtt", "tcp"]}, "tcp transport's on the device"),
     ],
 )
 def test_the_spec_refuses_what_the_device_emitter_cannot_do(changes, words):
     with pytest.raises(ValidationError, match=words):
         ExperimentSpec(**{"target": "rv32imc", "stack": ["mbedtls"], **changes})
+
+
+def test_the_device_saturates_and_echoes_over_the_tcp_transport():
+    """The block-sizes study's raw-TCP role (vmcu/client/frames.c): tcp, echo and saturating
+    are the device's too; its configurations all run there (finite-field DH and RSA-OAEP in
+    the firmware), TLS over tcp does not."""
+    spec = load_spec(None, "block-sizes", {"target": "rv32imc", "stack": ["mbedtls"]})
+    assert spec.saturating and spec.transport == ["tcp"] and "echo" in spec.method
+    subset, left_out = device_subset(spec)
+    assert subset.configurations == spec.configurations and not left_out
+    with_tls = spec.model_copy(update={"configurations": ["plain", "tls1.2"]})
+    subset, left_out = device_subset(with_tls)
+    assert subset.configurations == ["plain"] and "without TLS" in left_out["tls1.2"]
 
 
 def test_a_spec_without_target_keeps_its_hash():
@@ -80,8 +92,11 @@ def test_a_spec_without_target_keeps_its_hash():
         ("mlkem768-aes128-gcm", "wolfssl", "run on mbedtls"),
         ("x25519-ecdsap256-aes128-gcm", "mbedtls", "holds no signing key"),
         ("mlkem768-mldsa44-aes128-gcm", "mbedtls", "holds no signing key"),
-        ("ffdhe2048-aes128-gcm", "mbedtls", "not ffdhe2048-aes128-gcm"),
         ("tls1.2+ecdh-p256-aes128-gcm", "mbedtls", "over TLS"),
+        # the block-sizes study's key establishments, on mbedTLS's DHM and RSA-OAEP
+        ("dh-sha256-aes128-ctr-hmac", "mbedtls", None),
+        ("rsa-oaep-aes256-gcm", "mbedtls", None),
+        ("ffdhe2048-chacha20-poly1305", "mbedtls", None),
     ],
 )
 def test_which_payload_schemes_the_device_runs(configuration, stack, words):
@@ -115,6 +130,27 @@ def test_the_firmware_gets_the_emitters_run(tmp_path):
     assert plain.scheme == ""
     # the handshake benchmark's role carries none of it
     assert b"period_ns" not in DeviceConfig(seed=bytes(32), client_id="d").encode()
+
+
+def test_the_tcp_transport_hands_the_firmware_its_method_and_pacing(tmp_path):
+    """Over tcp the firmware's role is "tcp" (frames.c): echo, saturating and the duration
+    travel with the run (client/config.c's entries); over mqtt none of them does."""
+    agent = dataclasses.replace(
+        _agent_config(tmp_path, "dh-sha256-aes128-ctr-hmac"),
+        transport="tcp", method="echo", saturating=True,
+    )  # fmt: skip
+    config = device_config(agent, 3)
+    assert (config.role, config.echo, config.saturating) == ("tcp", True, True)
+    assert config.duration_ns == 3_000_000_000
+    encoded = config.encode()
+    for key, value in (
+        (b"echo", b"\x01"),
+        (b"saturating", b"\x01"),
+        (b"duration_ns", struct.pack("<Q", 3_000_000_000)),
+        (b"scheme", b"dh-sha256-aes128-ctr-hmac"),
+    ):
+        assert bytes([len(key)]) + key + struct.pack("<I", len(value)) + value + b"\0" in encoded
+    assert b"duration_ns" not in device_config(_agent_config(tmp_path), 3).encode()
 
 
 def test_a_psk_scheme_hands_the_firmware_the_runs_key(tmp_path):
@@ -221,3 +257,53 @@ def test_counted_current_is_the_instructions_at_the_clock():
         profile.idle_associated_current_ma + profile.core_extra_current_ma * expected,
     )
     assert current.unmodelled_primitives == () and current.cpu_backlog_s == 0.0
+
+
+def test_a_saturating_runs_energy_is_taken_at_the_devices_pace():
+    """Analytic case (energy.model.device_paced_energy_j): a window of 160 M instructions (one
+    second of CPU at 160 MHz, CPI 1) and no radio lasts one second on the device, however
+    short QEMU made it; a window whose radio needs longer than its CPU lasts its airtime, the
+    core's extra current only for its CPU time."""
+    profile = load_profile("esp32-c3")
+    clock, volts = profile.cpu_clock_hz, profile.supply_voltage_v
+    idle, core = profile.idle_associated_current_ma, profile.core_extra_current_ma
+    zeros = [0, 0]
+    cpu_bound = model.device_paced_energy_j(
+        profile, [0, int(clock)], zeros, zeros, zeros, zeros, cpi=1.0
+    )
+    assert cpu_bound == pytest.approx((idle + core) * 1e-3 * volts * 1.0)
+    sent = profile.tx_goodput_bits_per_s // 8  # one second of airtime, in one segment
+    airtime_s = 1.0 + profile.packet_overhead_s
+    radio_bound = model.device_paced_energy_j(
+        profile, [0, int(clock) // 10], [0, sent], zeros, [0, 1], zeros, cpi=1.0
+    )
+    expected_mas = idle * airtime_s + core * 0.1 + (profile.tx_current_ma - idle) * airtime_s
+    assert radio_bound == pytest.approx(expected_mas * 1e-3 * volts)
+
+
+def test_a_counted_runs_figures_per_byte():
+    """runner.collect.counted_per_byte: the messages' client instructions over their payload
+    bytes, crypto, seal and the echoes' open apart, and QEMU's counted instructions per second
+    of the samples' span, sleep left out."""
+    from iotsecbench.runner.collect import counted_per_byte
+
+    messages = [
+        {"payload_bytes": 100, "instructions_crypto": 900, "instructions_protocol": 100,
+         "instructions_seal": 800},
+        {"payload_bytes": 100, "instructions_crypto": 700, "instructions_protocol": 300,
+         "instructions_seal": 600},
+    ]  # fmt: skip
+    echoes = [{"instructions_open": 500}, {"instructions_open": 300}]
+    buckets = ("crypto", "protocol", "wait", "io")
+    samples = [
+        {"t_ns": 0, "sleep_ns": 0, **{f"instructions_{b}": 0 for b in buckets}},
+        {"t_ns": 3_000_000_000, "sleep_ns": 1_000_000_000,
+         **{f"instructions_{b}": 1_000 for b in buckets}},
+    ]  # fmt: skip
+    figures = counted_per_byte(messages, echoes, samples)
+    assert figures["client_instructions_per_byte"] == 10.0
+    assert figures["crypto_instructions_per_byte"] == 8.0
+    assert figures["seal_instructions_per_byte"] == 7.0
+    assert figures["open_instructions_per_byte"] == 4.0
+    assert figures["emulated_instructions_per_s"] == 2_000.0  # 4,000 over 2 s awake
+    assert counted_per_byte([], [], []) == {}

@@ -71,6 +71,8 @@ def test_bench_crypto_end_to_end(cli, tmp_path):
         "bench", "crypto", "--public-key", "x25519", "--schemes", "aes128-gcm"
     )
     assert no_board.returncode == 2 and "give --target too" in no_board.stderr
+    no_device = run_cli_forked("bench", "crypto", "--device-library", "--schemes", "aes128-gcm")
+    assert no_device.returncode == 2 and "give --target too" in no_device.stderr
     no_family = run_cli_forked("bench", "crypto", "--target", "rv32imc", "--public-key", "x448")
     assert no_family.returncode == 2 and "unknown public-key family x448" in no_family.stderr
     no_such_cpu = run_cli_forked("bench", "crypto", "--cpu", "4096")

@@ -39,15 +39,35 @@ int crypto_hmac_sha256(const uint8_t *key, size_t key_len, const struct crypto_p
                        size_t count, uint8_t out[32]);
 
 /* Ephemeral key agreement: a fresh key pair, its public value as docs/wire-format.md lays it
- * out (P-256: SEC1 uncompressed, 65 bytes; X25519: RFC 7748, 32), then the shared secret
- * (P-256: x coordinate; X25519: the function's output), 32 bytes. derive returns -1 for a peer
- * value that is not a valid public key (off the curve, compressed, low order: all-zero). */
-enum agreement { AGREE_P256, AGREE_X25519 };
+ * out (P-256: SEC1 uncompressed, 65 bytes; X25519: RFC 7748, 32; ffdhe2048: g^x mod p, 256
+ * bytes big-endian), then the shared secret into out (P-256: x coordinate; X25519: the
+ * function's output; 32 bytes — ffdhe2048: g^xy mod p left-padded to 256 bytes). derive
+ * returns -1 for a peer value that is not a valid public key (off the curve, compressed, low
+ * order: all-zero; ffdhe2048: outside [2, p-2] or the prime-order subgroup). */
+enum agreement {
+    AGREE_P256,
+    AGREE_X25519,
+#ifdef IOTSB_DEVICE_SCHEMES
+    AGREE_FFDHE2048, /* the block-sizes study's finite-field DH: the device build's only */
+#endif
+};
 struct crypto_dh;
 struct crypto_dh *crypto_dh_new(enum agreement agreement, uint8_t *public_out,
                                 size_t *public_len);
-int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len,
-                     uint8_t out[32]);
+int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t *out);
 void crypto_dh_free(struct crypto_dh *dh);
+
+#ifdef IOTSB_DEVICE_SCHEMES
+#define FFDHE2048_BYTES 256               /* its p: public values and g^xy mod p */
+#define CRYPTO_MAX_SECRET FFDHE2048_BYTES /* the largest shared secret */
+#define RSA_MODULUS_BYTES 256             /* rsa-oaep: the receiver's fresh RSA-2048 modulus */
+/* SHA-256 of in (dh-sha256's Z = SHA-256(g^xy mod p)). */
+int crypto_sha256(const uint8_t *in, size_t len, uint8_t out[32]);
+/* RSA-OAEP key transport's emitter side (the block-sizes study's): in encrypted to the
+ * receiver's modulus (e = 65537) with OAEP, SHA-256 and MGF1-SHA-256, empty label. -1 for a
+ * modulus that is not an odd 2048-bit number, or a library failure. */
+int crypto_rsa_oaep_encrypt(const uint8_t modulus[RSA_MODULUS_BYTES], const uint8_t *in,
+                            size_t len, uint8_t out[RSA_MODULUS_BYTES]);
+#endif
 
 #endif

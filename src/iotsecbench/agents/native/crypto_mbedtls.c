@@ -1,4 +1,6 @@
-/* The payload schemes' primitives on mbedTLS 2.28 (crypto.h). */
+/* The payload schemes' primitives on mbedTLS (crypto.h): the native agent's Debian 2.28, and
+ * the device client's 3.6 (its mbedtls-scheme build), to which IOTSB_DEVICE_SCHEMES adds the
+ * block-sizes study's key transports — RFC 7919 ffdhe2048 on mbedTLS's DHM, and RSA-OAEP. */
 #include "crypto.h"
 
 #include "heap.h"
@@ -12,6 +14,11 @@
 #include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
 #include <mbedtls/platform_util.h>
+#ifdef IOTSB_DEVICE_SCHEMES
+#include <mbedtls/dhm.h>
+#include <mbedtls/rsa.h>
+#include <mbedtls/sha256.h>
+#endif
 
 int stack_random_callback(void *context, unsigned char *out, size_t len); /* stack_mbedtls.c */
 
@@ -169,6 +176,9 @@ struct crypto_dh {
     mbedtls_ecp_group group;
     mbedtls_mpi secret;
     mbedtls_ecp_point public;
+#ifdef IOTSB_DEVICE_SCHEMES
+    mbedtls_dhm_context dhm; /* ffdhe2048 */
+#endif
 };
 
 void crypto_dh_free(struct crypto_dh *dh)
@@ -178,8 +188,102 @@ void crypto_dh_free(struct crypto_dh *dh)
     mbedtls_ecp_group_free(&dh->group);
     mbedtls_mpi_free(&dh->secret);
     mbedtls_ecp_point_free(&dh->public);
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (dh->agreement == AGREE_FFDHE2048)
+        mbedtls_dhm_free(&dh->dhm);
+#endif
     iotsb_tls_free(dh);
 }
+
+#ifdef IOTSB_DEVICE_SCHEMES
+static const unsigned char FFDHE2048_P[] = MBEDTLS_DHM_RFC7919_FFDHE2048_P_BIN;
+static const unsigned char FFDHE2048_G[] = MBEDTLS_DHM_RFC7919_FFDHE2048_G_BIN;
+#define FFDH_BYTES sizeof FFDHE2048_P
+/* The private exponent's size: 2 x the group's 112-bit strength (SP 800-56A rev. 3
+ * §5.6.1.1.4), what OpenSSL draws for the named group and so the host's agents (224-225
+ * bits); mbedTLS's TLS would draw one as long as p. */
+#define FFDH_PRIVATE_BYTES 28
+
+static int ffdh_new(struct crypto_dh *dh, uint8_t *public_out, size_t *public_len)
+{
+    mbedtls_mpi p, g;
+    mbedtls_mpi_init(&p);
+    mbedtls_mpi_init(&g);
+    mbedtls_dhm_init(&dh->dhm);
+    int rc = mbedtls_mpi_read_binary(&p, FFDHE2048_P, sizeof FFDHE2048_P);
+    rc = rc ? rc : mbedtls_mpi_read_binary(&g, FFDHE2048_G, sizeof FFDHE2048_G);
+    rc = rc ? rc : mbedtls_dhm_set_group(&dh->dhm, &p, &g);
+    /* g^x mod p, left-padded to the group's 256 bytes */
+    rc = rc ? rc : mbedtls_dhm_make_public(&dh->dhm, FFDH_PRIVATE_BYTES, public_out, FFDH_BYTES,
+                                           stack_random_callback, NULL);
+    mbedtls_mpi_free(&p);
+    mbedtls_mpi_free(&g);
+    *public_len = FFDH_BYTES;
+    return rc ? -1 : 0;
+}
+
+/* SP 800-56A §5.6.2.3.1 full validation of the peer's value, as the host's agents do
+ * (security/agreements.py, validate_ffdh_public): 2 <= y <= p - 2, and y^q = 1 mod p with
+ * q = (p - 1) / 2, the prime-order subgroup (mbedTLS's DHM checks the range only). Then the
+ * shared secret g^xy mod p (mbedTLS blinds the exponentiation), left-padded to 256 bytes. */
+static int ffdh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t *out)
+{
+    if (peer_len != FFDH_BYTES)
+        return -1;
+    mbedtls_mpi p, q, y, power;
+    mbedtls_mpi_init(&p);
+    mbedtls_mpi_init(&q);
+    mbedtls_mpi_init(&y);
+    mbedtls_mpi_init(&power);
+    int rc = mbedtls_mpi_read_binary(&p, FFDHE2048_P, sizeof FFDHE2048_P);
+    rc = rc ? rc : mbedtls_mpi_read_binary(&y, peer, peer_len);
+    rc = rc ? rc : mbedtls_mpi_sub_int(&q, &p, 1);
+    if (rc == 0 && (mbedtls_mpi_cmp_int(&y, 2) < 0 || mbedtls_mpi_cmp_mpi(&y, &q) >= 0))
+        rc = -1; /* outside [2, p - 2] */
+    rc = rc ? rc : mbedtls_mpi_shift_r(&q, 1);
+    rc = rc ? rc : mbedtls_mpi_exp_mod(&power, &y, &q, &p, NULL);
+    if (rc == 0 && mbedtls_mpi_cmp_int(&power, 1) != 0)
+        rc = -1; /* outside the prime-order subgroup */
+    size_t written = 0;
+    rc = rc ? rc : mbedtls_dhm_read_public(&dh->dhm, peer, peer_len);
+    rc = rc ? rc : mbedtls_dhm_calc_secret(&dh->dhm, out, FFDH_BYTES, &written,
+                                           stack_random_callback, NULL);
+    if (rc == 0 && written < FFDH_BYTES) { /* mbedTLS drops leading zero bytes (TLS's form) */
+        memmove(out + FFDH_BYTES - written, out, written);
+        memset(out, 0, FFDH_BYTES - written);
+    }
+    mbedtls_mpi_free(&p);
+    mbedtls_mpi_free(&q);
+    mbedtls_mpi_free(&y);
+    mbedtls_mpi_free(&power);
+    return rc ? -1 : 0;
+}
+
+int crypto_sha256(const uint8_t *in, size_t len, uint8_t out[32])
+{
+    return mbedtls_sha256(in, len, out, 0) ? -1 : 0;
+}
+
+int crypto_rsa_oaep_encrypt(const uint8_t modulus[RSA_MODULUS_BYTES], const uint8_t *in,
+                            size_t len, uint8_t out[RSA_MODULUS_BYTES])
+{
+    /* the host's check (security/agreements.py RsaOaepAgreement): an odd 2048-bit modulus */
+    if (!(modulus[0] & 0x80) || !(modulus[RSA_MODULUS_BYTES - 1] & 1))
+        return -1;
+    static const unsigned char exponent[] = {0x01, 0x00, 0x01}; /* 65537 */
+    mbedtls_rsa_context rsa;
+    mbedtls_rsa_init(&rsa);
+    int rc = mbedtls_rsa_set_padding(&rsa, MBEDTLS_RSA_PKCS_V21, MBEDTLS_MD_SHA256);
+    rc = rc ? rc : mbedtls_rsa_import_raw(&rsa, modulus, RSA_MODULUS_BYTES, NULL, 0, NULL, 0,
+                                          NULL, 0, exponent, sizeof exponent);
+    rc = rc ? rc : mbedtls_rsa_complete(&rsa);
+    rc = rc ? rc : mbedtls_rsa_check_pubkey(&rsa);
+    rc = rc ? rc : mbedtls_rsa_rsaes_oaep_encrypt(&rsa, stack_random_callback, NULL, NULL, 0,
+                                                  len, in, out);
+    mbedtls_rsa_free(&rsa);
+    return rc ? -1 : 0;
+}
+#endif
 
 struct crypto_dh *crypto_dh_new(enum agreement agreement, uint8_t *public_out, size_t *public_len)
 {
@@ -187,6 +291,15 @@ struct crypto_dh *crypto_dh_new(enum agreement agreement, uint8_t *public_out, s
     if (dh == NULL)
         return NULL;
     dh->agreement = agreement;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (agreement == AGREE_FFDHE2048) {
+        if (ffdh_new(dh, public_out, public_len) != 0) {
+            crypto_dh_free(dh);
+            return NULL;
+        }
+        return dh;
+    }
+#endif
     mbedtls_ecp_group_init(&dh->group);
     mbedtls_mpi_init(&dh->secret);
     mbedtls_ecp_point_init(&dh->public);
@@ -205,8 +318,12 @@ struct crypto_dh *crypto_dh_new(enum agreement agreement, uint8_t *public_out, s
     return dh;
 }
 
-int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t out[32])
+int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t *out)
 {
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (dh->agreement == AGREE_FFDHE2048)
+        return ffdh_derive(dh, peer, peer_len, out);
+#endif
     size_t size = dh->agreement == AGREE_P256 ? 65 : 32;
     if (peer_len != size || (dh->agreement == AGREE_P256 && peer[0] != 0x04))
         return -1;

@@ -206,7 +206,7 @@ struct crypto_dh *crypto_dh_new(enum agreement agreement, uint8_t *public_out, s
     return dh;
 }
 
-int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t out[32])
+int crypto_dh_derive(struct crypto_dh *dh, const uint8_t *peer, size_t peer_len, uint8_t *out)
 {
     word32 len = 32;
     int rc;

@@ -64,27 +64,47 @@ static const struct cipher CIPHERS[] = {
 #endif
 };
 
-/* How Z comes about: a pre-shared key, an ephemeral (EC)DH, an ML-KEM encapsulation (device
- * build only, and only its emitter's side: the receiver's key generation and decapsulation are
- * the host's), or both of the last two (the X25519MLKEM768 hybrid: R = ek || X25519 key,
- * E = ciphertext || X25519 key, Z = K || X25519 output, in that order). */
-enum dh { DH_NONE, DH_P256, DH_X25519 };
+/* How Z comes about (docs/wire-format.md, "Key establishment"): a pre-shared key; an
+ * ephemeral Diffie-Hellman — (EC)DH on P-256 or X25519, and in the device build the block-sizes
+ * study's finite-field DH in RFC 7919's ffdhe2048 (Z = g^xy mod p, or its SHA-256: hashed);
+ * and, device build only and only its emitter's side (the receiver is the host), an ML-KEM
+ * encapsulation, both of these (the X25519MLKEM768 hybrid: R = ek || X25519 key, E = ciphertext
+ * || X25519 key, Z = K || X25519 output, in that order), or RSA-OAEP key transport (R the
+ * receiver's fresh RSA-2048 modulus, E the emitter's random 32-byte key K encrypted to it,
+ * Z = K). vmcu.client's BLOCK_SIZES_KEY_ESTABLISHMENTS and MLKEM_KEY_ESTABLISHMENTS list the
+ * device-only names. */
+enum dh { DH_NONE, DH_P256, DH_X25519, DH_FFDHE2048 };
 static const struct {
     const char *name;
     bool psk;
-    enum dh dh;
-    unsigned kem; /* ML-KEM's level (512, 768, 1024), 0 for none */
+    enum dh dh;    /* DH_NONE for none */
+    bool hashed;   /* Z is the SHA-256 of the DH result (dh-sha256) */
+    bool rsa_oaep; /* Z transported to R's RSA modulus */
+    unsigned kem;  /* ML-KEM's level (512, 768, 1024), 0 for none */
 } AGREEMENTS[] = {
-    {"psk", true, DH_NONE, 0},
-    {"ecdh-p256", false, DH_P256, 0},
-    {"x25519", false, DH_X25519, 0},
+    {"psk", .psk = true},
+    {"ecdh-p256", .dh = DH_P256},
+    {"x25519", .dh = DH_X25519},
 #ifdef IOTSB_DEVICE_SCHEMES
-    {"mlkem512", false, DH_NONE, 512},
-    {"mlkem768", false, DH_NONE, 768},
-    {"mlkem1024", false, DH_NONE, 1024},
-    {"x25519mlkem768", false, DH_X25519, 768},
+    {"ffdhe2048", .dh = DH_FFDHE2048},
+    {"dh-sha256", .dh = DH_FFDHE2048, .hashed = true},
+    {"rsa-oaep", .rsa_oaep = true},
+    {"mlkem512", .kem = 512},
+    {"mlkem768", .kem = 768},
+    {"mlkem1024", .kem = 1024},
+    {"x25519mlkem768", .dh = DH_X25519, .kem = 768},
 #endif
 };
+#define RSA_TRANSPORTED_BYTES 32 /* K: security/agreements.py RSA_TRANSPORTED_KEY_BYTES */
+/* Z's largest: a PSK's 64 bytes; in the device build the ffdhe2048 result before dh-sha256
+ * hashes it (256), more than ML-KEM's K and an X25519 output (64) */
+#ifdef IOTSB_DEVICE_SCHEMES
+#define Z_MAX CRYPTO_MAX_SECRET
+_Static_assert(KEM_SHARED_BYTES + 32 <= Z_MAX, "the X25519MLKEM768 hybrid's Z fits");
+#else
+#define Z_MAX 64
+#endif
+
 struct direction {
     const char *label; /* "e2r", "r2e" */
     struct crypto_key *key;
@@ -105,6 +125,7 @@ static struct {
     const uint8_t *psk;
     size_t psk_len;
     struct crypto_dh *dh;
+    uint8_t transported[RSA_TRANSPORTED_BYTES]; /* rsa-oaep: the emitter's K until Z takes it */
     uint8_t hello[KX_MAX_MESSAGE], reply[KX_MAX_MESSAGE], confirm_key[32];
     size_t hello_len, reply_len;
     bool log_keys;
@@ -113,24 +134,66 @@ static struct {
 
 #define AGREEMENT (AGREEMENTS[s.agreement])
 
-static size_t dh_bytes(enum dh dh) { return dh == DH_P256 ? 65 : dh == DH_X25519 ? 32 : 0; }
+/* A DH public value's bytes (docs/wire-format.md: P-256 SEC1 uncompressed, X25519 RFC 7748,
+ * ffdhe2048 g^x mod p big-endian), and its shared secret's. */
+static size_t dh_bytes(enum dh dh)
+{
+    switch (dh) {
+    case DH_P256:
+        return 65;
+    case DH_X25519:
+        return 32;
+#ifdef IOTSB_DEVICE_SCHEMES
+    case DH_FFDHE2048:
+        return FFDHE2048_BYTES;
+#endif
+    default:
+        return 0;
+    }
+}
+
+static size_t dh_secret_bytes(enum dh dh) { return dh == DH_FFDHE2048 ? dh_bytes(dh) : 32; }
+
+/* A fresh DH key pair, its public value into out. */
+static struct crypto_dh *dh_new(uint8_t *out)
+{
+    size_t len;
+    switch (AGREEMENT.dh) {
+    case DH_P256:
+        return crypto_dh_new(AGREE_P256, out, &len);
+    case DH_X25519:
+        return crypto_dh_new(AGREE_X25519, out, &len);
+#ifdef IOTSB_DEVICE_SCHEMES
+    case DH_FFDHE2048:
+        return crypto_dh_new(AGREE_FFDHE2048, out, &len);
+#endif
+    default:
+        return NULL;
+    }
+}
 
 #ifndef IOTSB_DEVICE_SCHEMES /* no ML-KEM in the native agents' builds: every level is none */
 size_t kem_public_bytes(unsigned level) { return level * 0; }
 size_t kem_ciphertext_bytes(unsigned level) { return level * 0; }
 #endif
 
-/* The receiver's contribution R and the emitter's E in bytes (docs/wire-format.md). */
-static size_t receiver_bytes(void)
+/* The receiver's contribution R (receiver) or the emitter's E in bytes (docs/wire-format.md):
+ * a PSK nonce; RSA-OAEP's modulus or its ciphertext, as long; or ML-KEM's encapsulation key or
+ * ciphertext followed by the DH public value (either may be none). */
+static size_t contribution_bytes(bool receiver)
 {
-    return AGREEMENT.psk ? PSK_NONCE_BYTES : kem_public_bytes(AGREEMENT.kem) + dh_bytes(AGREEMENT.dh);
+    if (AGREEMENT.psk)
+        return PSK_NONCE_BYTES;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (AGREEMENT.rsa_oaep)
+        return RSA_MODULUS_BYTES;
+#endif
+    unsigned kem = AGREEMENT.kem;
+    return (receiver ? kem_public_bytes(kem) : kem_ciphertext_bytes(kem)) + dh_bytes(AGREEMENT.dh);
 }
 
-static size_t emitter_bytes(void)
-{
-    return AGREEMENT.psk ? PSK_NONCE_BYTES
-                         : kem_ciphertext_bytes(AGREEMENT.kem) + dh_bytes(AGREEMENT.dh);
-}
+static size_t receiver_bytes(void) { return contribution_bytes(true); }
+static size_t emitter_bytes(void) { return contribution_bytes(false); }
 
 void scheme_log_keys(bool on) { s.log_keys = on; }
 const char *scheme_key_log(void) { return s.key_log; }
@@ -311,8 +374,10 @@ static int derive_session(const uint8_t *z, size_t z_len, const uint8_t *emitter
     return rc;
 }
 
-/* Z for the receiver: the PSK, or the ECDH / X25519 result with the emitter's public value
- * (an ML-KEM receiver is the host's: kx_receiver_hello refuses it). */
+/* Z but its ML-KEM part, with the peer's public value (z holds Z_MAX bytes): the PSK, the
+ * ECDH / X25519 / ffdhe2048 result (dh-sha256: its SHA-256), or rsa-oaep's transported K (the
+ * emitter chose it: contribute). An ML-KEM or RSA-OAEP receiver is the host's:
+ * kx_receiver_hello refuses them. */
 static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
 {
     if (AGREEMENT.psk) {
@@ -320,28 +385,55 @@ static int shared_secret(const uint8_t *peer, uint8_t *z, size_t *z_len)
         *z_len = s.psk_len;
         return 0;
     }
-    *z_len = 32;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (AGREEMENT.rsa_oaep) {
+        memcpy(z, s.transported, sizeof s.transported);
+        memset(s.transported, 0, sizeof s.transported);
+        *z_len = sizeof s.transported;
+        return 0;
+    }
+#endif
+    *z_len = dh_secret_bytes(AGREEMENT.dh);
     if (s.dh == NULL || crypto_dh_derive(s.dh, peer, dh_bytes(AGREEMENT.dh), z))
         return -1; /* the key stays: a valid message may still come, as in Python */
     crypto_dh_free(s.dh); /* the ephemeral key is no longer needed (forward secrecy) */
     s.dh = NULL;
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (AGREEMENT.hashed) { /* the study's derivation: SHA-256 of g^xy mod p */
+        uint8_t digest[32];
+        int rc = crypto_sha256(z, *z_len, digest);
+        memcpy(z, digest, sizeof digest);
+        memset(digest, 0, sizeof digest);
+        *z_len = sizeof digest;
+        return rc;
+    }
+#endif
     return 0;
 }
 
-/* A fresh (EC)DH key pair (its public value into out), or a PSK nonce. */
+/* R or E but its ML-KEM part: a fresh (EC)DH key pair (its public value into out), or a PSK
+ * nonce; rsa-oaep's E (the emitter's only: the hello's modulus is in s.hello by then) is a fresh
+ * K encrypted to the receiver's modulus. */
 static int contribute(uint8_t *out)
 {
-    size_t len;
     if (AGREEMENT.psk)
         return stack_random(out, PSK_NONCE_BYTES);
-    s.dh = crypto_dh_new(AGREEMENT.dh == DH_P256 ? AGREE_P256 : AGREE_X25519, out, &len);
+#ifdef IOTSB_DEVICE_SCHEMES
+    if (AGREEMENT.rsa_oaep) {
+        if (s.hello_len != 1 + RSA_MODULUS_BYTES ||
+            stack_random(s.transported, sizeof s.transported) != 0)
+            return -1;
+        return crypto_rsa_oaep_encrypt(s.hello + 1, s.transported, RSA_TRANSPORTED_BYTES, out);
+    }
+#endif
+    s.dh = dh_new(out);
     return s.dh ? 0 : -1;
 }
 
 enum agreed { AGREED = 0, AGREE_FAILED, AGREE_INVALID_PEER };
 
 /* The emitter's E and Z for the receiver's R: the ML-KEM part first (the ciphertext to R's
- * encapsulation key, Z's shared key), then the (EC)DH part or the PSK. */
+ * encapsulation key, Z's shared key), then the (EC)DH part, the PSK or RSA-OAEP's K. */
 static enum agreed emitter_agree(const uint8_t *receiver, uint8_t *emitter, uint8_t *z,
                                  size_t *z_len)
 {
@@ -363,8 +455,8 @@ static enum agreed emitter_agree(const uint8_t *receiver, uint8_t *emitter, uint
         }
     }
 #endif
-    if (contribute(emitter + kem_e) != 0)
-        return AGREE_FAILED;
+    if (contribute(emitter + kem_e) != 0) /* rsa-oaep: the receiver's modulus is refused here */
+        return AGREEMENT.rsa_oaep ? AGREE_INVALID_PEER : AGREE_FAILED;
     if (shared_secret(receiver + kem_r, z + kem_z, z_len) != 0)
         return AGREE_INVALID_PEER;
     *z_len += kem_z;
@@ -396,8 +488,10 @@ static bool equal(const uint8_t *a, const uint8_t *b, size_t n) /* constant time
 
 size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
 {
-    if (AGREEMENT.kem != 0 || !psk_ok(psk, psk_len) || contribute(s.hello + 1) != 0)
-        return 0; /* no ML-KEM receiver in C: the device is the emitter */
+    if (AGREEMENT.kem != 0 || AGREEMENT.rsa_oaep || !psk_ok(psk, psk_len) ||
+        contribute(s.hello + 1) != 0)
+        return 0; /* no ML-KEM or RSA-OAEP receiver in C (it would make an RSA key per session):
+                     the device is the emitter */
     s.hello[0] = WIRE_VERSION;
     s.hello_len = 1 + receiver_bytes();
     memcpy(out, s.hello, s.hello_len);
@@ -407,7 +501,7 @@ size_t kx_receiver_hello(const uint8_t *psk, size_t psk_len, uint8_t *out)
 size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
                           struct direction **e2r, const char **why)
 {
-    size_t public_bytes = emitter_bytes(); /* = receiver_bytes(): no ML-KEM receiver */
+    size_t public_bytes = emitter_bytes(); /* = receiver_bytes(): no ML-KEM or RSA receiver */
     if (s.hello_len == 0 || s.reply_len != 0)
         return *why = "unexpected emitter message", 0;
     if (len != 1 + SESSION_NONCE_BYTES + public_bytes || message[0] != WIRE_VERSION)
@@ -415,7 +509,7 @@ size_t kx_receiver_answer(const uint8_t *message, size_t len, uint8_t *ready,
     const uint8_t *emitter_public = message + 1 + SESSION_NONCE_BYTES;
     if (equal(emitter_public, s.hello + 1, public_bytes))
         return *why = "emitter public key equals the receiver's (reflection)", 0;
-    uint8_t z[64];
+    uint8_t z[Z_MAX];
     size_t z_len;
     if (shared_secret(emitter_public, z, &z_len) != 0)
         return *why = "emitter public key is invalid", 0;
@@ -441,7 +535,7 @@ size_t kx_emitter_answer(const uint8_t *psk, size_t psk_len, const uint8_t *hell
     s.hello_len = len;
     s.reply[0] = WIRE_VERSION;
     uint8_t *nonce = s.reply + 1, *emitter_public = s.reply + 1 + SESSION_NONCE_BYTES;
-    uint8_t z[KEM_SHARED_BYTES + 64];
+    uint8_t z[Z_MAX];
     size_t z_len;
     enum agreed agreed = emitter_agree(hello + 1, emitter_public, z, &z_len);
     if (agreed != AGREED) {

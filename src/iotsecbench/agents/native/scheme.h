@@ -11,11 +11,15 @@
 #include <stdint.h>
 
 #define SCHEME_MAX_OVERHEAD 96  /* largest expansion of a message: CBC-HMAC's 10+16+16+32 */
-#ifdef IOTSB_DEVICE_SCHEMES /* the device build's ML-KEM: ML-KEM-1024's 1 + 16 + 1,568 */
-#define KX_MAX_MESSAGE 1585
+/* The largest public value R or E: a P-256 point (65 bytes); in the device build ML-KEM-1024's
+ * encapsulation key and ciphertext (1,568 each; the block-sizes study's ffdhe2048 value, RSA-2048
+ * modulus and OAEP ciphertext are 256, the X25519MLKEM768 hybrid's R 1,216). */
+#ifdef IOTSB_DEVICE_SCHEMES
+#define KX_MAX_PUBLIC 1568
 #else
-#define KX_MAX_MESSAGE 128 /* largest key-exchange message: 1 + 16 + 65 */
+#define KX_MAX_PUBLIC 65
 #endif
+#define KX_MAX_MESSAGE (1 + 16 + KX_MAX_PUBLIC) /* the emitter's: version, nonce, E */
 
 struct direction; /* one direction's keys, sequence counter and replay window */
 
@@ -32,7 +36,8 @@ enum open_result {
  * alone); a payload scheme this build does not implement ends the agent (die). */
 bool scheme_select(const char *configuration);
 const char *scheme_name(void);
-const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519" (device: "mlkem768" …) */
+const char *scheme_agreement(void); /* "psk", "ecdh-p256", "x25519"; the device build's
+                                       "ffdhe2048", "dh-sha256", "rsa-oaep", "mlkem768" … */
 
 /* The key exchange (key_establishment.py's state machines). psk: the pre-shared key (>= 16
  * bytes) or NULL. Each returns the message's length, or 0 with *why set (a message of the

@@ -6,6 +6,7 @@
  * transport"). The receiver stays the Python agent: the TLS server is a host, not a device. */
 #include "agent.h"
 #include "filler.h"
+#include "frame.h"
 #include "records.h"
 #include "scheme.h"
 #include "tls.h"
@@ -19,25 +20,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define FRAME_HEADER 5
-#define MAX_FRAME ((1u << 20) + 4096) /* agents/framing.py MAX_FRAME_BYTES */
-
-static void put_header(uint8_t *out, char kind, size_t body_len)
-{
-    uint32_t length = (uint32_t)body_len + 1;
-    out[0] = (uint8_t)(length >> 24);
-    out[1] = (uint8_t)(length >> 16);
-    out[2] = (uint8_t)(length >> 8);
-    out[3] = (uint8_t)length;
-    out[4] = (uint8_t)kind;
-}
-
 void send_frame(char kind, const uint8_t *body, size_t len)
 {
     uint8_t *frame = malloc(FRAME_HEADER + len);
     if (frame == NULL)
         die("out of memory");
-    put_header(frame, kind, len);
+    frame_header_put(frame, kind, len);
     memcpy(frame + FRAME_HEADER, body, len);
     send_all(frame, FRAME_HEADER + len);
     free(frame);
@@ -52,10 +40,10 @@ static bool next_frame(char *kind, size_t *len, int timeout_ms)
     for (;;) {
         if (conn.in_len >= FRAME_HEADER) {
             const uint8_t *h = conn.in;
-            uint32_t length = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | h[2] << 8 | h[3];
-            if (length < 1 || length > MAX_FRAME || strchr("HKRDCZ", h[4]) == NULL ||
-                h[4] == 0)
-                die("malformed frame from the receiver: length %" PRIu32 ", kind 0x%02x", length,
+            uint32_t length = frame_header_length(h);
+            if (length == 0)
+                die("malformed frame from the receiver: length %" PRIu32 ", kind 0x%02x",
+                    (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3],
                     h[4]);
             if (conn.in_len >= 4 + (size_t)length) {
                 *kind = (char)h[4];
@@ -184,7 +172,7 @@ void emit_frames(void)
             memcpy(body, plaintext, plaintext_len);
         }
         int64_t seal_cpu = thread_cpu_ns() - cpu0, t_sealed = now_ns();
-        put_header(frame, 'D', body_len);
+        frame_header_put(frame, 'D', body_len);
         send_all(frame, FRAME_HEADER + body_len);
         record_sent(seq, FRAME_HEADER + body_len, t_created, t_sealed, now_ns(), seal_cpu);
         sent++;

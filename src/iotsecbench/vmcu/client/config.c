@@ -121,6 +121,12 @@ int config_load(const char *path, char *why, size_t cap)
             config.filler_seed = le64(value);
         else if (strcmp(key, "psk") == 0)
             config.psk = value, config.psk_len = len;
+        else if (strcmp(key, "echo") == 0 && len == 1)
+            config.echo = value[0] != 0;
+        else if (strcmp(key, "saturating") == 0 && len == 1)
+            config.saturating = value[0] != 0;
+        else if (strcmp(key, "duration_ns") == 0 && len == 8)
+            config.duration_ns = le64(value);
         else
             return fail(why, cap, "unknown configuration key", key);
     }

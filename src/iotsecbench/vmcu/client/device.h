@@ -14,6 +14,9 @@
  *   heap.c      the stack paint and the TRNG stand-in (the counting allocator behind both
  *               stacks is ../firmware/counted_heap.c, the primitives' harness's own)
  *   publish.c   the "publish" role: the device as the lab's emitter (messages, 10 Hz samples)
+ *   frames.c    the "tcp" role: the emitter of the tcp transport, frames straight to the
+ *               receiver (the block-sizes study: one way or echoed, at a rate or saturating)
+ *   emitter.c   what both emitter roles share: counts, samples, schedule, message records
  *   clock.c     the lab's clock (the host's CLOCK_MONOTONIC through semihosting, offset by a
  *               sync with the bridge) and the sleep on the board's virtual timer
  *   tls_*.c     the TLS client on each stack (tls_none.c: plain MQTT), behind tls.h below
@@ -58,6 +61,10 @@ struct device_config {
     const char *scheme;       /* a payload scheme's name (docs/wire-format.md), or "" */
     const uint8_t *psk;       /* a psk-* scheme's pre-shared key (the runner's, per run) */
     size_t psk_len;           /* 0: none */
+    /* the "tcp" role (frames.c): the tcp transport's emitter, as agents/tcp.py sends */
+    bool echo;                /* method echo: every block comes back, is opened and checked */
+    bool saturating;          /* the next block as soon as the last is written (or echoed) */
+    uint64_t duration_ns;     /* saturating: for this long on the lab's clock */
 };
 
 extern struct device_config config;
@@ -146,6 +153,42 @@ uint64_t sleep_until(uint64_t deadline_ns);
 /* One WFI sleep of about ns on the board's timer (board.c). */
 void board_sleep_ns(uint64_t ns);
 
+/* -- what the emitter roles share (emitter.c) ------------------------------------------------ */
+struct counts { /* the ledger's totals as the records split them */
+    uint64_t crypto, protocol, wait, io;
+    uint64_t families[FAMILIES]; /* crypto per primitive family (an accelerator's share) */
+};
+struct counts counts_now(void);
+uint64_t client_between(struct counts from, struct counts to); /* crypto + protocol */
+void samples_start(void);          /* the first sample now, then one per 100 ms of lab clock */
+void samples_due(uint64_t now_ns); /* the samples due by now */
+/* A fixed-rate run: sleeps until message seq is due (start_ns + seq x period), sampling on
+ * the way; ends the run naming the rate achieved once a message is 2 s late. */
+void keep_schedule(uint32_t seq, uint64_t start_ns);
+uint64_t get_be64(const uint8_t *in); /* big-endian, as agents/wire.py's header */
+struct sent_message {
+    uint32_t seq, payload_bytes, wire_bytes, packet_bytes;
+    uint64_t created, sealed, published; /* the lab's clock */
+    uint64_t seal;                        /* the scheme's seal, client instructions */
+    struct counts before, after;          /* around the whole message */
+};
+/* A message begun: its counts before and its creation time on the lab's clock, the plaintext
+ * stamped with seq and that time (agents/wire.py's header). */
+void message_start(struct sent_message *m, uint32_t seq, uint32_t size, uint8_t *plaintext);
+/* The plaintext sealed by the payload scheme into out (ends the run when it cannot be): its
+ * length; the seal's client instructions into m->seal. */
+struct direction;
+size_t message_seal(struct sent_message *m, struct direction *e2r, const uint8_t *plaintext,
+                    uint8_t *out);
+void record_message(const struct sent_message *m);
+/* The key exchange's event and its memory's counters (key_exchange_stack_high_water_bytes,
+ * key_exchange_heap_peak_bytes: the caller painted the stack and marked the heap before it);
+ * the stack high-water mark it read before writing anything. */
+size_t record_key_exchange(uint64_t t_start, uint64_t t_end, size_t bytes_out, size_t bytes_in,
+                           struct counts before, struct counts after);
+/* After the last message: the final sample, the heap peak, messages_sent, publish_end. */
+void emitter_end(uint32_t sent);
+
 /* -- the roles' MQTT (main.c) ---------------------------------------------------------------- */
 #include "../../agents/native/mqtt.h"
 void send_bytes(const uint8_t *bytes, size_t len, const char *what);
@@ -155,6 +198,7 @@ void counter(const char *name, uint64_t value);
 void session_open(void);
 void session_close(void);
 void role_publish(void);
+void role_tcp(void); /* frames.c */
 
 /* -- memory and randomness (heap.c; the counting allocator: ../firmware/counted_heap.c) ------ */
 #include "../firmware/counted_heap.h"

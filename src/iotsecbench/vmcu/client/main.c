@@ -14,7 +14,11 @@
  *
  * Role "publish" — the device as the lab's emitter (publish.c): the same connection, then
  * PUBLISH at the configured rate for the run's duration, one record per message and a sample
- * every 100 ms. It first reads the host's clock (clock.c), so its times are the lab's. */
+ * every 100 ms. It first reads the host's clock (clock.c), so its times are the lab's.
+ *
+ * Role "tcp" — the tcp transport's emitter (frames.c): no broker, no MQTT; the payload scheme's
+ * key exchange and the blocks as length-prefixed frames straight to the host's receiver, one
+ * way or echoed, at a rate or saturating; the lab's clock as for "publish". */
 #include "device.h"
 
 #include "../../agents/native/mqtt.h"
@@ -187,7 +191,7 @@ struct role {
     void (*run)(void);
 };
 static const struct role ROLES[] = {
-    {"connect", role_connect}, {"publish", role_publish}, {NULL, NULL}};
+    {"connect", role_connect}, {"publish", role_publish}, {"tcp", role_tcp}, {NULL, NULL}};
 
 /* A wrapped call of nothing, measured against the plain call: what a wrapper adds to the
  * client bucket per primitive call (wrap.h's WRAP, the same shape as every wrapper). */
@@ -235,7 +239,8 @@ int main(void)
     if (role->name == NULL)
         device_fail("unknown role", config.role);
 
-    if (strcmp(config.role, "publish") == 0 && clock_sync(why, sizeof why) != 0)
+    /* the emitter roles record on the lab's clock (clock.c) */
+    if (strcmp(config.role, "connect") != 0 && clock_sync(why, sizeof why) != 0)
         device_fail("clock", why);
     ledger_start();
     uint64_t per_boundary, per_primitive;

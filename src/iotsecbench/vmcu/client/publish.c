@@ -13,19 +13,9 @@
  * KEY_EXCHANGE_END, recorded as a key_exchange event; then every plaintext is sealed
  * (docs/wire-format.md) before its PUBLISH.
  *
- * Records (one per message, one sample per 100 ms of the lab's clock), in the harness bucket:
- *
- *   message   seq, t_created_ns, t_sealed_ns, t_published_ns (the PUBLISH written), payload
- *             and wire bytes, and the instructions the message cost from its creation to its
- *             PUBLISH written (at QoS 1: to its PUBACK read): crypto (inside the wrapped primitives), protocol (the rest of
- *             the client bucket), wait and io
- *   sample    t_ns and the cumulative counts since the ledger started: crypto, protocol,
- *             wait, io instructions, sleep_ns (WFI, on the lab's clock), the heap now and its
- *             peak since the handshake ended, and crypto per primitive family (families)
- *
- * A schedule the emulation cannot keep ends the run (device_fail) once a message is more than
- * LATE_LIMIT_NS late, with the rate achieved until then: the firmware never publishes slower
- * in silence. */
+ * Records: one message record per message and a sample per 100 ms of the lab's clock
+ * (emitter.c, shared with the tcp role); a schedule the emulation cannot keep ends the run
+ * (emitter.c keep_schedule): the firmware never publishes slower in silence. */
 #include "device.h"
 
 #include "../../agents/native/filler.h"
@@ -35,80 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SAMPLE_PERIOD_NS 100000000u /* 10 Hz, as the agents' sampler */
-#define LATE_LIMIT_NS 2000000000u   /* behind schedule by this much: the rate cannot be kept */
 #define HEADER_BYTES 16
 #define PAYLOAD_MAX (64u * 1024u)
 #define PACKET_OVERHEAD (5u + 2u + TOPIC_MAX + 2u) /* fixed header, topic, packet id */
 #define TOPIC_MAX 96
-
-struct counts {
-    uint64_t crypto, protocol, wait, io;
-    uint64_t families[FAMILIES]; /* crypto per primitive family (an accelerator's share) */
-};
-
-static struct counts counts_now(void)
-{
-    struct ledger_totals totals;
-    ledger_totals(&totals);
-    struct counts c = {0, 0, totals.buckets[BUCKET_WAIT], totals.buckets[BUCKET_IO], {0}};
-    for (int f = 0; f < FAMILIES; f++) {
-        c.crypto += totals.families[f];
-        c.families[f] = totals.families[f];
-    }
-    c.protocol = totals.buckets[BUCKET_CLIENT] - c.crypto;
-    return c;
-}
-
-static uint64_t slept_ns, next_sample_ns;
-
-static void sample(uint64_t t_ns)
-{
-    enum bucket resume = ledger_bucket(BUCKET_HARNESS);
-    struct counts c = counts_now();
-    struct vm_heap heap = vm_heap();
-    /* crypto per primitive family, cumulative: what an accelerator prices apart (energy.model) */
-    char families[FAMILIES * 40] = "";
-    for (int f = 0, at = 0; f < FAMILIES; f++)
-        at += snprintf(families + at, sizeof families - (size_t)at, "%s\"%s\":%llu", f ? "," : "",
-                       ledger_family_name((enum family)f), (unsigned long long)c.families[f]);
-    record("sample",
-           "\"t_ns\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu,"
-           "\"sleep_ns\":%llu,\"heap_bytes\":%lu,\"heap_peak_bytes\":%lu,\"families\":{%s}",
-           (unsigned long long)t_ns, (unsigned long long)c.crypto,
-           (unsigned long long)c.protocol, (unsigned long long)c.wait,
-           (unsigned long long)c.io, (unsigned long long)slept_ns, (unsigned long)heap.current,
-           (unsigned long)heap.peak, families);
-    ledger_bucket(resume);
-}
-
-/* The samples due by now, then the next one's time. */
-static void samples_due(uint64_t now)
-{
-    while (next_sample_ns <= now) {
-        sample(now);
-        next_sample_ns += SAMPLE_PERIOD_NS;
-        if (next_sample_ns <= now) /* woken late: one sample now, never a burst */
-            next_sample_ns = now + SAMPLE_PERIOD_NS;
-    }
-}
-
-/* Sleeps until due_ns, waking for every sample on the way. */
-static void wait_until(uint64_t due_ns)
-{
-    for (uint64_t now = lab_now_ns(); now < due_ns; now = lab_now_ns()) {
-        uint64_t until = next_sample_ns < due_ns ? next_sample_ns : due_ns;
-        if (until > now)
-            slept_ns += sleep_until(until);
-        samples_due(lab_now_ns());
-    }
-}
-
-static void put_be64(uint8_t *out, uint64_t value)
-{
-    for (int i = 7; i >= 0; i--, value >>= 8)
-        out[i] = (uint8_t)value;
-}
 
 static uint16_t next_id = 1;
 
@@ -251,24 +171,8 @@ static struct direction *key_exchange(void)
     uint64_t end_ns = lab_now_ns();
     struct counts after = counts_now();
     ledger_mark("KEY_EXCHANGE_END");
-    enum bucket resume = ledger_bucket(BUCKET_HARNESS);
-    size_t stack_bytes = stack_high_water_bytes();
-    struct vm_heap heap = vm_heap();
-    record("event",
-           "\"name\":\"key_exchange\",\"t_start_ns\":%llu,\"t_end_ns\":%llu,\"bytes_out\":%lu,"
-           "\"bytes_in\":%lu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu,"
-           "\"mlkem\":%llu",
-           (unsigned long long)got->hello_ns, (unsigned long long)end_ns, (unsigned long)reply_len,
-           (unsigned long)(got->hello_len + got->ready_len),
-           (unsigned long long)(after.crypto - before.crypto),
-           (unsigned long long)(after.protocol - before.protocol),
-           (unsigned long long)(after.wait - before.wait),
-           (unsigned long long)(after.io - before.io),
-           (unsigned long long)(after.families[FAMILY_MLKEM] - before.families[FAMILY_MLKEM]));
-    if (!ledger_overflowed()) /* else records were written inside it: no figure */
-        counter("key_exchange_stack_high_water_bytes", stack_bytes);
-    counter("key_exchange_heap_peak_bytes", heap.peak);
-    ledger_bucket(resume);
+    record_key_exchange(got->hello_ns, end_ns, reply_len, got->hello_len + got->ready_len,
+                        before, after);
     vm_free(b);
     return e2r;
 }
@@ -282,8 +186,7 @@ void role_publish(void)
     snprintf(topic, sizeof topic, "%s/data", config.topic_prefix);
     snprintf(end_topic, sizeof end_topic, "%s/ctl/end", config.topic_prefix);
 
-    next_sample_ns = lab_now_ns();
-    samples_due(next_sample_ns);
+    samples_start();
     bool sealing = scheme_select(config.scheme);
     session_open();
     if (sealing) { /* the key exchange's own stack peak (session_open's is the handshake's) */
@@ -310,75 +213,28 @@ void role_publish(void)
     uint64_t start_ns = lab_now_ns();
     uint32_t sent = 0;
     for (uint32_t seq = 0; seq < config.message_count; seq++) {
-        uint64_t due = start_ns + seq * config.period_ns;
-        wait_until(due);
-        uint64_t late = lab_now_ns() - due;
-        if (late > LATE_LIMIT_NS) {
-            uint64_t span = lab_now_ns() - start_ns;
-            char why[160];
-            snprintf(why, sizeof why,
-                     "achieved %lu.%03lu Hz of %lu.%03lu Hz asked (%lu messages in %lu ms)",
-                     (unsigned long)(seq * 1000000000000ull / span / 1000),
-                     (unsigned long)(seq * 1000000000000ull / span % 1000),
-                     (unsigned long)(1000000000000ull / config.period_ns / 1000),
-                     (unsigned long)(1000000000000ull / config.period_ns % 1000),
-                     (unsigned long)seq, (unsigned long)(span / 1000000));
-            device_fail("the emulation cannot keep the rate", why);
-        }
-        struct counts before = counts_now();
-        uint64_t created = lab_now_ns();
-        put_be64(plaintext, seq);
-        put_be64(plaintext + 8, created);
-        const uint8_t *payload = plaintext;
-        size_t payload_len = size;
-        uint64_t seal_instructions = 0; /* the client's, crypto and the framing */
-        if (sealing) {
-            struct counts seal_start = counts_now();
-            payload = sealed;
-            payload_len = scheme_seal(e2r, plaintext, size, sealed);
-            if (payload_len == 0)
-                device_fail("payload scheme", "sealing failed (out of sequence numbers?)");
-            struct counts seal_end = counts_now();
-            seal_instructions = seal_end.crypto + seal_end.protocol - seal_start.crypto -
-                                seal_start.protocol;
-        }
-        uint64_t t_sealed = lab_now_ns();
+        keep_schedule(seq, start_ns);
+        struct sent_message m;
+        message_start(&m, seq, size, plaintext);
+        const uint8_t *payload = sealing ? sealed : plaintext;
+        size_t payload_len = sealing ? message_seal(&m, e2r, plaintext, sealed) : size;
+        m.sealed = lab_now_ns();
         size_t wire;
         uint16_t id =
             publish(packet, packet_cap, topic, payload, payload_len, (int)config.qos, &wire);
-        uint64_t published = lab_now_ns();
+        m.published = lab_now_ns();
         acknowledged(id);
-        struct counts after = counts_now();
+        m.after = counts_now();
+        m.wire_bytes = (uint32_t)payload_len;
+        m.packet_bytes = (uint32_t)wire;
         sent++;
-        resume = ledger_bucket(BUCKET_HARNESS);
-        record("message",
-               "\"seq\":%lu,\"payload_bytes\":%lu,\"wire_bytes\":%lu,\"packet_bytes\":%lu,"
-               "\"t_created_ns\":%llu,\"t_sealed_ns\":%llu,\"t_published_ns\":%llu,"
-               "\"seal\":%llu,\"crypto\":%llu,\"protocol\":%llu,\"wait\":%llu,\"io\":%llu",
-               (unsigned long)seq, (unsigned long)size, (unsigned long)payload_len,
-               (unsigned long)wire, (unsigned long long)created, (unsigned long long)t_sealed,
-               (unsigned long long)published,
-               (unsigned long long)seal_instructions,
-               (unsigned long long)(after.crypto - before.crypto),
-               (unsigned long long)(after.protocol - before.protocol),
-               (unsigned long long)(after.wait - before.wait),
-               (unsigned long long)(after.io - before.io));
-        ledger_bucket(resume);
+        record_message(&m);
         samples_due(lab_now_ns());
     }
     char end[40];
     int n = snprintf(end, sizeof end, "{\"sent\": %lu}", (unsigned long)sent);
     size_t wire;
     acknowledged(publish(packet, packet_cap, end_topic, (const uint8_t *)end, (size_t)n, 1, &wire));
-
-    resume = ledger_bucket(BUCKET_HARNESS);
-    samples_due(lab_now_ns());
-    sample(lab_now_ns());
-    struct vm_heap heap = vm_heap();
-    counter("tls_heap_publishing_peak_bytes", heap.peak);
-    counter("messages_sent", sent);
-    record("event", "\"name\":\"publish_end\",\"sent\":%lu", (unsigned long)sent);
-    ledger_keep_segments(true);
-    ledger_bucket(resume);
+    emitter_end(sent);
     session_close();
 }

@@ -5,8 +5,10 @@
  * reach through PSA and the payload schemes directly) and ChaCha20-Poly1305; in the payload
  * schemes' build also AES-CTR/CBC as the schemes call them (their blocks are inside aes.c,
  * where a call is not redirected), the lightweight ciphers of crypto_lwc.c (family lwc;
- * EAX's AES included) and ML-KEM's encapsulation (crypto_mlkem.c on wolfCrypt: family mlkem,
- * decoding the receiver's key included). One WRAP per line: the build reads them. */
+ * EAX's AES included), ML-KEM's encapsulation (crypto_mlkem.c on wolfCrypt: family mlkem,
+ * decoding the receiver's key included) and the block-sizes study's key transports (DHM's key
+ * pair and shared secret, RSA-OAEP; the subgroup check's exponentiation is mbedtls_mpi_exp_mod).
+ * One WRAP per line: the build reads them. */
 #include "wrap.h"
 
 #include <mbedtls/bignum.h>
@@ -22,6 +24,7 @@
 #ifdef IOTSB_DEVICE_SCHEMES
 #include "../../agents/native/crypto_kem.h"
 #include "../../agents/native/crypto_lwc.h"
+#include <mbedtls/dhm.h>
 #endif
 
 /* clang-format off */
@@ -71,5 +74,8 @@ WRAP(FAMILY_MLKEM, kem_encapsulate, (unsigned level, const uint8_t *ek, size_t e
 WRAP(FAMILY_LWC, light_seal, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
 WRAP(FAMILY_LWC, light_open, (struct light_key *key, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t mac_key[32], const uint8_t *in, size_t len, uint8_t *out), (key, nonce, nonce_len, aad, aad_len, mac_key, in, len, out))
 WRAP(FAMILY_LWC, light_ctr, (struct light_key *key, const uint8_t counter[16], const uint8_t *in, uint8_t *out, size_t len), (key, counter, in, out, len))
+WRAP(FAMILY_PK, mbedtls_dhm_make_public, (mbedtls_dhm_context *ctx, int x_size, unsigned char *output, size_t olen, mbedtls_f_rng_t *f_rng, void *p_rng), (ctx, x_size, output, olen, f_rng, p_rng))
+WRAP(FAMILY_PK, mbedtls_dhm_calc_secret, (mbedtls_dhm_context *ctx, unsigned char *output, size_t output_size, size_t *olen, mbedtls_f_rng_t *f_rng, void *p_rng), (ctx, output, output_size, olen, f_rng, p_rng))
+WRAP(FAMILY_PK, mbedtls_rsa_rsaes_oaep_encrypt, (mbedtls_rsa_context *ctx, mbedtls_f_rng_t *f_rng, void *p_rng, const unsigned char *label, size_t label_len, size_t ilen, const unsigned char *input, unsigned char *output), (ctx, f_rng, p_rng, label, label_len, ilen, input, output))
 #endif
 /* clang-format on */

@@ -87,11 +87,14 @@ void vm_free(void *pointer);
 #define MBEDTLS_SSL_OUT_CONTENT_LEN 4096 /* the client's own records are small */
 
 /* The payload schemes' build (mbedtls-scheme: IOTSB_DEVICE_SCHEMES), the native agent's
- * scheme.c on this library: the block modes docs/wire-format.md's ciphers use besides GCM. */
+ * scheme.c on this library: the block modes docs/wire-format.md's ciphers use besides GCM, and
+ * the block-sizes study's finite-field DH (RFC 7919 ffdhe2048; the TLS build stays without
+ * DHE). RSA-OAEP is MBEDTLS_PKCS1_V21, above. */
 #ifdef IOTSB_DEVICE_SCHEMES
 #define MBEDTLS_CCM_C
 #define MBEDTLS_CIPHER_MODE_CBC
 #define MBEDTLS_CIPHER_MODE_CTR
+#define MBEDTLS_DHM_C
 #endif
 
 #endif
