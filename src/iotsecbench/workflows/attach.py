@@ -114,6 +114,11 @@ class RunActivity:
 
 
 def run_activity(results_dir: Path, run_id: str, agent: str) -> RunActivity:
+    with read.reading(results_dir):  # one connection for the four tables
+        return _run_activity(results_dir, run_id, agent)
+
+
+def _run_activity(results_dir: Path, run_id: str, agent: str) -> RunActivity:
     runs = read.runs_frame(results_dir)
     row = runs.loc[runs["run_id"] == run_id].iloc[0]
     if row["status"] != "ok":

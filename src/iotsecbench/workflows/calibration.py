@@ -32,24 +32,37 @@ def attached_runs(paths: list[Path], agent: str) -> tuple[list[CalibrationRun], 
             wanted: list[str] | None = [run_id]
         else:
             results_dir, wanted = results_directory(path), None
-        traces = read.table(results_dir, "meter_traces")
-        traces = traces.loc[traces["agent"] == agent]
-        run_ids = wanted if wanted is not None else sorted(traces["run_id"])
-        if not run_ids:
+        with read.reading(results_dir):  # one connection for every table of its runs
+            found_runs, found_devices = _attached(path, results_dir, wanted, agent)
+        runs += found_runs
+        devices += found_devices
+    return runs, devices
+
+
+def _attached(
+    path: Path, results_dir: Path, wanted: list[str] | None, agent: str
+) -> tuple[list[CalibrationRun], list[str]]:
+    """``attached_runs`` of one path (``wanted``: its run, or None: every attached run)."""
+    runs: list[CalibrationRun] = []
+    devices: list[str] = []
+    traces = read.table(results_dir, "meter_traces")
+    traces = traces.loc[traces["agent"] == agent]
+    run_ids = wanted if wanted is not None else sorted(traces["run_id"])
+    if not run_ids:
+        raise SpecError(
+            f"{path}: no run with a trace attached to its {agent} "
+            "(attach one: iotsecbench attach RUN TRACE)"
+        )
+    device = read.runs_frame(results_dir).set_index("run_id")["device"]
+    for run_id in run_ids:
+        found = traces.loc[traces["run_id"] == run_id, "sha256"]
+        if found.empty:
             raise SpecError(
-                f"{path}: no run with a trace attached to its {agent} "
-                "(attach one: iotsecbench attach RUN TRACE)"
+                f"run {run_id} has no trace attached to its {agent}: attach one first "
+                "(iotsecbench attach)"
             )
-        device = read.runs_frame(results_dir).set_index("run_id")["device"]
-        for run_id in run_ids:
-            found = traces.loc[traces["run_id"] == run_id, "sha256"]
-            if found.empty:
-                raise SpecError(
-                    f"run {run_id} has no trace attached to its {agent}: attach one first "
-                    "(iotsecbench attach)"
-                )
-            runs.append(_run(results_dir, run_id, agent, str(found.iloc[0])))
-            devices.append(str(device.get(run_id)))
+        runs.append(_run(results_dir, run_id, agent, str(found.iloc[0])))
+        devices.append(str(device.get(run_id)))
     return runs, devices
 
 

@@ -76,6 +76,11 @@ class TimelineInput:
 def load(results_dir: Path, run_id: str | None = None) -> TimelineInput:
     """Every run of ``results_dir`` (or the one named: ``SpecError`` when there is none such,
     ``DataError`` when the store holds no run at all), with its rows of ``TABLES``."""
+    with read.reading(results_dir):  # one connection for every table
+        return _load(results_dir, run_id)
+
+
+def _load(results_dir: Path, run_id: str | None) -> TimelineInput:
     runs = read.require_runs(results_dir)
     if run_id is not None:
         known = runs["run_id"].tolist()
