@@ -69,9 +69,9 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
     """The xdist group that sends ``item`` to the worker already holding a costly fixture it
     shares, or None. A fixture is made once per worker, so without a group each worker that
     gets one of its users makes it again: the golden report (every figure drawn), a module's
-    own lab run (a broker and agents for tens of seconds). A parametrised module fixture (a
-    target) stays spread: its users are the long tests that parallel workers are for. Serial
-    tests have their own group (tests/lanes.py)."""
+    own lab run (a broker and agents for tens of seconds), one per parameter of a parametrised
+    one (test_device_tcp's run per target was made twice per target). Serial tests have their
+    own group (tests/lanes.py)."""
     if item.get_closest_marker("serial") is not None:
         return None
     names = getattr(item, "fixturenames", ())
@@ -88,8 +88,9 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
 
 
 def _module_fixture_group(item: pytest.Item, names: Iterable[str]) -> str | None:
-    """The group of ``item``'s module when it uses that module's own unparametrised module
-    fixture, else None."""
+    """The group of ``item``'s module when it uses that module's own module fixture — of the
+    module and the fixture's parameter when it has some (each target's run on a worker of its
+    own, the targets spread) — else None."""
     module = getattr(item, "module", None)
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for name in names:
@@ -97,11 +98,14 @@ def _module_fixture_group(item: pytest.Item, names: Iterable[str]) -> str | None
         if (
             fixture is not None
             and fixture.scope == "module"
-            and fixture.params is None
             and module is not None
             and fixture.func.__module__ == module.__name__
         ):
-            return item.nodeid.split("::")[0]
+            group = item.nodeid.split("::")[0]
+            if fixture.params is None:
+                return group
+            # (no brackets: xdist reads a group name after the last "@" only past the last "]")
+            return f"{group}:{item.callspec.getparam(name)}"  # type: ignore[attr-defined]
     return None
 
 
