@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from iotsecbench import signals
 from iotsecbench.errors import EnvironmentProblem
 from iotsecbench.files import check_output_directory
 from iotsecbench.store import schema
@@ -32,7 +33,8 @@ def export_parquet(results_dir: Path | str, out_dir: Path | str) -> list[Path]:
     except OSError as error:
         raise EnvironmentProblem(f"cannot create {out_dir}: {error.strerror}") from error
     written = []
-    with ResultsStore.open(results_dir, read_only=True) as store:
+    # signals.kept: a Ctrl-C while DuckDB streams a table stops the export (read.py's reason)
+    with ResultsStore.open(results_dir, read_only=True) as store, signals.kept():
         for name in schema.DATA_TABLES:
             definition = schema.TABLES[name]
             arrow_schema = definition.arrow_schema(schema.SCHEMA_VERSION)
