@@ -18,10 +18,12 @@ from iotsecbench.agents.records import RecordWriter, read_records
 from iotsecbench.energy import model
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.runner.device_emitter import (
+    RATE_TOLERANCE,
     DevicePricing,
     Translator,
     device_config,
     device_subset,
+    kept_rate_hz,
     scheme_problem,
 )
 from iotsecbench.security import resolve_configuration
@@ -307,3 +309,24 @@ def test_a_counted_runs_figures_per_byte():
     assert figures["open_instructions_per_byte"] == 4.0
     assert figures["emulated_instructions_per_s"] == 2_000.0  # 4,000 over 2 s awake
     assert counted_per_byte([], [], []) == {}
+
+
+def test_the_rate_kept_is_not_moved_by_one_late_message_but_is_by_a_slipping_schedule():
+    """A 2 s run at 10 Hz (20 messages on an absolute schedule): the last message 46 ms late
+    (a CI run's, QEMU woken late on a loaded machine) kept 10 Hz, though (n - 1) / span says
+    9.76 Hz; every interval 102 ms, or the last third slipping 20 ms more per message, did
+    not keep it and fail the check."""
+    period = 100_000_000
+    on_time = [i * period for i in range(20)]
+    assert kept_rate_hz(on_time) == pytest.approx(10.0)
+    last_late = [*on_time[:-1], on_time[-1] + 46_000_000]
+    assert (len(last_late) - 1) / ((last_late[-1] - last_late[0]) / 1e9) < 9.77
+    assert kept_rate_hz(last_late) == pytest.approx(10.0)
+    one_late_each_way = [t + (30_000_000 if i in (3, 15) else 0) for i, t in enumerate(on_time)]
+    assert kept_rate_hz(one_late_each_way) == pytest.approx(10.0)
+    slow = [i * 102_000_000 for i in range(20)]
+    assert kept_rate_hz(slow) == pytest.approx(1e9 / 102_000_000)
+    slipping = [t + max(0, i - 13) * 20_000_000 for i, t in enumerate(on_time)]
+    for failing in (slow, slipping):
+        assert kept_rate_hz(failing) < (1 - RATE_TOLERANCE) * 10.0
+    assert kept_rate_hz(on_time[:1]) is None and kept_rate_hz([]) is None
