@@ -181,6 +181,10 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
     assert "modelled: esp32-wroom-32" in page or "Hollow diamonds are modelled" in page
 
 
+# quiet: at half a CPU the trace books less of the agent's CPU than its own clock (0.68-0.82
+# of it on a quiet machine, against 0.996-1.001 at a whole CPU), and less again with a pure
+# test beside it on the agent's core (0.58 in a CI run, under the 0.6 bound)
+@pytest.mark.serial(quiet=True)
 @needs_tracing
 @needs_native
 @pytest.mark.skipif(quota_problem() is not None, reason=str(quota_problem()))
