@@ -65,6 +65,8 @@ _BUCKETS = (
     ("wait", "instructions polling the UART for bytes not yet there"),
     ("io", "instructions moving bytes through the emulated UART"),
 )
+# Their names, as the records carry them (the emitter's instructions_<bucket>)
+DEVICE_BUCKETS = tuple(bucket for bucket, _ in _BUCKETS)
 RECORD_TYPES: dict[str, RecordType] = {
     record.name: record
     for record in (

@@ -381,8 +381,7 @@ def accelerated_busy_s(
     instructions taking 1/speedup of their software time: busy = (ΔI − Σ ΔI_f + Σ ΔI_f /
     s_f) × CPI / clock. The accelerator's time is booked as the core's (it waits on the
     engine, at the core's extra current); without accelerators, ΔI × CPI / clock."""
-    times = np.asarray(instructions, dtype=np.float64)
-    size = times.size
+    size = np.asarray(instructions).size
     cycles = _deltas("instructions", instructions, size)
     for accelerator in accelerators:
         if accelerator.speedup <= 0:

@@ -64,13 +64,7 @@ def _samples_with_current(
         name: [s[name] for s in samples] for name in ("t_ns", *model.SAMPLE_COLUMNS.values())
     }
     if counted_cpi is not None:
-        modelled = model.counted_current(
-            device,
-            columns["t_ns"],
-            [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
-            *(columns[name] for name in model.SAMPLE_COLUMNS.values()),
-            cpi=counted_cpi,
-        )
+        modelled = _counted_model(device, samples, counted_cpi)
     else:
         activity = model.Activity.from_samples(
             columns,
@@ -90,6 +84,35 @@ def _samples_with_current(
         )
         rows.append(row)
     return rows, list(modelled.unmodelled_primitives), modelled.model_version
+
+
+def _counted_model(
+    device: DeviceProfile,
+    samples: list[dict[str, Any]],
+    cpi: float,
+    accelerators: tuple[model.Accelerator, ...] = (),
+) -> model.ModelledCurrent:
+    """The model fed with a device emitter's samples (sorted by time): the client instructions
+    counted per window (``energy.model.counted_current``), software only or with
+    ``accelerators`` pricing their families' instructions."""
+    return model.counted_current(
+        device,
+        [s["t_ns"] for s in samples],
+        _client_instructions(samples),
+        *([s[name] for s in samples] for name in model.SAMPLE_COLUMNS.values()),
+        cpi=cpi,
+        family_instructions={
+            a.family: [s["instructions_families"].get(a.family, 0) for s in samples]
+            for a in accelerators
+        },
+        accelerators=accelerators,
+    )
+
+
+def _client_instructions(records: list[dict[str, Any]]) -> list[int]:
+    """A device emitter's client instructions per sample or message: its crypto and protocol
+    buckets (the wait and the UART's io are the emulated link's, not the client's work)."""
+    return [int(r["instructions_crypto"]) + int(r["instructions_protocol"]) for r in records]
 
 
 def _bigint_or_none(value: int) -> int | None:
@@ -337,7 +360,7 @@ def _device_paced_energy_j(
         return None
     energy = model.device_paced_energy_j(
         device,
-        [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
+        _client_instructions(samples),
         *([s[name] for s in samples] for name in model.SAMPLE_COLUMNS.values()),
         cpi=counted["cpi"],
     )
@@ -402,19 +425,7 @@ def _accelerated_emitter(
     accelerators = model.accelerators_for(device, gcm)
     if not accelerators:
         return None
-    columns = {name: [s[name] for s in samples] for name in model.SAMPLE_COLUMNS.values()}
-    modelled = model.counted_current(
-        device,
-        [s["t_ns"] for s in samples],
-        [s["instructions_crypto"] + s["instructions_protocol"] for s in samples],
-        *(columns[name] for name in model.SAMPLE_COLUMNS.values()),
-        cpi=cpi,
-        family_instructions={
-            a.family: [s["instructions_families"].get(a.family, 0) for s in samples]
-            for a in accelerators
-        },
-        accelerators=accelerators,
-    )
+    modelled = _counted_model(device, samples, cpi, accelerators)
     return {
         "kind": model.counted_kind(target, accelerators),
         "speedups": {a.family: a.speedup for a in accelerators},
@@ -435,10 +446,7 @@ def counted_per_byte(
     if not payload:
         return {}
     figures: dict[str, Any] = {
-        "client_instructions_per_byte": sum(
-            int(m["instructions_crypto"]) + int(m["instructions_protocol"]) for m in messages
-        )
-        / payload,
+        "client_instructions_per_byte": sum(_client_instructions(messages)) / payload,
         "crypto_instructions_per_byte": sum(int(m["instructions_crypto"]) for m in messages)
         / payload,
         "seal_instructions_per_byte": sum(int(m.get("instructions_seal", 0)) for m in messages)
@@ -451,8 +459,10 @@ def counted_per_byte(
         )
     if len(samples) > 1:
         first, last = (sorted(samples, key=lambda s: s["t_ns"])[i] for i in (0, -1))
-        buckets = ("crypto", "protocol", "wait", "io")
-        emulated = sum(last[f"instructions_{b}"] - first[f"instructions_{b}"] for b in buckets)
+        emulated = sum(
+            last[f"instructions_{b}"] - first[f"instructions_{b}"]
+            for b in vocabulary.DEVICE_BUCKETS
+        )
         awake_ns = last["t_ns"] - first["t_ns"] - (last["sleep_ns"] - first["sleep_ns"])
         figures["emulated_instructions_per_s"] = emulated / (awake_ns / 1e9) if awake_ns else None
     return figures

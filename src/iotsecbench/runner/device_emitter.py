@@ -50,7 +50,13 @@ from typing import Any
 from iotsecbench.agents import wire
 from iotsecbench.agents.config import AgentConfig
 from iotsecbench.agents.records import RecordWriter, read_records_from
-from iotsecbench.analysis.counted import KEY_EXCHANGE_MARK, CountedGroup, key_exchange_group
+from iotsecbench.agents.vocabulary import DEVICE_BUCKETS
+from iotsecbench.analysis.counted import (
+    KEY_EXCHANGE_MARK,
+    CountedGroup,
+    CountedRepetition,
+    key_exchange_group,
+)
 from iotsecbench.energy.profile import load_profile
 from iotsecbench.errors import SpecError
 from iotsecbench.measure.clock import now_ns
@@ -97,7 +103,6 @@ NO_DEVICE_BUILD = {
     "(a microcontroller runs C: ascon128v12 is the device's Ascon-128 v1.2)",
 }
 RATE_TOLERANCE = 0.01  # kept below (1 - this) x the asked rate fails the run
-BUCKETS = ("crypto", "protocol", "wait", "io")
 DEVICE_DIRNAME = "device"  # in the run's directory: the firmware's files and QEMU's log
 
 
@@ -172,7 +177,14 @@ def _device_problem(name: str, spec: Any, stack: str, transports: Any) -> str | 
     """Why the device client on ``stack`` cannot run configuration ``name`` over any of
     ``transports``, or None."""
     security = resolve_configuration(name)
-    tls = security.tls_profile_with(spec.tls.model_dump())
+    return _run_problem(security, security.tls_profile_with(spec.tls.model_dump()), stack,
+                        transports)  # fmt: skip
+
+
+def _run_problem(security: Any, tls: TlsProfile | None, stack: str, transports: Any) -> str | None:
+    """Why the device client on ``stack`` cannot run this security configuration (with its TLS
+    profile, if any) over any of ``transports``, or None: the spec's check before a run
+    starts and the emitter's own, one rule."""
     if tls is not None and "tcp" in transports:
         return NO_TLS_OVER_TCP
     return scheme_problem(security, stack) or (
@@ -331,7 +343,7 @@ class Translator:
             tcp_retrans=tcp.total_retrans if tcp else 0,
             sleep_ns=int(record.get("sleep_ns", 0)),
             instructions_families={k: int(v) for k, v in record.get("families", {}).items()},
-            **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
+            **{f"instructions_{bucket}": int(record[bucket]) for bucket in DEVICE_BUCKETS},
         )
 
     def _message(self, record: dict[str, Any]) -> None:
@@ -346,7 +358,7 @@ class Translator:
             t_published_ns=int(record["t_published_ns"]),
             seal_cpu_ns=self.pricing.ns(int(record.get("seal", 0))),
             instructions_seal=int(record.get("seal", 0)),
-            **{f"instructions_{bucket}": int(record[bucket]) for bucket in BUCKETS},
+            **{f"instructions_{bucket}": int(record[bucket]) for bucket in DEVICE_BUCKETS},
         )
         self.published.append((int(record["t_sealed_ns"]), int(record["wire_bytes"])))
 
@@ -482,27 +494,32 @@ def _handshake(
             writer.write("operation", t_ns=tcp_end, primitive=primitive, amount=amount)
     writer.write("operation", t_ns=connect_ns, primitive="mqtt-packet", amount=2)
     translator.priced_operations(connection.tls)
-    detail = {
-        "groups": {name: group.client for name, group in groups.items()},
+    # the payload scheme's key exchange, after CONNACK: a group of its own
+    exchange = key_exchange_group(connection.segments)
+    _counted_handshake(writer, counted, exchange, connection.counters)
+
+
+def _counted_handshake(
+    writer: RecordWriter,
+    counted: CountedRepetition,
+    exchange: CountedGroup | None,
+    counters: dict[str, int],
+) -> None:
+    """The ``counted_handshake`` event (``runner.collect``): each group's client instructions,
+    the set-up's and the primitive families'; with a payload scheme its key exchange among the
+    groups, with its primitive families and its stack and heap peaks as the firmware reported
+    them (emitter.c record_key_exchange)."""
+    detail: dict[str, Any] = {
+        "groups": {name: group.client for name, group in counted.groups.items()},
         "setup_instructions": counted.setup.client,
         "primitives": counted.primitives(),
     }
-    exchange = key_exchange_group(connection.segments)
-    if exchange is not None:  # the payload scheme's, after CONNACK: a group of its own
+    if exchange is not None:
+        memory = ("key_exchange_stack_high_water_bytes", "key_exchange_heap_peak_bytes")
         detail["groups"][KEY_EXCHANGE_MARK] = exchange.client
-        detail.update(_key_exchange_detail(exchange, connection.counters))
+        detail["key_exchange_primitives"] = dict(exchange.primitives)
+        detail.update({name: counters.get(name) for name in memory})
     writer.write("event", t_ns=now_ns(), kind="counted_handshake", detail=detail)
-
-
-def _key_exchange_detail(exchange: CountedGroup, counters: dict[str, int]) -> dict[str, Any]:
-    """A payload scheme's key exchange counted on the device, for the counted handshake's
-    detail (``runner.collect``): its primitive families, and its stack and heap peaks as the
-    firmware reported them (emitter.c record_key_exchange)."""
-    memory = ("key_exchange_stack_high_water_bytes", "key_exchange_heap_peak_bytes")
-    return {
-        "key_exchange_primitives": dict(exchange.primitives),
-        **{name: counters.get(name) for name in memory},
-    }
 
 
 def _frames_handshake(writer: RecordWriter, run: DeviceRun, translator: Translator) -> None:
@@ -521,15 +538,9 @@ def _frames_handshake(writer: RecordWriter, run: DeviceRun, translator: Translat
         detail={"cpu_scope": "the bridge's connect, not counted", "instructions": 0},
     )
     translator.priced_operations(None)
-    detail = {
-        "groups": {name: group.client for name, group in counted.groups.items()},
-        "setup_instructions": counted.setup.client,
-        "primitives": counted.primitives(),
-    }
+    # with a payload scheme its key exchange is the count's one group
     exchange = counted.groups.get(KEY_EXCHANGE_MARK)
-    if exchange is not None:  # with a payload scheme: the count's one group
-        detail.update(_key_exchange_detail(exchange, run.outcome.counters()))
-    writer.write("event", t_ns=now_ns(), kind="counted_handshake", detail=detail)
+    _counted_handshake(writer, counted, exchange, run.outcome.counters())
 
 
 def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | None:
@@ -538,11 +549,7 @@ def emit(config: AgentConfig, target_name: str, writer: RecordWriter) -> str | N
     security = resolve_configuration(config.configuration)
     profile = TlsProfile(**config.tls.profile) if config.tls is not None else None
     tcp = config.transport == "tcp"
-    if tcp and profile is not None:
-        return NO_TLS_OVER_TCP
-    problem = scheme_problem(security, config.stack) or (
-        device_problem(config.stack, profile) if profile is not None else None
-    )
+    problem = _run_problem(security, profile, config.stack, (config.transport,))
     if problem is not None:
         return problem
     scheme = security.scheme.name != "none"
