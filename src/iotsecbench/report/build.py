@@ -18,6 +18,7 @@ from typing import Any
 from iotsecbench.errors import SpecError
 from iotsecbench.files import check_output_directory, write_atomic
 from iotsecbench.report import (
+    figures_blocks,
     figures_headline,
     figures_iotst,
     figures_setup,
@@ -102,7 +103,13 @@ def build_report(
     data = load(source, current)
     figures, skipped = build_figures(
         data,
-        (*BUILDERS, *figures_setup.BUILDERS, *figures_iotst.BUILDERS, *measured.BUILDERS),
+        (
+            *BUILDERS,
+            *figures_blocks.BUILDERS,
+            *figures_setup.BUILDERS,
+            *figures_iotst.BUILDERS,
+            *measured.BUILDERS,
+        ),
         exports=figure_formats,
     )
     tables = build_tables(data) + measured.tables(data)

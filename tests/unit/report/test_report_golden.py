@@ -12,6 +12,7 @@ from tests.conftest import GOLDEN, golden_store_copy
 
 from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
+from iotsecbench.report import figures_blocks
 from iotsecbench.report.build import BuiltReport, build_report, parse_formats
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
@@ -23,13 +24,14 @@ EXPECTED = GOLDEN / "expected"
 
 @pytest.mark.slow  # draws every figure: about 10 s of CPU
 def test_every_figure_is_drawn_and_labelled(golden_results: Path) -> None:
-    figures, skipped = build_figures(load(golden_results))
+    builders = (*BUILDERS, *figures_blocks.BUILDERS)
+    figures, skipped = build_figures(load(golden_results), builders)
     # The block-sizes figures need several block sizes; the golden store has one (they are
     # drawn in tests/integration/test_tcp_transport.py; the instructions per byte need counted
     # device runs besides, which no test here makes over several sizes).
     block_figures = ["energy per byte", "instructions per byte", "throughput per block"]
     assert skipped == block_figures
-    assert len(figures) == len(BUILDERS) - len(block_figures)
+    assert len(figures) == len(builders) - len(block_figures)
     for figure in figures:
         assert figure.png.startswith(b"\x89PNG")
         assert figure.provenance in ("measured", "modelled")
