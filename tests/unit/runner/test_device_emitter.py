@@ -311,22 +311,25 @@ def test_a_counted_runs_figures_per_byte():
     assert counted_per_byte([], [], []) == {}
 
 
-def test_the_rate_kept_is_not_moved_by_one_late_message_but_is_by_a_slipping_schedule():
-    """A 2 s run at 10 Hz (20 messages on an absolute schedule): the last message 46 ms late
-    (a CI run's, QEMU woken late on a loaded machine) kept 10 Hz, though (n - 1) / span says
-    9.76 Hz; every interval 102 ms, or the last third slipping 20 ms more per message, did
-    not keep it and fail the check."""
+def test_the_rate_kept_is_not_moved_by_late_messages_caught_up_but_is_by_a_schedule_behind():
+    """A 2 s run at 10 Hz (20 messages on an absolute schedule). Kept 10 Hz: the last message
+    46 ms late (a CI run's, QEMU woken late on a loaded machine), though (n - 1) / span says
+    9.76 Hz; a fleet device's messages up to 297 ms late mid-run and on time again at the end
+    (another CI run's, which a median over the run called 9.82 Hz). Not kept, failing the
+    check: every interval 102 ms; the last third slipping 20 ms more per message."""
     period = 100_000_000
     on_time = [i * period for i in range(20)]
-    assert kept_rate_hz(on_time) == pytest.approx(10.0)
+    assert kept_rate_hz(on_time, 10.0) == pytest.approx(10.0)
     last_late = [*on_time[:-1], on_time[-1] + 46_000_000]
     assert (len(last_late) - 1) / ((last_late[-1] - last_late[0]) / 1e9) < 9.77
-    assert kept_rate_hz(last_late) == pytest.approx(10.0)
-    one_late_each_way = [t + (30_000_000 if i in (3, 15) else 0) for i, t in enumerate(on_time)]
-    assert kept_rate_hz(one_late_each_way) == pytest.approx(10.0)
+    assert kept_rate_hz(last_late, 10.0) == pytest.approx(10.0)
+    caught_up_ms = [0.0, 2.6, 36.5, 2.7, 51.4, 4.1, 0.9, 0.1, 0.2, 34.0, 10.4, 28.3, 0.1,
+                    297.1, 245.3, 153.0, 84.5, -0.1, 4.1, 4.1]  # fmt: skip
+    caught_up = [t + round(late * 1e6) for t, late in zip(on_time, caught_up_ms, strict=True)]
+    assert kept_rate_hz(caught_up, 10.0) == pytest.approx(10.0, rel=1e-3)
     slow = [i * 102_000_000 for i in range(20)]
-    assert kept_rate_hz(slow) == pytest.approx(1e9 / 102_000_000)
+    assert kept_rate_hz(slow, 10.0) == pytest.approx(1e9 / 102_000_000)
     slipping = [t + max(0, i - 13) * 20_000_000 for i, t in enumerate(on_time)]
     for failing in (slow, slipping):
-        assert kept_rate_hz(failing) < (1 - RATE_TOLERANCE) * 10.0
-    assert kept_rate_hz(on_time[:1]) is None and kept_rate_hz([]) is None
+        assert kept_rate_hz(failing, 10.0) < (1 - RATE_TOLERANCE) * 10.0
+    assert kept_rate_hz(on_time[:1], 10.0) is None and kept_rate_hz([], 10.0) is None
