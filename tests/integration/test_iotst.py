@@ -55,11 +55,11 @@ def test_a_cpu_bound_step_shows_in_its_group_and_a_plain_sleep_is_not_network_wa
     elapsed_ns = busy_to - busy_from
     assert 19e6 <= busy.on_cpu_ns + busy.runnable_ns <= elapsed_ns + 0.5e6
     assert busy.network_wait_ns == 0 and busy.other_ns == 0  # it never waited for anything
-    # Mostly on a CPU. Known defect, seen once in ~15 CI runs under load: the trace showed a
-    # switch-out at 7.8 ms and no switch-in, so 12.4 ms of the 20 ms of thread CPU read as
-    # runnable (a migration whose switch-in was lost?). Until it is found, the split between
-    # on-CPU and runnable is checked loosely; bench handshake's results carry the same risk.
-    assert busy.on_cpu_ns >= 5e6
+    # On a CPU for its 20 ms of thread CPU. Once in ~15 CI runs under load the trace showed
+    # a switch-out at 7.8 ms and no switch-in, and 12.4 ms read as runnable: the lab VM's
+    # kernel records no switch away from the idle task on one CPU, and the resume is now
+    # placed from the scheduler's runtime account (analysis/iotst.py, _thread_segments).
+    assert busy.on_cpu_ns >= 19e6, (busy.on_cpu_ns, busy.runnable_ns)
     assert nap.network_wait_ns == 0 and nap.other_ns >= 18e6
     assert nap.on_cpu_ns < 2e6
 
@@ -181,10 +181,7 @@ def test_the_iotst_preset_reports_every_field_for_every_configuration(
     assert "modelled: esp32-wroom-32" in page or "Hollow diamonds are modelled" in page
 
 
-# quiet: at half a CPU the trace books less of the agent's CPU than its own clock (0.68-0.82
-# of it on a quiet machine, against 0.996-1.001 at a whole CPU), and less again with a pure
-# test beside it on the agent's core (0.58 in a CI run, under the 0.6 bound)
-@pytest.mark.serial(quiet=True)
+@pytest.mark.serial
 @needs_tracing
 @needs_native
 @pytest.mark.skipif(quota_problem() is not None, reason=str(quota_problem()))
@@ -209,7 +206,10 @@ def test_a_native_agent_is_traced_in_its_own_thread_and_placed(
         assert entry["marker_cost_s"] > 0
         agent_cpu = sum(s["total_cpu_ns"] for s in entry["samples"]) / len(entry["samples"])
         traced = entry["network_invariant_cpu_s"]["mean"] * 1e9
-        assert 0.6 < traced / agent_cpu < 1.5, (traced, agent_cpu)  # the agent's thread
+        # The agent's thread, as its own clock counts it: at half a CPU too, where the quota's
+        # throttling made the trace lose the resumes until they were placed from the
+        # scheduler's runtime account (0.51-0.82 of the agent's CPU before, 1.004-1.006 after)
+        assert 0.9 < traced / agent_cpu < 1.1, (traced, agent_cpu)
         assert all(s["local_port"] > 0 for s in entry["samples"])
     # The quota bites the agent: the kernel held back the cgroup the agent was placed in at
     # half a CPU (cgroup cpu.stat), never at a whole one. That its wall time then grows

@@ -30,7 +30,7 @@ same attributes: ``ts_ns``, ``cpu``, ``name``, ``pid``, ``fields``). For one rep
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,15 +190,25 @@ def _thread_segments(
 ) -> tuple[list[tuple[int, int, str]], int]:
     """The thread's states as ``(from, to, state)`` over ``[start, end]``; it is on a CPU
     at ``start`` (it just wrote the marker that opened the repetition). Also how many
-    switch-ins the trace lacks: an event recorded in the thread's own context (``pid``, the
-    task current on that CPU) proves it on a CPU, so the first such event after a switch-out
-    with no switch-in puts it back on one. Measured on the lab VM: some repetitions keep
-    every marker yet lose a CPU's switches from the idle task (the native agent's second
-    traced connection, often), which read milliseconds of computing as runnable."""
+    switch-ins the trace lacks.
+
+    Why switch-ins go missing: the lab VM's kernel records no event in its idle task's own
+    context on one of its two CPUs (no switch away from the idle task, no ``cpu_idle``;
+    interrupts in it are recorded), so every time the thread resumes on that CPU from idle
+    the switch-in is lost. After a wake-up that costs microseconds (the wake-up is
+    recorded); after a ``--clock`` quota throttled the thread it cost milliseconds, as
+    nothing else marks the resume. The repair: an event recorded in the thread's own
+    context (``pid``, the task current on that CPU), or the scheduler's ``sched_stat_runtime``
+    for it, proves it on a CPU; the switch-in is put where the scheduler says the thread's
+    run began — the next ``sched_stat_runtime`` for it, less the ``runtime`` it reports (the
+    run's length since its switch-in: the kernel's clock for its CPU time, which leaves out
+    interrupts, so the repair never invents on-CPU time) — and at that event when there is
+    none."""
     segments: list[tuple[int, int, str]] = []
     repaired = 0
     state, since = "on_cpu", start
     last_packet: dict[int, int] = {}  # CPU -> when it last received a packet
+    run_began = _run_beginnings(events, lambda e: e.fields["pid"] == tid)
 
     def close(at: int, next_state: str) -> None:
         nonlocal state, since
@@ -206,16 +216,18 @@ def _thread_segments(
             segments.append((since, at, state))
         state, since = next_state, max(since, at)
 
-    for event in events:
+    for index, event in enumerate(events):
         if event.ts_ns < start:
             continue
         if event.ts_ns > end:
             break
         name = event.name
         switched_in = name == "sched_switch" and event.fields["next_pid"] == tid
-        if event.pid == tid and state != "on_cpu" and not switched_in:
+        on_a_cpu = event.pid == tid or (name == "sched_stat_runtime" and event.fields["pid"] == tid)
+        if on_a_cpu and state != "on_cpu" and not switched_in:
             repaired += 1
-            close(event.ts_ns, "on_cpu")
+            began = run_began[index] if run_began[index] is not None else event.ts_ns
+            close(max(since, min(began, event.ts_ns)), "on_cpu")
         if name == "sched_switch":
             if event.fields["prev_pid"] == tid and state == "on_cpu":
                 prev_state = int(event.fields["prev_state"]) & 0xFF
@@ -241,31 +253,50 @@ def _thread_segments(
     return [(a, b, "other" if s == "asleep" else s) for a, b, s in segments], repaired
 
 
+def _run_beginnings(events: Sequence[Any], ran: Callable[[Any], bool]) -> list[int | None]:
+    """Per event, when the run that the next ``sched_stat_runtime`` event accepted by ``ran``
+    (at or after the event) reports began: that event's time less its ``runtime``, the run's
+    length since the task was switched in; None where no such event follows (a trace
+    recorded without the tracepoint)."""
+    beginnings: list[int | None] = [None] * len(events)
+    began: int | None = None
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if event.name == "sched_stat_runtime" and ran(event):
+            began = event.ts_ns - int(event.fields["runtime"])
+        beginnings[index] = began
+    return beginnings
+
+
 def _idle_fractions(
     events: Sequence[Any], cpus: Iterable[int], start: int, end: int
 ) -> dict[int, float | None]:
     """Share of ``[start, end]`` each CPU ran its idle task (pid 0). A switch away from the
-    idle task that the trace lost (``_thread_segments``) ends the idle stretch at the CPU's
-    next event recorded in a task's context, which proves the CPU busy from then on."""
+    idle task that the trace lost (``_thread_segments``) ends the idle stretch where the
+    scheduler's runtime account of the task then current begins, or else at the CPU's next
+    event recorded in a task's context, which proves the CPU busy from then on."""
     fractions: dict[int, float | None] = {}
     span = max(1, end - start)
     for cpu in cpus:
         own = [e for e in events if e.cpu == cpu]
+        run_began = _run_beginnings(own, lambda e: e.fields["pid"] == e.pid)
         switches = [e for e in own if e.name == "sched_switch"]
         if not switches:
             fractions[cpu] = None
             continue
         current = switches[0].fields["prev_pid"]  # who ran before the first switch
         at, idle = start, 0
-        for event in own:
+        for index, event in enumerate(own):
             ts = min(max(event.ts_ns, start), end)
             if event.name == "sched_switch":
                 if current == 0:
                     idle += ts - at
                 at, current = ts, event.fields["next_pid"]
             elif current == 0 and event.pid != 0:
-                idle += ts - at
-                at, current = ts, event.pid
+                began = run_began[index]
+                busy_from = ts if began is None else max(at, min(began, ts))
+                idle += busy_from - at
+                at, current = busy_from, event.pid
         if current == 0:
             idle += end - at
         fractions[cpu] = idle / span
@@ -293,8 +324,8 @@ def classify_repetition(
     segments, repaired = _thread_segments(events, tid, start, end)
     if repaired:
         problems.append(
-            f"{repaired} switch-in(s) missing from the trace: the thread's own events put it "
-            "back on a CPU"
+            f"{repaired} switch-in(s) missing from the trace: placed where the scheduler's "
+            "runtime account (or else the thread's own next event) puts it back on a CPU"
         )
     groups: dict[str, GroupCost] = {}
     bounds = [*starts, (end, END)]

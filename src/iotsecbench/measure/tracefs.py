@@ -7,6 +7,8 @@ own timestamps compare directly. It records, on every CPU:
 
 * ``sched:sched_switch``, ``sched:sched_waking``, ``sched:sched_wakeup`` — every task
   switch and wake-up;
+* ``sched:sched_stat_runtime`` — the scheduler's account of how long the current task ran
+  (a switch the trace lost is placed from it, ``analysis/iotst.py``);
 * ``net:netif_receive_skb`` and ``net:net_dev_xmit`` — every packet received and sent;
 * ``tcp:tcp_retransmit_skb`` — every TCP retransmission, with its ports;
 * ``ftrace:print`` — the lines the measured code writes to the instance's ``trace_marker``
@@ -37,6 +39,7 @@ EVENTS = (
     ("sched", "sched_switch"),
     ("sched", "sched_waking"),
     ("sched", "sched_wakeup"),
+    ("sched", "sched_stat_runtime"),
     ("net", "netif_receive_skb"),
     ("net", "net_dev_xmit"),
     ("tcp", "tcp_retransmit_skb"),

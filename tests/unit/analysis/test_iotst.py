@@ -91,7 +91,8 @@ def test_a_lost_switch_in_is_repaired_from_the_threads_own_events() -> None:
     assert repaired.on_cpu_ns == complete.on_cpu_ns
     assert repaired.network_wait_ns == complete.network_wait_ns
     assert repaired.problems == [
-        "1 switch-in(s) missing from the trace: the thread's own events put it back on a CPU"
+        "1 switch-in(s) missing from the trace: placed where the scheduler's runtime account "
+        "(or else the thread's own next event) puts it back on a CPU"
     ]
     later = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1500)]
     result = classify_repetition(later, TID, version="1.3", cpus=[0, 1])
@@ -100,12 +101,58 @@ def test_a_lost_switch_in_is_repaired_from_the_threads_own_events() -> None:
     assert len(result.problems) == 1
 
 
+def runtime(ts: int, ran_ns: int, pid: int = TID, cpu: int = 0) -> Event:
+    """The scheduler's account: ``pid`` has run ``ran_ns`` up to ``ts`` (sched_stat_runtime,
+    recorded in the context of the task current on ``cpu``)."""
+    return Event(ts, cpu, "sched_stat_runtime", pid, {"pid": pid, "runtime": ran_ns})
+
+
+def test_a_resume_the_trace_lost_is_placed_from_the_schedulers_runtime_account() -> None:
+    """A quota throttles the thread at 1400 (switched out still runnable, the CPU idles) and
+    it resumes at 1450, a switch the lab VM's trace loses on one of its CPUs; its next own
+    event is a marker at 1550. The scheduler's account at 1580 (130 ns run) puts the resume
+    at 1450: 1450-1550 is on a CPU, not runnable. With no account after the marker the
+    marker is the bound (the older repair)."""
+    trace = [e for e in handshake_trace() if e.ts_ns not in (1400, 1500)]
+    throttled = [
+        *trace,
+        switch(1400, TID, 0, prev_state=256),  # preempted ("R+"): 256 & 0xFF is 0, runnable
+        mark(1550, "grp KEY_DERIVE_2"),
+        runtime(1580, 130),
+    ]
+    throttled.sort(key=lambda e: e.ts_ns)
+    result = classify_repetition(throttled, TID, version="1.3", cpus=[0, 1])
+    derive = result.groups["KEY_DERIVE"]
+    assert (derive.on_cpu_ns, derive.runnable_ns) == (100 + 100, 50)  # 1300-1400, 1450-1550
+    assert result.problems and "runtime account" in result.problems[0]
+    unaccounted = [e for e in throttled if e.name != "sched_stat_runtime"]
+    older = classify_repetition(unaccounted, TID, version="1.3", cpus=[0, 1])
+    assert (older.groups["KEY_DERIVE"].on_cpu_ns, older.groups["KEY_DERIVE"].runnable_ns) == (
+        100,
+        150,
+    )
+    # An account that reaches back before the switch-out cannot move the resume before it.
+    overlong = [e if e.name != "sched_stat_runtime" else runtime(1580, 900) for e in throttled]
+    clamped = classify_repetition(overlong, TID, version="1.3", cpus=[0, 1])
+    assert clamped.groups["KEY_DERIVE"].runnable_ns == 0
+    assert clamped.on_cpu_ns == result.on_cpu_ns + 50
+
+
 def test_a_lost_switch_away_from_idle_ends_the_idle_stretch_at_a_tasks_event() -> None:
     """CPU 0 idles 300–1300. Without the switch at 1300 the next switch on it comes at 1400;
     the marker the thread writes at 1300 (in its own context) shows the CPU busy from then."""
     lost = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1300)]
     result = classify_repetition(lost, TID, version="1.3", cpus=[0])
     assert result.idle_fraction_per_cpu[0] == pytest.approx(1000 / 2600)  # not 1100 / 2600
+
+
+def test_a_lost_switch_away_from_idle_ends_where_the_runtime_account_begins() -> None:
+    """The same lost switch at 1300, and the scheduler's account at 1350 of 80 ns the thread
+    ran on CPU 0: the CPU was busy from 1270, before the marker at 1300 showed it."""
+    lost = [e for e in handshake_trace() if not (e.name == "sched_switch" and e.ts_ns == 1300)]
+    accounted = sorted([*lost, runtime(1350, 80)], key=lambda e: e.ts_ns)
+    result = classify_repetition(accounted, TID, version="1.3", cpus=[0])
+    assert result.idle_fraction_per_cpu[0] == pytest.approx(970 / 2600)
 
 
 def test_sleep_without_a_packet_is_not_network_wait() -> None:
