@@ -1,0 +1,67 @@
+"""The per-message latency figure draws a large sample thinned, and says so; its boxes and
+steps are those of every message (synthetic samples whose answer is known)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iotsecbench.report import figures
+from iotsecbench.report.data import ReportData
+from iotsecbench.report.figures import DRAWN_POINTS, latency_distribution, rank_thinned
+from iotsecbench.report.style import Palette
+
+
+def test_rank_thinning_keeps_the_extremes_and_spaces_ranks_evenly() -> None:
+    ordered = np.arange(10_001, dtype=float)
+    kept = rank_thinned(ordered, at_most=101)
+    assert kept[0] == 0 and kept[-1] == 10_000 and len(kept) == 101
+    assert set(np.diff(kept)) == {100}  # every 100th rank: 0, 100, …, 10 000
+    assert list(rank_thinned(ordered[:7], at_most=101)) == list(range(7))  # small: whole
+
+
+def _data(per_configuration: int) -> ReportData:
+    rng = np.random.default_rng(7)
+    rows = [
+        {"configuration": name, "run": 1, "seq": i, "latency_ms": value}
+        for name, scale in (("plain", 1.0), ("tls1.2", 2.0))
+        for i, value in enumerate(rng.lognormal(np.log(scale), 0.8, per_configuration))
+    ]
+    return ReportData(
+        source=Path("."), latency=pd.DataFrame(rows), configurations=["plain", "tls1.2"]
+    )
+
+
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py): it draws the figure
+@pytest.mark.parametrize("messages", [200, 20_000])
+def test_the_latency_figure_draws_every_statistic_of_every_message(
+    messages: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn: dict[str, object] = {}
+    finish = figures._finish
+
+    def spy(key, title, caption, provenance, figure):  # what the figure holds before saving
+        left, right = figure.axes
+        drawn["medians"] = [line.get_ydata()[0] for line in left.lines[4::6]]
+        drawn["steps"] = [line.get_xydata() for line in right.get_lines()]
+        return finish(key, title, caption, provenance, figure)
+
+    monkeypatch.setattr(figures, "_finish", spy)
+    data = _data(messages)
+    figure = latency_distribution(data, Palette(data.configurations))
+    assert figure is not None
+    for name, median, steps in zip(
+        ("plain", "tls1.2"), drawn["medians"], drawn["steps"], strict=True
+    ):
+        sample = np.sort(data.latency.loc[data.latency.configuration == name, "latency_ms"])
+        assert median == pytest.approx(np.median(sample))  # of every message, thinned or not
+        assert len(steps) <= DRAWN_POINTS
+        assert steps[0][0] == sample[0] and steps[-1][0] == sample[-1]
+        assert steps[-1][1] == 1.0
+        # every step drawn lies on the sample's own ECDF
+        ranks = np.searchsorted(sample, steps[:, 0], side="right")
+        assert np.allclose(steps[:, 1], ranks / len(sample))
+    assert ("Drawn at most" in figure.caption) == (messages > DRAWN_POINTS)
