@@ -41,8 +41,11 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
         str(out),
         "--quiet",
     )
+    # The statistics and the report are drawn once, by the resume, whose exit 0 says they
+    # were (the failing sweep's exit 1 would not tell a report that broke from one drawn).
     result = run_cli(
         *args,
+        "--no-report",
         env={"IOTSB_TEST_FAULT": "emitter:crash-after=5@ecdh-p256-aes128-gcm"},
     )
     assert result.returncode == 1, result.stderr
@@ -57,9 +60,10 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
     assert (out / "runs" / "ecdh-p256-aes128-gcm_256B_10Hz_q1_r1" / "emitter.jsonl").exists()
     assert processes_mentioning(str(out)) == []
     # --resume re-runs only the failed run.
-    again = run_cli(*args, "--resume", "--no-report")
+    again = run_cli(*args, "--resume")
     assert again.returncode == 0, again.stderr
     assert "1 runs executed, 1 kept" in again.stdout
+    assert (out / "report" / "report.html").exists()
     assert {status for status, _ in runs(out).values()} == {"ok"}
 
 
@@ -76,6 +80,7 @@ def test_killed_broker_fails_the_run_with_the_signal(mosquitto: str, tmp_path: P
         "--out",
         str(out),
         "--quiet",
+        "--no-report",  # nothing is stored to draw: its only run fails
         env={"IOTSB_TEST_FAULT": "broker:kill-after=1.0@plain"},
     )
     assert result.returncode == 1

@@ -472,7 +472,6 @@ def run(
     executor = _executor(
         executor_name, scheduler, dask_workers, keylog, capture, simulate, console, split_fleet
     )
-    _import_post_processing(report)
     try:
         outcome = run_experiment(
             spec,
@@ -486,6 +485,7 @@ def run(
             broker_version="simulated" if simulate else None,
             key_log=keylog is not None and not simulate,
             capture=capture,
+            checked=lambda: _import_post_processing(report),
         )
     except KeyboardInterrupt:  # noted while starting or storing, raised when that was done
         raise Interrupted(
@@ -568,7 +568,8 @@ def _executor(
 
 
 def _import_post_processing(report: bool) -> None:
-    """Import what the summary, the statistics and the report need, before the runs.
+    """Import what the summary, the statistics and the report need, before the runs (and
+    after the experiment's checks: a refusal does not wait for them).
 
     A signal inside an extension module's initialisation (matplotlib's ft2font, found by
     benchmarks/signal_tally.py) leaves a half-made module and aborts the interpreter at exit,

@@ -337,15 +337,19 @@ def run_experiment(
     broker_version: str | None = None,
     key_log: bool = False,
     capture: bool = False,
+    checked: Callable[[], None] | None = None,
 ) -> ExperimentOutcome:
     """Plan, execute and store every run of ``spec`` into ``results_dir`` (``key_log``: the
     executor writes ``--keylog``, which some stacks cannot; ``capture``: it takes
     ``--capture``s, which log secrets too, on the embedded broker only). ``executor`` runs
     one run at a time here, or (a ``BlockRunner``) streams runs measured elsewhere back for
-    storing."""
+    storing. ``checked`` is called once the experiment passed every check, before anything
+    is made: what the caller prepares for after the runs then costs a refusal nothing."""
     observer = observer or RunObserver()
     validate(spec, broker_url, key_log=key_log, capture=capture, broker_ca_file=broker_ca_file)
     planned = plan_runs(spec)
+    if checked is not None:
+        checked()
     if broker_version is None:
         broker_version = "external" if broker_url else mosquitto_version(mosquitto_binary())
     results_dir = prepare_results_dir(results_dir)
