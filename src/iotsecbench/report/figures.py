@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from iotsecbench.analysis.describe import cumulative_mah, mean_t_interval, to_one_hertz
 from iotsecbench.analysis.metrics import (
@@ -469,7 +469,7 @@ def cohens_d_heatmap(data: ReportData, palette: Palette) -> ReportFigure | None:
                 color="white" if abs(value) > 0.6 * limit else "black",
             )
     figure.colorbar(
-        image, ax=axis, label="Cohen's d (pooled SD), colour saturates at ±2", extend="both"
+        image, ax=axis, label="Cohen's d (pooled SD)\ncolour saturates at ±2", extend="both"
     )
     return _finish(
         "cohens-d",
@@ -519,6 +519,9 @@ def pareto_front(data: ReportData, palette: Palette) -> ReportFigure | None:
         axis.plot(*zip(*points, strict=True), color="black", lw=0.8, ls="--", zorder=2)
     axis.set_xlabel(_objective_label(x_key, data))
     axis.set_ylabel(_objective_label(y_key, data))
+    # Objectives that differ in their fourth digit gave eight five-digit ticks that ran into
+    # each other: at most five
+    axis.xaxis.set_major_locator(MaxNLocator(5))
     excluded = pareto.excluded
     note = f" Excluded by constraints: {', '.join(map(str, excluded))}." if excluded else ""
     return _finish(
