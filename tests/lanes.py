@@ -18,8 +18,7 @@ starts a process, the other workers waiting between their tests (``_Alone``), so
 agent, emulator or namespace of another test competes with it for the cores or changes what
 it inspects. Beside it runs at most one pure test at a time (no process, no network: one
 thread of Python on one core, the other core left to the serial test), so that the minutes of
-serial tests, which mostly wait on real time, do not leave a core idle — unless the test is
-``@pytest.mark.serial(quiet=True)``: one whose figure moves even with a pure test beside it.
+serial tests, which mostly wait on real time, do not leave a core idle.
 
 It is enforced, not hoped for: an audit hook (PEP 578) watches every test's setup and call,
 in both lanes, and a test without the integration mark that starts a process or opens a
@@ -39,7 +38,6 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO
 
 import pytest
@@ -188,16 +186,12 @@ class _Alone:
     def enter(cls, item: pytest.Item) -> None:
         if not hasattr(item.config, "workerinput"):
             return
-        serial = item.get_closest_marker("serial")
-        alone = serial is not None
-        shared = item.config._tmp_path_factory.getbasetemp().parent
-        quiet = alone and serial.kwargs.get("quiet", False)
+        alone = item.get_closest_marker("serial") is not None
         if cls.held is not None:
-            if cls.alone and alone:  # the previous serial test kept them for this one
-                if quiet:
-                    cls.held = (*cls.held, cls._place_alone(shared / "serial.beside"))
-                return
+            if cls.alone and alone:
+                return  # the previous serial test kept them for this one
             cls._release()
+        shared = item.config._tmp_path_factory.getbasetemp().parent
         gate, lock = open(shared / "serial.gate", "a"), open(shared / "serial.lock", "a")  # noqa: SIM115
         if not alone and item.get_closest_marker("integration") is None:
             cls.held, cls.alone = cls._pure(gate, lock, open(shared / "serial.beside", "a")), False  # noqa: SIM115
@@ -207,16 +201,6 @@ class _Alone:
         if not alone:
             fcntl.flock(gate, fcntl.LOCK_UN)
         cls.held, cls.alone = (gate, lock), alone
-        if quiet:
-            cls.held = (*cls.held, cls._place_alone(shared / "serial.beside"))
-
-    @staticmethod
-    def _place_alone(path: Path) -> IO[str]:
-        """``serial(quiet=True)``: the place beside the serial tests, taken by the serial test
-        itself once the pure test there ends, so that none runs beside it."""
-        place = open(path, "a")  # noqa: SIM115
-        fcntl.flock(place, fcntl.LOCK_EX)
-        return place
 
     @staticmethod
     def _pure(gate: IO[str], lock: IO[str], place: IO[str]) -> tuple[IO[str], ...]:
@@ -244,13 +228,7 @@ class _Alone:
     @classmethod
     def leave(cls, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         following = nextitem is not None and nextitem.get_closest_marker("serial") is not None
-        if cls.held is None:
-            return
-        if cls.alone and following:  # the gate and the lock stay; a quiet test's place does not
-            for handle in cls.held[2:]:
-                handle.close()
-            cls.held = cls.held[:2]
-        else:
+        if cls.held is not None and not (cls.alone and following):
             cls._release()
 
     @classmethod

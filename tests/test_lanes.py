@@ -185,39 +185,3 @@ def test_one_pure_test_at_a_time_runs_beside_the_serial_tests(tmp_path) -> None:
     assert [h.name for h in third[0]] == [str(tmp_path / "gate"), str(tmp_path / "lock")]
     for handle in (*second[0], *third[0]):
         handle.close()
-
-
-def test_a_quiet_serial_test_takes_the_place_beside_it(tmp_path) -> None:
-    """serial(quiet=True): the serial test waits for the pure test beside it to end, then holds
-    the place itself, so a pure test waits for the gate (after the serial tests) instead."""
-    import fcntl
-    import threading
-
-    from tests.lanes import _Alone
-
-    def handles() -> tuple:
-        return tuple(open(tmp_path / name, "a") for name in ("gate", "lock", "beside"))
-
-    serial_gate, serial_lock, _ = handles()
-    fcntl.flock(serial_gate, fcntl.LOCK_EX)
-    fcntl.flock(serial_lock, fcntl.LOCK_EX)
-    beside = _Alone._pure(*handles())  # a pure test beside the serial tests
-    quiet: list = []
-    taking = threading.Thread(target=lambda: quiet.append(_Alone._place_alone(tmp_path / "beside")))
-    taking.start()
-    taking.join(0.2)
-    assert taking.is_alive() and quiet == []  # it waits for the pure test beside to end
-    beside[0].close()
-    taking.join(5)
-    assert [h.name for h in quiet] == [str(tmp_path / "beside")]
-    later: list = []
-    waiting = threading.Thread(target=lambda: later.append(_Alone._pure(*handles())))
-    waiting.start()
-    waiting.join(0.2)
-    assert waiting.is_alive() and later == []  # no place beside the quiet test
-    quiet[0].close()
-    serial_gate.close()
-    serial_lock.close()
-    waiting.join(5)
-    for handle in later[0]:
-        handle.close()
