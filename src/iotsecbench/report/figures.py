@@ -151,13 +151,18 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
     )
 
 
+SMALL_MULTIPLES_AT_MOST = 12  # configurations drawn one row each; more: one heat map per device
+
+
 @styled
 def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None:
     if data.current is None or data.current.empty:
         return None
     seconds = per_second(data.current)
-    devices = _devices(seconds)
     names = [n for n in data.configurations if n in set(seconds["configuration"])]
+    if len(names) > SMALL_MULTIPLES_AT_MOST:
+        return _current_heat_maps(seconds, names, data)
+    devices = _devices(seconds)
     figure, axes = plt.subplots(
         len(names),
         len(devices),
@@ -171,8 +176,9 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
             axis = axes[row][column]
             subset = seconds[(seconds["configuration"] == name) & (seconds["device"] == device)]
             for _run, one in subset.groupby("run"):
-                smooth = one[CURRENT].rolling(5, center=True, min_periods=1).mean()
-                axis.plot(one["second"], smooth, color=palette.color(name), lw=0.9, alpha=0.75)
+                axis.plot(
+                    one["second"], _smoothed(one), color=palette.color(name), lw=0.9, alpha=0.75
+                )
             axis.set_title(f"{name} · {device}", fontsize=8)
             if column == 0:
                 axis.set_ylabel("mA")
@@ -183,6 +189,51 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
         "Current over time",
         "Each line is one run; 5 s centred moving average of the 1 Hz series, for "
         "display only (all statistics use the raw 1 Hz series).",
+        data.current_words,
+        figure,
+    )
+
+
+def _smoothed(one_run: pd.DataFrame) -> pd.Series:
+    """A run's 1 Hz current, 5 s centred moving average: for display only."""
+    return one_run[CURRENT].rolling(5, center=True, min_periods=1).mean()
+
+
+def _current_heat_maps(seconds: pd.DataFrame, names: list[str], data: ReportData) -> ReportFigure:
+    """Current over time for more configurations than rows can be read: one heat map per
+    device, a row per configuration (the mean over its runs of the same smoothed series), a
+    column per second, one colour scale per device. One row per configuration kept a figure
+    of the payload-schemes preset's 51 configurations 82 inches tall."""
+    devices = _devices(seconds)
+    figure, axes = plt.subplots(
+        1, len(devices), figsize=(7.2, 0.14 * len(names) + 1.6), sharey=True, squeeze=False
+    )
+    smoothed = seconds.sort_values("second").assign(
+        smoothed=lambda frame: frame.groupby(["configuration", "device", "run"], observed=True)[
+            CURRENT
+        ].transform(lambda run: run.rolling(5, center=True, min_periods=1).mean())
+    )
+    for axis, device in zip(axes[0], devices, strict=True):
+        table = (
+            smoothed[smoothed["device"] == device]
+            .pivot_table(index="configuration", columns="second", values="smoothed", aggfunc="mean")
+            .reindex(names)
+        )
+        extent = (table.columns.min() - 0.5, table.columns.max() + 0.5, len(names) - 0.5, -0.5)
+        image = axis.imshow(
+            table.to_numpy(dtype=float), aspect="auto", interpolation="nearest", extent=extent
+        )
+        figure.colorbar(image, ax=axis, label="mA", shrink=0.8)
+        axis.grid(False)
+        axis.set_title(device, fontsize=8)
+        axis.set_xlabel("time since run start (s)")
+    axes[0][0].set_yticks(range(len(names)), names, fontsize=6)
+    return _finish(
+        "current-over-time",
+        "Current over time",
+        f"{len(names)} configurations, a row each: the mean over its runs of the 5 s centred "
+        "moving average of the 1 Hz series, per device on its own colour scale; for display "
+        "only (all statistics use the raw 1 Hz series).",
         data.current_words,
         figure,
     )

@@ -1,5 +1,6 @@
-"""The per-message latency figure draws a large sample thinned, and says so; its boxes and
-steps are those of every message (synthetic samples whose answer is known)."""
+"""Figures of large experiments (synthetic data whose answer is known): the latency figure
+draws a large sample thinned, and says so, its boxes and steps those of every message; current
+over time stays a page tall for many configurations."""
 
 from __future__ import annotations
 
@@ -65,3 +66,47 @@ def test_the_latency_figure_draws_every_statistic_of_every_message(
         ranks = np.searchsorted(sample, steps[:, 0], side="right")
         assert np.allclose(steps[:, 1], ranks / len(sample))
     assert ("Drawn at most" in figure.caption) == (messages > DRAWN_POINTS)
+
+
+def _current(configurations: int) -> ReportData:
+    """Each configuration's current a constant known by its index, two runs, two devices."""
+    names = [f"config-{i:02d}" for i in range(configurations)]
+    rows = [
+        {"configuration": name, "device": device, "run": run, "time_s": float(t),
+         "current_ma": 10.0 + i + (5.0 if device == "receiver" else 0.0)}
+        for i, name in enumerate(names)
+        for device in ("emitter", "receiver")
+        for run in (1, 2)
+        for t in range(20)
+    ]  # fmt: skip
+    return ReportData(source=Path("."), current=pd.DataFrame(rows), configurations=names)
+
+
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py): it draws the figure
+@pytest.mark.parametrize("configurations", [3, 13])
+def test_current_over_time_is_rows_of_lines_or_one_heat_map_per_device(
+    configurations: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to a dozen configurations a row of line panels each; beyond, one heat map per
+    device, a row per configuration holding its runs' mean (here the known constant), so the
+    figure stays a page tall."""
+    drawn: dict[str, object] = {}
+    finish = figures._finish
+
+    def spy(key, title, caption, provenance, figure):
+        drawn["height"] = figure.get_size_inches()[1]
+        drawn["images"] = [image.get_array() for axis in figure.axes for image in axis.images]
+        return finish(key, title, caption, provenance, figure)
+
+    monkeypatch.setattr(figures, "_finish", spy)
+    data = _current(configurations)
+    figure = figures.current_over_time(data, Palette(data.configurations))
+    assert figure is not None and figure.key == "current-over-time"
+    if configurations <= figures.SMALL_MULTIPLES_AT_MOST:
+        assert drawn["images"] == [] and "Each line is one run" in figure.caption
+        return
+    emitter, receiver = drawn["images"]
+    assert emitter.shape == (13, 20) and receiver.shape == (13, 20)
+    assert np.allclose(emitter[:, 0], 10.0 + np.arange(13))  # row i: configuration i
+    assert np.allclose(receiver, emitter + 5.0)
+    assert drawn["height"] < 5 and "13 configurations, a row each" in figure.caption
