@@ -201,33 +201,20 @@ def _smoothed(one_run: pd.DataFrame) -> pd.Series:
 
 def _current_heat_maps(seconds: pd.DataFrame, names: list[str], data: ReportData) -> ReportFigure:
     """Current over time for more configurations than rows can be read: one heat map per
-    device, a row per configuration (the mean over its runs of the same smoothed series), a
-    column per second, one colour scale per device. One row per configuration kept a figure
-    of the payload-schemes preset's 51 configurations 82 inches tall."""
-    devices = _devices(seconds)
-    figure, axes = plt.subplots(
-        1, len(devices), figsize=(7.2, 0.14 * len(names) + 1.6), sharey=True, squeeze=False
-    )
+    device, a row per configuration (the mean over its runs of the same smoothed series). One
+    row of panels per configuration kept a figure of the payload-schemes preset's 51
+    configurations 82 inches tall."""
     smoothed = seconds.sort_values("second").assign(
         smoothed=lambda frame: frame.groupby(["configuration", "device", "run"], observed=True)[
             CURRENT
         ].transform(lambda run: run.rolling(5, center=True, min_periods=1).mean())
     )
-    for axis, device in zip(axes[0], devices, strict=True):
-        table = (
-            smoothed[smoothed["device"] == device]
-            .pivot_table(index="configuration", columns="second", values="smoothed", aggfunc="mean")
-            .reindex(names)
+    tables = {
+        device: smoothed[smoothed["device"] == device].pivot_table(
+            index="configuration", columns="second", values="smoothed", aggfunc="mean"
         )
-        extent = (table.columns.min() - 0.5, table.columns.max() + 0.5, len(names) - 0.5, -0.5)
-        image = axis.imshow(
-            table.to_numpy(dtype=float), aspect="auto", interpolation="nearest", extent=extent
-        )
-        figure.colorbar(image, ax=axis, label="mA", shrink=0.8)
-        axis.grid(False)
-        axis.set_title(device, fontsize=8)
-        axis.set_xlabel("time since run start (s)")
-    axes[0][0].set_yticks(range(len(names)), names, fontsize=6)
+        for device in _devices(seconds)
+    }
     return _finish(
         "current-over-time",
         "Current over time",
@@ -235,8 +222,29 @@ def _current_heat_maps(seconds: pd.DataFrame, names: list[str], data: ReportData
         "moving average of the 1 Hz series, per device on its own colour scale; for display "
         "only (all statistics use the raw 1 Hz series).",
         data.current_words,
-        figure,
+        _heat_maps(tables, names, "mA"),
     )
+
+
+def _heat_maps(tables: dict[str, pd.DataFrame], names: list[str], label: str):
+    """One heat map per device (``tables``: configurations × seconds), a row per name in
+    ``names``' order, each on its own colour scale labelled ``label``: a series per
+    configuration when there are too many configurations for lines or panels."""
+    figure, axes = plt.subplots(
+        1, len(tables), figsize=(7.2, 0.14 * len(names) + 1.6), sharey=True, squeeze=False
+    )
+    for axis, (device, table) in zip(axes[0], tables.items(), strict=True):
+        table = table.reindex(names)
+        extent = (table.columns.min() - 0.5, table.columns.max() + 0.5, len(names) - 0.5, -0.5)
+        image = axis.imshow(
+            table.to_numpy(dtype=float), aspect="auto", interpolation="nearest", extent=extent
+        )
+        figure.colorbar(image, ax=axis, label=label, shrink=0.8)
+        axis.grid(False)
+        axis.set_title(device, fontsize=8)
+        axis.set_xlabel("time since run start (s)")
+    axes[0][0].set_yticks(range(len(names)), names, fontsize=6)
+    return figure
 
 
 def _cumulative(seconds: pd.DataFrame) -> pd.DataFrame:
@@ -273,10 +281,8 @@ def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None
     mean = seconds.groupby(["configuration", "device", "second"], as_index=False)[
         "charge_mah"
     ].mean()
-    devices = _devices(mean)
-    figure, axes = plt.subplots(1, len(devices), figsize=(7.2, 3.0), sharey=True, squeeze=False)
-    drawn = False
-    for axis, device in zip(axes[0], devices, strict=True):
+    overheads: dict[str, dict[str, pd.Series]] = {}  # device → configuration → % over time
+    for device in _devices(mean):
         base = mean[(mean["configuration"] == baseline) & (mean["device"] == device)]
         base = base.set_index("second")["charge_mah"]
         for name in data.configurations:
@@ -286,31 +292,43 @@ def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None
             other = other.set_index("second")["charge_mah"]
             joined = pd.concat([other, base], axis=1, keys=["x", "b"]).dropna()
             joined = joined[joined["b"] > 0]
-            if joined.empty:
-                continue
-            overhead = 100 * (joined["x"] - joined["b"]) / joined["b"]
-            axis.plot(
-                joined.index,
-                overhead,
-                color=palette.color(name),
-                ls=palette.line_style(name),
-                lw=1.2,
-                label=name,
-            )
-            drawn = True
-        axis.axhline(0, color="black", lw=0.8)
-        axis.set_title(device)
-        axis.set_xlabel("time since run start (s)")
-    if not drawn:
-        plt.close(figure)
+            if not joined.empty:
+                overhead = 100 * (joined["x"] - joined["b"]) / joined["b"]
+                overheads.setdefault(device, {})[name] = overhead
+    names = list(dict.fromkeys(n for by in overheads.values() for n in by))
+    if not names:
         return None
-    axes[0][0].set_ylabel(f"overhead vs {baseline} (%)")
-    axes[0][-1].legend(loc="best")
+    caption = (
+        f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
+        "cumulative charge across runs."
+    )
+    if len(names) > SMALL_MULTIPLES_AT_MOST:
+        tables = {device: pd.DataFrame(by).T for device, by in overheads.items()}
+        figure = _heat_maps(tables, names, f"overhead vs {baseline} (%)")
+        caption += f" {len(names)} configurations, a row each, per device on its own colour scale."
+    else:
+        figure, axes = plt.subplots(
+            1, len(overheads), figsize=(7.2, 3.0), sharey=True, squeeze=False
+        )
+        for axis, (device, by_name) in zip(axes[0], overheads.items(), strict=True):
+            for name, overhead in by_name.items():
+                axis.plot(
+                    overhead.index,
+                    overhead,
+                    color=palette.color(name),
+                    ls=palette.line_style(name),
+                    lw=1.2,
+                    label=name,
+                )
+            axis.axhline(0, color="black", lw=0.8)
+            axis.set_title(device)
+            axis.set_xlabel("time since run start (s)")
+        axes[0][0].set_ylabel(f"overhead vs {baseline} (%)")
+        axes[0][-1].legend(loc="best")
     return _finish(
         "relative-overhead",
         f"Relative cumulative overhead vs {baseline}",
-        f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
-        "cumulative charge across runs.",
+        caption,
         data.current_words,
         figure,
     )
@@ -341,7 +359,13 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
     samples = [np.sort(by_name[n]) for n in names]
     from matplotlib import cbook
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
+    # Past a dozen configurations, a box per row and no ECDF: that many lines cannot be told
+    # apart, and that many rotated labels under the boxes left the axes no room at all.
+    many = len(names) > SMALL_MULTIPLES_AT_MOST
+    if many:
+        figure, left = plt.subplots(figsize=(7.2, 0.14 * len(names) + 1.6))
+    else:
+        figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
     stats = cbook.boxplot_stats(samples)  # quartiles and whiskers of every message
     thinned = False
     for box in stats:
@@ -354,10 +378,26 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
         showfliers=True,
         patch_artist=True,
         flierprops={"markersize": 2, "alpha": 0.4},
+        orientation="horizontal" if many else "vertical",
     )
     for patch, name in zip(parts["boxes"], names, strict=True):
         patch.set_facecolor(palette.color(name))
         patch.set_alpha(0.5)
+    if many:
+        left.set_yticks(range(1, len(names) + 1), names, fontsize=6)
+        left.invert_yaxis()
+        left.set_xlabel("one-way latency (ms, log scale)")
+        log_scale(left, "x")
+        return _finish(
+            "latency",
+            "Per-message latency",
+            "t_delivered − t_created per delivered message on one monotonic clock (no clock "
+            f"synchronisation); boxes: quartiles, whiskers 1.5 IQR. {len(names)} "
+            "configurations, a row each, without the ECDF (that many lines cannot be told "
+            f"apart).{_thinning_note(thinned)}",
+            MEASURED,
+            figure,
+        )
     left.set_xticks(range(1, len(names) + 1), names, rotation=20, ha="right")
     left.set_ylabel("one-way latency (ms)")
     log_scale(left, "y")
@@ -378,20 +418,24 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
     right.set_ylabel("fraction of messages ≤ x")
     right.set_title("ECDF")
     right.legend(loc="lower right")
-    drawn = (
-        f" Drawn at most {DRAWN_POINTS} points per series (fliers, ECDF steps), evenly spaced "
-        "in rank with the extremes kept; quartiles, whiskers and steps are those of every "
-        "message."
-        if thinned
-        else ""
-    )
     return _finish(
         "latency",
         "Per-message latency",
         "t_delivered − t_created per delivered message on one monotonic clock (no "
-        f"clock synchronisation); boxes: quartiles, whiskers 1.5 IQR.{drawn}",
+        f"clock synchronisation); boxes: quartiles, whiskers 1.5 IQR.{_thinning_note(thinned)}",
         MEASURED,
         figure,
+    )
+
+
+def _thinning_note(thinned: bool) -> str:
+    """The latency figure's caption, when it drew fewer points than it has."""
+    if not thinned:
+        return ""
+    return (
+        f" Drawn at most {DRAWN_POINTS} points per series (fliers, ECDF steps), evenly spaced "
+        "in rank with the extremes kept; quartiles, whiskers and steps are those of every "
+        "message."
     )
 
 

@@ -110,3 +110,39 @@ def test_current_over_time_is_rows_of_lines_or_one_heat_map_per_device(
     assert np.allclose(emitter[:, 0], 10.0 + np.arange(13))  # row i: configuration i
     assert np.allclose(receiver, emitter + 5.0)
     assert drawn["height"] < 5 and "13 configurations, a row each" in figure.caption
+
+
+@pytest.mark.slow  # over half a second of CPU (tests/lanes.py): it draws the figures
+def test_many_configurations_get_one_row_each_in_the_overhead_and_latency_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """14 configurations: the relative overhead is a heat map per device whose row i holds
+    configuration i's known overhead over the baseline (config-00 draws 10 mA on the emitter,
+    config-i 10 + i: 10 i % at every second), 13 rows, the baseline not one of them; the
+    latency figure of 13 configurations one box per row and no ECDF."""
+    drawn: dict[str, object] = {}
+    finish = figures._finish
+
+    def spy(key, title, caption, provenance, figure):
+        drawn[key] = [image.get_array() for axis in figure.axes for image in axis.images]
+        drawn[f"{key}-axes"] = [a for a in figure.axes if a.get_label() != "<colorbar>"]
+        return finish(key, title, caption, provenance, figure)
+
+    monkeypatch.setattr(figures, "_finish", spy)
+    data = _current(14)
+    overhead = figures.relative_overhead(data, Palette(data.configurations))
+    assert overhead is not None and "13 configurations, a row each" in overhead.caption
+    emitter, receiver = drawn["relative-overhead"]
+    assert emitter.shape == (13, 20)
+    assert np.allclose(emitter, 10.0 * np.arange(1, 14)[:, None])
+    assert np.allclose(receiver, 100.0 * np.arange(1, 14)[:, None] / 15.0)
+    latency = _data(200)
+    names = [f"config-{i:02d}" for i in range(13)]
+    latency.latency = pd.concat(
+        [latency.latency.assign(configuration=name) for name in names], ignore_index=True
+    )
+    latency.configurations = names
+    figure = figures.latency_distribution(latency, Palette(names))
+    assert figure is not None and "13 configurations, a row each" in figure.caption
+    (axis,) = drawn["latency-axes"]  # the boxes alone
+    assert [t.get_text() for t in axis.get_yticklabels()] == names
