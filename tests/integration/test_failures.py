@@ -67,6 +67,33 @@ def test_crashing_agent_fails_its_run_only(mosquitto: str, tmp_path: Path) -> No
     assert {status for status, _ in runs(out).values()} == {"ok"}
 
 
+def test_a_lost_end_message_ends_the_run_when_the_emitters_have(
+    mosquitto: str, tmp_path: Path
+) -> None:
+    """The emitter's end message never reaches the receiver (as when the broker drops it with
+    data from a queue a saturating emitter overflowed: a CI run lost it with 1,727 messages):
+    the runner tells the receiver every emitter has ended, and the run ends ok, every message
+    delivered, the missing end recorded."""
+    out = tmp_path / "no-end"
+    result = run_cli(
+        "run", "--configs", "plain", "--duration", "1", "--reps", "1", "--out", str(out),
+        "--quiet", "--no-report", env={"IOTSB_TEST_FAULT": "emitter:drop-end@plain"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert runs(out)["plain_256B_10Hz_q1_r1"] == ("ok", None)
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        sent, delivered, lost = db.execute(
+            "select messages_sent, messages_delivered, messages_lost from runs"
+        ).fetchone()
+        kinds = {
+            row[0]
+            for row in db.execute("select kind from events where agent = 'receiver'").fetchall()
+        }
+    assert sent == delivered == 10 and lost == 0
+    assert "end_missing" in kinds and "end_received" not in kinds
+    assert processes_mentioning(str(out)) == []
+
+
 def test_killed_broker_fails_the_run_with_the_signal(mosquitto: str, tmp_path: Path) -> None:
     out = tmp_path / "broker"
     result = run_cli(

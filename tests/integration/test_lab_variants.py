@@ -83,16 +83,9 @@ def test_saturating_python_agents_publish_as_fast_as_the_broker_takes(
     """`--rate max` on the Python agents over MQTT: the emitter has no schedule (it once
     published at the default 10 Hz while the run was stored as saturating)."""
     out = tmp_path / "out"
-    # The broker's queue per client unlimited: at its default (1,000) the Python receiver, the
-    # slower end, lets it overflow (docs/native-agents.md, "Load"), and a CI run on a loaded
-    # machine lost the emitter's end message with the data, failing the run with "receiver did
-    # not finish after the end message (watchdog)" — a defect of its own (the closing note),
-    # not what this test checks.
-    spec = tmp_path / "unqueued.toml"
-    spec.write_text("[broker]\nmax_queued_messages = 0\n")
     result = run_cli(
-        "run", str(spec), "--configs", "tls1.2", "--rate", "max", "--duration", "1",
-        "--reps", "1", "--payload", "64", "--out", str(out), "--quiet", "--no-report",
+        "run", "--configs", "tls1.2", "--rate", "max", "--duration", "1", "--reps", "1",
+        "--payload", "64", "--out", str(out), "--quiet", "--no-report",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
