@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from matplotlib.figure import Figure
 from tests.conftest import golden_copy
 
-from iotsecbench.report import figures, figures_blocks
+from iotsecbench.report import figures, figures_analysis, figures_blocks
 from iotsecbench.report.data import load
 from iotsecbench.report.style import Palette
 
-BUILDERS = (*figures.BUILDERS, *figures_blocks.BUILDERS)
+BUILDERS = (*figures.BUILDERS, *figures_analysis.BUILDERS, *figures_blocks.BUILDERS)
 KEEP_LAYOUT = Figure.set_layout_engine
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from iotsecbench.errors import SpecError
 from iotsecbench.files import check_output_directory, write_atomic
 from iotsecbench.report import (
+    figures_analysis,
     figures_blocks,
     figures_headline,
     figures_iotst,
@@ -105,6 +106,7 @@ def build_report(
         data,
         (
             *BUILDERS,
+            *figures_analysis.BUILDERS,
             *figures_blocks.BUILDERS,
             *figures_setup.BUILDERS,
             *figures_iotst.BUILDERS,

@@ -12,7 +12,7 @@ from tests.conftest import GOLDEN, golden_store_copy
 
 from iotsecbench.analysis.metrics import METRICS
 from iotsecbench.errors import DataError, SpecError
-from iotsecbench.report import figures_blocks
+from iotsecbench.report import figures_analysis, figures_blocks
 from iotsecbench.report.build import BuiltReport, build_report, parse_formats
 from iotsecbench.report.data import load
 from iotsecbench.report.exporters import EXPORTERS
@@ -24,7 +24,7 @@ EXPECTED = GOLDEN / "expected"
 
 @pytest.mark.slow  # draws every figure: about 10 s of CPU
 def test_every_figure_is_drawn_and_labelled(golden_results: Path) -> None:
-    builders = (*BUILDERS, *figures_blocks.BUILDERS)
+    builders = (*BUILDERS, *figures_analysis.BUILDERS, *figures_blocks.BUILDERS)
     figures, skipped = build_figures(load(golden_results), builders)
     # The block-sizes figures need several block sizes; the golden store has one (they are
     # drawn in tests/integration/test_tcp_transport.py; the instructions per byte need counted
