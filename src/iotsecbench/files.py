@@ -37,13 +37,35 @@ def private_directory(path: Path) -> Path:
 
 
 def write_secret(path: Path, data: bytes) -> Path:
-    """Write a new secret file with mode 0600 from the start (never world-readable, even briefly).
+    """Write a new secret file with mode 0600 from the start (never world-readable, even briefly)
+    and whole: it appears at ``path`` complete, so a reader never sees it empty or half-written
+    (a watcher of a run's directory read an agent's config between its creation and its write).
 
-    ``O_EXCL`` refuses to overwrite: a secret file that already exists is a bug or an attack.
+    The content goes into a 0600 temporary file that is then hard-linked to ``path``: a link,
+    like ``O_EXCL``, refuses to overwrite — a secret file that already exists is a bug or an
+    attack. Where the file system has no hard links, ``O_EXCL`` on ``path`` itself.
     """
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
+    path = Path(path)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        try:
+            os.link(temporary, path)
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+    except OSError as error:
+        if error.filename is None:
+            # Name the file (a full disk strikes in write(), which names none).
+            raise OSError(error.errno, error.strerror, str(path)) from error
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
     return path
 
 

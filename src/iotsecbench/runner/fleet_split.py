@@ -29,6 +29,7 @@ from typing import Any
 
 from iotsecbench.agents.native import fleet
 from iotsecbench.agents.records import read_records
+from iotsecbench.files import write_secret
 from iotsecbench.lab.broker import MosquittoBroker
 from iotsecbench.lab.processes import Supervised, describe_exit
 from iotsecbench.measure.clock import now_ns
@@ -169,8 +170,7 @@ def drive_share(job: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="iotsb-fleet-") as scratch_name:
         scratch = Path(scratch_name)
         for name, data in job["files"].items():
-            (scratch / name).write_bytes(data)
-            (scratch / name).chmod(0o600)
+            write_secret(scratch / name, data)
         entries, outputs = [], {}
         for index, roles in job["configs"].items():
             directory = scratch / f"d{index}"
@@ -180,9 +180,7 @@ def drive_share(job: dict[str, Any]) -> dict[str, Any]:
                 for key in _TLS_FILES:
                     if (config.get("tls") or {}).get(key):
                         config["tls"][key] = str(scratch / Path(config["tls"][key]).name)
-                path = directory / f"{role}.config.json"
-                path.write_text(json.dumps(config))
-                path.chmod(0o600)
+                write_secret(directory / f"{role}.config.json", json.dumps(config).encode())
                 outputs[(int(index), role)] = Path(config["output"])
             entries.append(
                 {
