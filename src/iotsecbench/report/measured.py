@@ -10,17 +10,16 @@ trace has none of this.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from iotsecbench.analysis.metrics import CURRENT, PHASES
+from iotsecbench.analysis.measured import per_trace
+from iotsecbench.analysis.metrics import CURRENT
 from iotsecbench.report.data import ReportData
 from iotsecbench.report.figures import ReportFigure, _finish
 from iotsecbench.report.readable import decimals_for
 from iotsecbench.report.style import Palette, plt, styled
 from iotsecbench.report.tables import ReportTable, TableColumn
 
-HANDSHAKE = PHASES
 MAX_RUNS_DRAWN = 6  # one panel pair per attached run; more would be unreadable
 
 
@@ -33,42 +32,17 @@ def _alignment(row: pd.Series) -> str:
 
 
 def per_run(data: ReportData) -> pd.DataFrame:
-    """One row per attached trace: both currents over the same windows, the residual and
-    the measured charge of the handshake, of publishing and per message."""
+    """One row per attached trace (``analysis.measured.per_trace``), with the meter and its
+    alignment said in words."""
     if data.meter_traces is None or data.measured is None:
         return pd.DataFrame()
-    rows = []
-    phases = data.meter_phases if data.meter_phases is not None else pd.DataFrame()
-    repetition = data.runs.set_index("run_id")["repetition"] if data.runs is not None else {}
-    for _, trace in data.meter_traces.iterrows():
-        key = (trace["run_id"], trace["agent"])
-        windows = data.measured.loc[
-            (data.measured["run_id"] == key[0]) & (data.measured["device"] == key[1])
-        ]
-        own = phases.loc[(phases["run_id"] == key[0]) & (phases["agent"] == key[1])]
-        residual = windows["modelled_ma"] - windows["measured_ma"]
-        messages = own.loc[own["phase"] == "message", "charge_uc"]
-        publishing = own.loc[own["phase"] == "publishing"]
-        rows.append(
-            {
-                "run_id": key[0],
-                "configuration": trace["configuration"],
-                "run": repetition.get(key[0]),
-                "device": key[1],
-                "meter": f"{trace['format']} {trace['sha256'][:8]}",
-                "alignment": _alignment(trace),
-                "measured_ma": windows["measured_ma"].mean(),
-                "modelled_ma": windows["modelled_ma"].mean(),
-                "rms_residual_ma": float(np.sqrt((residual**2).mean())),
-                "handshake_uc": own.loc[own["phase"].isin(HANDSHAKE), "charge_uc"].sum(),
-                "per_message_uc": messages.mean() if len(messages) else None,
-                "publishing_mc": publishing["charge_uc"].sum() / 1e3 if len(publishing) else None,
-                "publishing_mj": publishing["energy_uj"].sum() / 1e3
-                if len(publishing) and publishing["energy_uj"].notna().all()
-                else None,
-            }
-        )
-    return pd.DataFrame(rows)
+    repetitions = data.runs.set_index("run_id")["repetition"] if data.runs is not None else {}
+    runs = per_trace(data.meter_traces, data.measured, data.meter_phases, repetitions)
+    if runs.empty:
+        return runs
+    runs["meter"] = [f"{f} {h[:8]}" for f, h in zip(runs["format"], runs["sha256"], strict=True)]
+    runs["alignment"] = [_alignment(row) for _, row in runs.iterrows()]
+    return runs
 
 
 def tables(data: ReportData) -> list[ReportTable]:

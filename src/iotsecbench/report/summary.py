@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from iotsecbench.analysis.metrics import METRICS, THROUGHPUT, Registry
+from iotsecbench.analysis.counted_runs import CountedPerByte, emitters_over_runs, per_byte_over_runs
+from iotsecbench.analysis.metrics import METRICS, Registry
 from iotsecbench.analysis.per_run import TABLES, empty_frames, per_run_values, summarise_runs
 from iotsecbench.spec.load import stored_spec_data
 from iotsecbench.store import read
@@ -58,42 +59,31 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
     """For configurations whose emitter was the device client on a virtual MCU (``run
     --target``): the emitter's current counted on the target beside the priced one (the same
     samples, host operations x the profile's prices), and what the tables' emitter columns
-    then mean."""
+    then mean. The figures are the analysis' (``analysis.counted_runs``)."""
     runs = read.runs_frame(results_dir)
-    if runs.empty or "cost_method" not in runs:
-        return []
-    runs = runs[(runs["status"] == "ok") & (runs["cost_method"] == "counted")]
-    figures: dict[str, list[dict]] = {}
-    for label, details in zip(runs["cell_label"], runs["details_json"], strict=True):
-        counted = json.loads(details or "{}").get("counted")
-        if counted and counted.get("counted_current_emitter_ma") is not None:
-            figures.setdefault(str(label), []).append(counted)
-    lines = []
-    saturating = runs[runs["pacing"] == "saturating"] if "pacing" in runs else runs.iloc[:0]
-    lines += _per_byte_lines(saturating)
-    for label, rows in figures.items():
-        target = rows[0]["target"]
-        counted_ma = sum(r["counted_current_emitter_ma"] for r in rows) / len(rows)
-        priced = [r.get("priced_current_emitter_ma") for r in rows]
-        priced = [value for value in priced if value is not None]
-        priced_text = f"{sum(priced) / len(priced):.2f} mA from prices" if priced else "no price"
-        lines.append(
-            f"{label}: emitter current {counted_ma:.2f} mA counted on {target} "
-            f"(instructions x CPI {rows[0]['cpi']:g} / clock) against {priced_text} "
-            f"(operations x the profile's prices), mean of {len(rows)} run(s)"
+    lines = [_per_byte_line(figure) for figure in per_byte_over_runs(runs)]
+    for figure in emitters_over_runs(runs):
+        label, target = figure.label, figure.target
+        priced = (
+            f"{figure.priced_current_ma:.2f} mA from prices"
+            if figure.priced_current_ma is not None
+            else "no price"
         )
-        accelerated = [r["accelerated"] for r in rows if r.get("accelerated")]
-        if accelerated:  # the profile prices an accelerator: that figure apart, labelled so
-            current = sum(a["current_emitter_ma"] for a in accelerated) / len(accelerated)
-            speedups = ", ".join(f"{k} x{v:g}" for k, v in accelerated[0]["speedups"].items())
+        lines.append(
+            f"{label}: emitter current {figure.counted_current_ma:.2f} mA counted on {target} "
+            f"(instructions x CPI {figure.cpi:g} / clock) against {priced} "
+            f"(operations x the profile's prices), mean of {figure.runs} run(s)"
+        )
+        if figure.accelerated:  # the profile prices an accelerator: that figure apart, labelled
+            accelerated = figure.accelerated
+            speedups = ", ".join(f"{k} x{v:g}" for k, v in accelerated.speedups.items())
             lines.append(
-                f"{label}: emitter current {current:.2f} mA {accelerated[0]['kind']} "
-                f"(speed-up {speedups}; the {counted_ma:.2f} mA above is counted on {target}, "
-                "software only)"
+                f"{label}: emitter current {accelerated.current_ma:.2f} mA {accelerated.kind} "
+                f"(speed-up {speedups}; the {figure.counted_current_ma:.2f} mA above is counted "
+                f"on {target}, software only)"
             )
-        exchange = rows[0].get("key_exchange")
-        if exchange:  # the same on every run of a configuration, but for value-dependent paths
-            lines.append(key_exchange_line(label, target, exchange))
+        if figure.key_exchange:
+            lines.append(key_exchange_line(label, target, figure.key_exchange))
     if lines:
         lines.append(
             "with --target the emitter's CPU, current and charge above are counted on the "
@@ -135,44 +125,30 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
     )
 
 
-def _per_byte_lines(runs: pd.DataFrame) -> list[str]:
-    """A counted saturating run's headline (the block-sizes study on the device): its client
-    instructions per payload byte, counted, and its throughput said for what it is — QEMU's,
-    not the device's (emulation runs at its own pace, not a device's clock)."""
-    by_label: dict[str, list[tuple[dict, float]]] = {}
-    for label, details, throughput in zip(
-        runs["cell_label"], runs["details_json"], runs[THROUGHPUT], strict=True
-    ):
-        counted = json.loads(details or "{}").get("counted") or {}
-        if counted.get("client_instructions_per_byte") is not None:
-            by_label.setdefault(str(label), []).append((counted, throughput))
-    lines = []
-    for label, rows in by_label.items():
-
-        def mean(key: str, rows: list = rows) -> float | None:
-            values = [r[key] for r, _ in rows if r.get(key) is not None]
-            return sum(values) / len(values) if values else None
-
-        parts = [f"crypto {mean('crypto_instructions_per_byte'):,.1f}"]
-        for key, name in (("seal", "seal"), ("open", "echo's open")):
-            value = mean(f"{key}_instructions_per_byte")
-            if value:
-                parts.append(f"{name} {value:,.1f}")
-        throughputs = [t for _, t in rows if t is not None and pd.notna(t)]
-        emulated = mean("emulated_instructions_per_s")
-        speed = f", QEMU running {emulated / 1e6:,.0f} M counted instructions/s" if emulated else ""
-        rate = (
-            f"; its throughput ({sum(throughputs) / len(throughputs):,.1f} KiB/s) is the "
-            f"emulator's{speed}, not the device's"
-            if throughputs
-            else ""
+def _per_byte_line(figure: CountedPerByte) -> str:
+    """A counted saturating configuration's headline: its client instructions per payload
+    byte, counted, and its throughput said for what it is — QEMU's, not the device's."""
+    parts = [
+        f"{name} {value:,.1f}"
+        for value, name in (
+            (figure.crypto_per_byte, "crypto"),
+            (figure.seal_per_byte, "seal"),
+            (figure.open_per_byte, "echo's open"),
         )
-        lines.append(
-            f"{label}: {mean('client_instructions_per_byte'):,.1f} client instructions per payload "
-            f"byte counted on {rows[0][0]['target']} ({', '.join(parts)}){rate}, mean of "
-            f"{len(rows)} run(s)"
-        )
-    return lines
+        if value
+    ]
+    emulated = figure.emulated_instructions_per_s
+    speed = f", QEMU running {emulated / 1e6:,.0f} M counted instructions/s" if emulated else ""
+    rate = (
+        f"; its throughput ({figure.throughput_kib_s:,.1f} KiB/s) is the emulator's{speed}, "
+        "not the device's"
+        if figure.throughput_kib_s is not None
+        else ""
+    )
+    return (
+        f"{figure.label}: {figure.client_per_byte:,.1f} client instructions per payload byte "
+        f"counted on {figure.target} ({', '.join(parts)}){rate}, mean of {figure.runs} run(s)"
+    )
 
 
 def summarise(results_dir: Path) -> pd.DataFrame:
