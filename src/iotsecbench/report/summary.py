@@ -128,15 +128,11 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
 def _per_byte_line(figure: CountedPerByte) -> str:
     """A counted saturating configuration's headline: its client instructions per payload
     byte, counted, and its throughput said for what it is — QEMU's, not the device's."""
-    parts = [
-        f"{name} {value:,.1f}"
-        for value, name in (
-            (figure.crypto_per_byte, "crypto"),
-            (figure.seal_per_byte, "seal"),
-            (figure.open_per_byte, "echo's open"),
-        )
-        if value
-    ]
+    # Crypto always (0.0 says a plain run spends none); seal and open where the run had them.
+    parts = [f"crypto {figure.crypto_per_byte:,.1f}"] if figure.crypto_per_byte is not None else []
+    for value, name in ((figure.seal_per_byte, "seal"), (figure.open_per_byte, "echo's open")):
+        if value:
+            parts.append(f"{name} {value:,.1f}")
     emulated = figure.emulated_instructions_per_s
     speed = f", QEMU running {emulated / 1e6:,.0f} M counted instructions/s" if emulated else ""
     rate = (

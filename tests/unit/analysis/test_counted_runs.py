@@ -120,3 +120,9 @@ def test_the_summary_says_instructions_per_byte_and_whose_throughput_it_is(monke
         "seal 50.0); its throughput (10.0 KiB/s) is the emulator's, QEMU running 200 M counted "
         "instructions/s, not the device's, mean of 1 run(s)"
     )
+
+
+def test_a_plain_saturating_run_says_its_crypto_is_none(monkeypatch, tmp_path):
+    runs = pd.DataFrame([_run("none", _per_byte(80.0, 0.0), pacing="saturating", throughput=2.0)])
+    monkeypatch.setattr(summary.read, "runs_frame", lambda _: runs)
+    assert "(crypto 0.0);" in summary.counted_emitter_lines(tmp_path)[0]
