@@ -264,8 +264,11 @@ def test_injected_delay_and_loss_show_in_a_real_experiment(tmp_path: Path) -> No
     print(f"latency {latency}, added {added:.2f} ms, retransmissions {retransmissions}")
     assert abs(added - 50) <= 3
     assert connect["delay50"] >= 100  # CONNECT → CONNACK is one round trip
+    # 5 % loss of ~150 messages each way retransmits several; the ideal link loses nothing,
+    # but a stall of the loaded 2-core VM past the 200 ms minimum RTO can make one spurious
+    # retransmission (seen once in ~30 CI runs): more than one would be a lossy ideal link.
     assert retransmissions["wifi-lossy-5"] > 0
-    assert retransmissions["ideal"] == 0
+    assert retransmissions["ideal"] <= 1
     assert hosts == {"emitter", "broker", "receiver", "wire"}
     assert not [
         n for n in network.list_namespaces() if n.startswith("iotsb-") and n not in existing
