@@ -5,6 +5,7 @@ executor, fails the block of a worker killed mid-block and completes it with --r
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from iotsecbench.files import private_directory
 from iotsecbench.lab.broker import free_port
 from iotsecbench.runner.cluster import dask_problem
 from tests.conftest import query, run_cli
@@ -167,9 +169,11 @@ def test_a_cluster_started_by_hand_is_checked_by_doctor_and_runs_a_sweep(
         [*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
     )  # fmt: skip
+    worker_tmp = private_directory(tmp_path / "worker-tmp")  # where its blocks' scratch goes
     worker = subprocess.Popen(
         [*dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(worker_tmp)},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -193,6 +197,8 @@ def test_a_cluster_started_by_hand_is_checked_by_doctor_and_runs_a_sweep(
             status == "ok" and worker.startswith("tcp://127.0.0.1:") and parallel == 1
             for status, worker, parallel in rows
         ), rows
+        # The block's scratch (its keys, its runs' files) is gone with the block.
+        assert not list(worker_tmp.glob("iotsb-worker-*")), list(worker_tmp.iterdir())
     finally:
         for process in (worker, scheduler):
             process.terminate()

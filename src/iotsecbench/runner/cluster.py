@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
+import itertools
 import json
 import os
 import pickle
@@ -350,12 +352,6 @@ def run_block(
     # Stable per worker name: a restarted worker stops what a dead one left running. A
     # `dask worker` started without --name is named by its address (tcp://HOST:PORT).
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", str(worker.name))
-    scratch = Path(tempfile.gettempdir()) / f"iotsb-worker-{context.experiment_id}-{name}"
-    scratch.mkdir(mode=0o700, exist_ok=True)
-    pids = scratch / ".processes"
-    stop_leftovers(pids)
-    remove_recorded_namespaces(pids)
-    here = dataclasses.replace(context, results_dir=scratch)
     executor = SimulatedExecutor() if simulate else LocalExecutor()
     facts = {
         "worker": worker.address,
@@ -364,7 +360,9 @@ def run_block(
     }
     queue = Queue(queue_name)
     faults = FaultPlan.from_environment()
-    with recording_pids(pids):
+    base = Path(tempfile.gettempdir()) / f"iotsb-worker-{context.experiment_id}-{name}"
+    with worker_scratch(base) as scratch, recording_pids(scratch / ".processes"):
+        here = dataclasses.replace(context, results_dir=scratch)
         for run in block:
             outcome = executor.execute(run, here, lambda fraction: None)
             run_dir = here.run_dir(run)
@@ -373,3 +371,62 @@ def run_block(
             if faults.for_role("worker", run.run_id) == DIE_AFTER:
                 os._exit(1)  # test hook: the worker dies mid-block
     return len(block)
+
+
+@contextlib.contextmanager
+def worker_scratch(base: Path) -> Iterator[Path]:
+    """A scratch directory for one block, owned by it while it runs, removed when it ends.
+
+    The first free *slot* of ``base`` (``base``, then ``base-2``, ``base-3`` …): a slot is
+    owned by whoever holds the ``flock`` of its ``.lock`` file, which the kernel releases when
+    its owner dies. What a slot holds on entry was left by a dead worker of the same name: its
+    processes and namespaces are stopped first (``stop_leftovers``: safe, as no live block owns
+    the slot). Blocks run side by side in one worker (``--nthreads`` above 1) get a slot each,
+    so one block's start never stops another's processes.
+    """
+    for slot in itertools.count(1):
+        scratch = base if slot == 1 else base.with_name(f"{base.name}-{slot}")
+        handle = _lock_slot(scratch)
+        if handle is not None:
+            break
+    try:
+        stop_leftovers(scratch / ".processes")
+        remove_recorded_namespaces(scratch / ".processes")
+        yield scratch
+    finally:
+        # Every run's processes have ended (each run stops its own): nothing left to stop, so
+        # the keys and files of the block go with it. The lock file goes last, still held, and
+        # the directory only if empty: a block that made a new lock file there meanwhile owns
+        # the slot.
+        for entry in scratch.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            elif entry.name != ".lock":
+                entry.unlink(missing_ok=True)
+        (scratch / ".lock").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            scratch.rmdir()
+        handle.close()
+
+
+def _lock_slot(scratch: Path) -> Any:
+    """The open, locked ``.lock`` of ``scratch`` (created with it), or None when a live block
+    holds it. A lock won on a file another block removed meanwhile is no slot: the lock file
+    must still be the one at its name."""
+    while True:
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        try:
+            handle = open(scratch / ".lock", "a")  # noqa: SIM115 — held past this function
+        except FileNotFoundError:
+            continue  # the slot was removed between mkdir and open: make it again
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return None
+        try:
+            if os.stat(scratch / ".lock").st_ino == os.fstat(handle.fileno()).st_ino:
+                return handle
+        except FileNotFoundError:
+            pass
+        handle.close()  # won the lock of a removed slot's file: try the slot afresh

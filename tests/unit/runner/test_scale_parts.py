@@ -14,7 +14,13 @@ from iotsecbench.lab.limits import fleet_limit
 from iotsecbench.measure.memory import process_rss_bytes
 from iotsecbench.measure.process import process_cpu_ns
 from iotsecbench.runner.broker_watch import broker_figures
-from iotsecbench.runner.cluster import ClusterOptions, blocks, connect, scheduler_address
+from iotsecbench.runner.cluster import (
+    ClusterOptions,
+    blocks,
+    connect,
+    scheduler_address,
+    worker_scratch,
+)
 from iotsecbench.runner.collect import collect_fleet, raw_sample
 from iotsecbench.runner.experiment import validate
 from iotsecbench.spec.matrix import plan_runs
@@ -215,3 +221,36 @@ def test_runs_at_once_count_every_thread_of_every_worker_on_a_machine() -> None:
         "tls://[::1]:5000": {},
     }
     assert runs_at_once_per_host(workers) == {"10.0.0.5": 3, "10.0.0.6": 1, "[::1]": 1}
+
+
+def test_blocks_side_by_side_in_one_worker_get_a_scratch_slot_each(tmp_path: Path) -> None:
+    """A worker with two threads runs two blocks at once: the second must not take (and stop
+    the processes of) the first's scratch; each slot is removed, keys and all, when its block
+    ends."""
+    base = tmp_path / "iotsb-worker-e-w"
+    with worker_scratch(base) as first:
+        (first / "pki").mkdir()
+        (first / "pki" / "client.key").write_text("secret")
+        with worker_scratch(base) as second, worker_scratch(base) as third:
+            assert (first, second, third) == (
+                base, tmp_path / "iotsb-worker-e-w-2", tmp_path / "iotsb-worker-e-w-3"
+            )  # fmt: skip
+        assert not second.exists() and not third.exists()
+        assert (first / "pki" / "client.key").exists()  # the first block's files untouched
+        with worker_scratch(base) as again:
+            assert again == second  # a freed slot is taken again
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_a_dead_blocks_scratch_is_taken_over_and_emptied(tmp_path: Path) -> None:
+    """No live block holds the slot a killed worker left: the next block of that worker name
+    takes it (and stops what the records there name), then removes it."""
+    base = tmp_path / "iotsb-worker-e-w"
+    (base / ".processes").mkdir(parents=True)
+    (base / ".processes" / "123.json").write_text("{half-written")  # a record cut by the kill
+    (base / ".lock").write_text("")
+    (base / "runs" / "r1").mkdir(parents=True)
+    with worker_scratch(base) as scratch:
+        assert scratch == base
+        assert not (base / ".processes" / "123.json").exists()  # stop_leftovers read it
+    assert not base.exists()
