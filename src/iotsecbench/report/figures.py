@@ -7,9 +7,11 @@ bytes on the wire. Each builder takes the report data and returns a ``ReportFigu
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -149,6 +151,21 @@ def repeatability(data: ReportData, palette: Palette) -> ReportFigure | None:
 
 
 SMALL_MULTIPLES_AT_MOST = 12  # configurations drawn one row each; more: one heat map per device
+MANY_ROW_INCHES = 0.14  # a row of a figure past SMALL_MULTIPLES_AT_MOST: 6-point labels
+
+
+def too_many(count: int) -> bool:
+    """More configurations (or comparisons) than panels, lines or a legend can tell apart:
+    the figure takes its compact form (a row each, heat maps, legends below)."""
+    return count > SMALL_MULTIPLES_AT_MOST
+
+
+def legend_below(figure: Any, axis: Any, entries: int) -> None:
+    """The legend of ``axis`` under the figure in three columns, for more lines than fit in
+    a legend over the plot (it covered the panels at the payload-schemes preset's 51)."""
+    figure.set_figheight(figure.get_figheight() + 0.12 * math.ceil(entries / 3))
+    handles, labels = axis.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=6, frameon=False)
 
 
 @styled
@@ -157,7 +174,7 @@ def current_over_time(data: ReportData, palette: Palette) -> ReportFigure | None
         return None
     seconds = per_second(data.current)
     names = [n for n in data.configurations if n in set(seconds["configuration"])]
-    if len(names) > SMALL_MULTIPLES_AT_MOST:
+    if too_many(len(names)):
         return _current_heat_maps(seconds, names, data)
     devices = _devices(seconds)
     figure, axes = plt.subplots(
@@ -228,7 +245,11 @@ def _heat_maps(tables: dict[str, pd.DataFrame], names: list[str], label: str):
     ``names``' order, each on its own colour scale labelled ``label``: a series per
     configuration when there are too many configurations for lines or panels."""
     figure, axes = plt.subplots(
-        1, len(tables), figsize=(7.2, 0.14 * len(names) + 1.6), sharey=True, squeeze=False
+        1,
+        len(tables),
+        figsize=(7.2, MANY_ROW_INCHES * len(names) + 1.6),
+        sharey=True,
+        squeeze=False,
     )
     for axis, (device, table) in zip(axes[0], tables.items(), strict=True):
         table = table.reindex(names)
@@ -299,7 +320,7 @@ def relative_overhead(data: ReportData, palette: Palette) -> ReportFigure | None
         f"100 · (E_config(t) − E_{baseline}(t)) / E_{baseline}(t) with E the mean "
         "cumulative charge across runs."
     )
-    if len(names) > SMALL_MULTIPLES_AT_MOST:
+    if too_many(len(names)):
         tables = {device: pd.DataFrame(by).T for device, by in overheads.items()}
         figure = _heat_maps(tables, names, f"overhead vs {baseline} (%)")
         caption += f" {len(names)} configurations, a row each, per device on its own colour scale."
@@ -358,9 +379,9 @@ def latency_distribution(data: ReportData, palette: Palette) -> ReportFigure | N
 
     # Past a dozen configurations, a box per row and no ECDF: that many lines cannot be told
     # apart, and that many rotated labels under the boxes left the axes no room at all.
-    many = len(names) > SMALL_MULTIPLES_AT_MOST
+    many = too_many(len(names))
     if many:
-        figure, left = plt.subplots(figsize=(7.2, 0.14 * len(names) + 1.6))
+        figure, left = plt.subplots(figsize=(7.2, MANY_ROW_INCHES * len(names) + 1.6))
     else:
         figure, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
     stats = cbook.boxplot_stats(samples)  # quartiles and whiskers of every message
@@ -448,7 +469,9 @@ def handshake_phases(data: ReportData, palette: Palette) -> ReportFigure | None:
         if p in set(emitter["phase"])
     ]
     names = [n for n in data.configurations if n in set(emitter["configuration"])]
-    figure, axis = plt.subplots(figsize=(7.2, 0.5 * len(names) + 2.2))
+    many = too_many(len(names))  # thinner bars: 51 configurations made it 28 inches tall
+    row = 2 * MANY_ROW_INCHES if many else 0.5
+    figure, axis = plt.subplots(figsize=(7.2, row * len(names) + 2.2))
     hatch = {"tcp_connect": "", "tls_handshake": "//", "mqtt_connect": "..", "key_exchange": "xx"}
     colors = {
         "tcp_connect": "#56B4E9",
@@ -481,6 +504,8 @@ def handshake_phases(data: ReportData, palette: Palette) -> ReportFigure | None:
         left += wall
     axis.set_xlabel("emitter handshake time (ms); wide bar: wall, narrow bar: CPU")
     axis.invert_yaxis()
+    if many:
+        axis.tick_params(axis="y", labelsize=6)
     # Below the plot, centred on the figure (constrained layout makes room): centred on the
     # axes, which long configuration names push right, four entries ran off the figure.
     figure.legend(fontsize=7, ncol=2, loc="outside lower center", frameon=False)
