@@ -319,7 +319,7 @@ def sensitivity(data: ReportData, palette: Palette) -> ReportFigure | None:
                     axis.lines[-1].set_label(f"_{name}")  # named once, by the first device
     axes[0].set_xlabel("transient (handshake) duration factor, α = 1")
     axes[1].set_xlabel("steady-state level α, transient × 1")
-    axes[0].set_ylabel(f"cumulative energy vs {baseline} (%)")
+    axes[0].set_ylabel(f"cumulative energy\nvs {baseline} (%)")
     for axis in axes:
         axis.axhline(0, color="black", lw=0.8)
     if many:
