@@ -89,6 +89,14 @@ def test_tls_and_a_payload_scheme_on_the_device_deliver_every_message_counted(
         counted = json.loads(details)["counted"]
         assert counted["target"] == target and counted["priced_current_emitter_ma"] > 0
         assert counted["counted_current_emitter_ma"] > 0
+        # The connection's set-up counted group by group (the TLS handshake, then CONNECT).
+        connection = counted["connection"]
+        assert connection["instructions"] == sum(connection["groups"].values()) > 0
+        tls = configuration == "tls1.2"
+        assert ("CLIENT_HELLO" in connection["groups"]) == tls, connection["groups"]
+        assert "KEY_EXCHANGE" not in connection["groups"]  # the scheme's: its own line
+        assert (connection["primitives"].get("pk", 0) > 1_000_000) == tls  # the handshake's
+    assert "connection set-up" in text and "network-invariant" in text  # the summary's line
     # The firmware's t_created is the lab's clock: the receiver's arrivals come after it,
     # within the emulated UART's byte-by-byte transfer and the broker's hop.
     latencies = _query(out, "select t_delivered_ns - t_created_ns from messages")

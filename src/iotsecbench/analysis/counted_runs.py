@@ -32,6 +32,16 @@ class Accelerated:
 
 
 @dataclass(frozen=True)
+class CountedConnection:
+    """The client instructions of a connection's set-up (from the first handshake mark to the
+    CONNACK), mean of the runs: network-invariant, per group and per primitive family."""
+
+    instructions: float
+    groups: dict[str, float]  # in the order the connection went through them
+    primitives: dict[str, float]
+
+
+@dataclass(frozen=True)
 class CountedEmitter:
     """One configuration's emitter current counted on the target (instructions x CPI / clock)
     beside the priced one (host operations x the profile's prices), mean of its runs."""
@@ -44,6 +54,7 @@ class CountedEmitter:
     priced_current_ma: float | None  # None: the profile prices none of its operations
     accelerated: Accelerated | None
     key_exchange: dict[str, Any] | None  # a payload scheme's exchange, as the firmware counted it
+    connection: CountedConnection | None = None  # its set-up, where the firmware counted one
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,7 @@ def emitters_over_runs(runs: pd.DataFrame) -> list[CountedEmitter]:
                 else None,
                 # The same on every run of a configuration, but for value-dependent paths.
                 key_exchange=rows[0].get("key_exchange") or None,
+                connection=_connection([r["connection"] for r in rows if r.get("connection")]),
             )
         )
     return figures
@@ -132,6 +144,22 @@ def per_byte_over_runs(runs: pd.DataFrame) -> list[CountedPerByte]:
             )
         )
     return figures
+
+
+def _connection(counts: list[dict[str, Any]]) -> CountedConnection | None:
+    """The mean of the runs' connection counts (a group or family a run lacks counts 0)."""
+    if not counts:
+        return None
+
+    def mean_of(key: str) -> dict[str, float]:
+        names = list(dict.fromkeys(name for count in counts for name in count[key]))
+        return {name: fmean(count[key].get(name, 0) for count in counts) for name in names}
+
+    return CountedConnection(
+        instructions=fmean(count["instructions"] for count in counts),
+        groups=mean_of("groups"),
+        primitives=mean_of("primitives"),
+    )
 
 
 def _counted_details(runs: pd.DataFrame) -> Iterable[tuple[str, dict[str, Any]]]:

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from iotsecbench.analysis.counted_runs import CountedPerByte, emitters_over_runs, per_byte_over_runs
+from iotsecbench.analysis.counted_runs import (
+    CountedConnection,
+    CountedPerByte,
+    emitters_over_runs,
+    per_byte_over_runs,
+)
 from iotsecbench.analysis.metrics import METRICS, Registry
 from iotsecbench.analysis.per_run import TABLES, empty_frames, per_run_values, summarise_runs
 from iotsecbench.spec.load import stored_spec_data
@@ -82,6 +87,8 @@ def counted_emitter_lines(results_dir: Path) -> list[str]:
                 f"(speed-up {speedups}; the {figure.counted_current_ma:.2f} mA above is counted "
                 f"on {target}, software only)"
             )
+        if figure.connection:
+            lines.append(connection_line(label, target, figure.connection))
         if figure.key_exchange:
             lines.append(key_exchange_line(label, target, figure.key_exchange))
     if lines:
@@ -102,6 +109,24 @@ def terminal_summary(results_dir: Path) -> tuple[pd.DataFrame, str | None, list[
         return summarise(results_dir), target_of(results_dir), counted_emitter_lines(results_dir)
 
 
+def connection_line(label: str, target: str, connection: CountedConnection) -> str:
+    """A device connection's set-up counted: its instructions, the groups that cost most and
+    the primitive families' shares."""
+    total = connection.instructions
+
+    def shares(counts: dict[str, float], at_most: int) -> str:
+        largest = sorted(counts.items(), key=lambda kv: -kv[1])[:at_most]
+        return ", ".join(
+            f"{name} {count / total:.0%}" for name, count in largest if count >= total / 200
+        )  # a share that rounds to 0 % says nothing
+
+    return (
+        f"{label}: connection set-up {_instructions(total)} counted on {target}, "
+        f"network-invariant (largest groups {shares(connection.groups, 3) or 'none'}; "
+        f"primitives {shares(connection.primitives, 6) or 'none'})"
+    )
+
+
 def key_exchange_line(label: str, target: str, exchange: dict) -> str:
     """A payload scheme's key exchange counted on the device: its group's instructions, the
     primitive families' share, its stack and heap peaks."""
@@ -120,9 +145,14 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
         if value is not None
     ]
     return (
-        f"{label}: key exchange {total / 1e6:.2f} M instructions counted on {target} "
+        f"{label}: key exchange {_instructions(total)} counted on {target} "
         f"({shares or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
     )
+
+
+def _instructions(count: float) -> str:
+    """'46.96 M instructions', or a plain connection's '4,213 instructions'."""
+    return f"{count / 1e6:.2f} M instructions" if count >= 1e6 else f"{count:,.0f} instructions"
 
 
 def _per_byte_line(figure: CountedPerByte) -> str:

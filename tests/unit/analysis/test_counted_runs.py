@@ -126,3 +126,31 @@ def test_a_plain_saturating_run_says_its_crypto_is_none(monkeypatch, tmp_path):
     runs = pd.DataFrame([_run("none", _per_byte(80.0, 0.0), pacing="saturating", throughput=2.0)])
     monkeypatch.setattr(summary.read, "runs_frame", lambda _: runs)
     assert "(crypto 0.0);" in summary.counted_emitter_lines(tmp_path)[0]
+
+
+def test_a_connections_set_up_is_the_mean_of_its_runs_groups(monkeypatch, tmp_path):
+    m = 1_000_000
+    first = {
+        "instructions": 10 * m,
+        "groups": {"CLIENT_HELLO": 6 * m, "CERT": 4 * m},
+        "primitives": {"pk": 5 * m, "sha2": m},
+    }
+    second = {
+        "instructions": 14 * m,
+        "groups": {"CLIENT_HELLO": 8 * m, "CERT": 4 * m, "FINISHED": 2 * m},
+        "primitives": {"pk": 7 * m},
+    }
+    runs = pd.DataFrame(
+        [_run("tls", _emitter(1.0, connection=first)),
+         _run("tls", _emitter(1.0, connection=second))]
+    )  # fmt: skip
+    [figure] = emitters_over_runs(runs)
+    connection = figure.connection
+    assert connection.instructions == pytest.approx(12 * m)
+    assert connection.groups == pytest.approx({"CLIENT_HELLO": 7 * m, "CERT": 4 * m, "FINISHED": m})
+    assert connection.primitives == pytest.approx({"pk": 6 * m, "sha2": m / 2})  # absent: 0
+    monkeypatch.setattr(summary.read, "runs_frame", lambda _: runs)
+    assert summary.counted_emitter_lines(tmp_path)[1] == (
+        "tls: connection set-up 12.00 M instructions counted on rv32imc, network-invariant "
+        "(largest groups CLIENT_HELLO 58%, CERT 33%, FINISHED 8%; primitives pk 50%, sha2 4%)"
+    )
