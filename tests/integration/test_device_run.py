@@ -291,6 +291,9 @@ def test_a_psk_scheme_on_the_device_and_its_report_say_counted(mosquitto, tmp_pa
     counted = {"current_ma", "energy_mah", "cpu_us_per_message"}  # whichever one run supports
     emitter = [kind for (key, role), kind in kinds.items() if role == "emitter" and key in counted]
     assert emitter and set(emitter) == {"counted on rv32imc"}
+    # The report's table of the counts: each configuration's set-up, as the summary says it.
+    table = (out / "report" / "counted.csv").read_text().splitlines()
+    assert table[0].startswith("configuration,runs,set_up") and len(table) == 3, table
 
 
 def test_a_fleet_of_virtual_devices_delivers_every_device_counted(mosquitto, tmp_path):

@@ -571,7 +571,12 @@ def render(
         if summary
         else "<p class='muted'>No results store: summary not available.</p>"
     )
-    other_tables = "".join(_table_html(t) for t in tables if t.key != "summary")
+    # The device's counts (run --target) belong with the summary: they are its device figures.
+    beside_summary = ("counted",)
+    summary_html += "".join(_table_html(by_key[k]) for k in beside_summary if k in by_key)
+    other_tables = "".join(
+        _table_html(t) for t in tables if t.key not in ("summary", *beside_summary)
+    )
     measured = data.current_measured
     if measured:
         summary_html = (

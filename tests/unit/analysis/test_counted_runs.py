@@ -1,16 +1,19 @@
 """``analysis.counted_runs``: a counted configuration's figures over its runs, from a runs frame
 with known counts — means per configuration, only ok counted runs, absent values absent —, and
-``report.summary`` saying them without computing."""
+the report saying them without computing (``report.summary``'s lines, the counted table)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from iotsecbench.analysis.counted_runs import emitters_over_runs, per_byte_over_runs
 from iotsecbench.report import summary
+from iotsecbench.report.data import ReportData
+from iotsecbench.report.tables import counted_table
 
 
 def _run(label, counted, *, status="ok", method="counted", pacing="10Hz", throughput=None):
@@ -154,3 +157,29 @@ def test_a_connections_set_up_is_the_mean_of_its_runs_groups(monkeypatch, tmp_pa
         "tls: connection set-up 12.00 M instructions counted on rv32imc, network-invariant "
         "(largest groups CLIENT_HELLO 58%, CERT 33%, FINISHED 8%; primitives pk 50%, sha2 4%)"
     )
+
+
+def test_the_reports_counted_table_holds_the_same_figures():
+    m = 1_000_000
+    connection = {
+        "instructions": 40 * m,
+        "groups": {"KEY_DERIVE": 28 * m, "CERT": 12 * m},
+        "primitives": {"pk": 30 * m},
+    }
+    exchange = {
+        "instructions": 2 * m,
+        "primitives": {},
+        "stack_high_water_bytes": 6_668,
+        "heap_peak_bytes": 19_240,
+    }
+    runs = pd.DataFrame(
+        [_run("tls", _emitter(20.0, 21.0, connection=connection)),
+         _run("scheme", _emitter(5.0, key_exchange=exchange))]
+    )  # fmt: skip
+    table = counted_table(ReportData(source=Path("."), runs=runs))
+    assert table is not None and table.title == "Counted on rv32imc"
+    assert table.cells() == [
+        ["tls", "1", "40.000", "KEY_DERIVE 70%", "75", "–", "–", "–", "20.00", "21.00"],
+        ["scheme", "1", "–", "–", "–", "2.00", "6668", "19240", "5.00", "–"],
+    ]
+    assert counted_table(ReportData(source=Path("."), runs=RUNS.iloc[:0])) is None
