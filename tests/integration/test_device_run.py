@@ -292,7 +292,7 @@ def test_a_psk_scheme_on_the_device_and_its_report_say_counted(mosquitto, tmp_pa
     emitter = [kind for (key, role), kind in kinds.items() if role == "emitter" and key in counted]
     assert emitter and set(emitter) == {"counted on rv32imc"}
     # The report's table of the counts: each configuration's set-up, as the summary says it.
-    table = (out / "report" / "counted.csv").read_text().splitlines()
+    table = (out / "report" / "tables" / "counted.csv").read_text().splitlines()
     assert table[0].startswith("configuration,runs,set_up") and len(table) == 3, table
 
 
