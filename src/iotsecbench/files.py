@@ -46,8 +46,7 @@ def write_secret(path: Path, data: bytes) -> Path:
     attack. Where the file system has no hard links, ``O_EXCL`` on ``path`` itself.
     """
     path = Path(path)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
+    with _temporary_beside(path) as (descriptor, temporary):
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
         try:
@@ -58,14 +57,6 @@ def write_secret(path: Path, data: bytes) -> Path:
             descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
-    except OSError as error:
-        if error.filename is None:
-            # Name the file (a full disk strikes in write(), which names none).
-            raise OSError(error.errno, error.strerror, str(path)) from error
-        raise
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
     return path
 
 
@@ -79,10 +70,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
+    with _temporary_beside(path) as (descriptor, temporary):
         # mkstemp creates the file 0600; results others may read are widened to ``mode``.
         os.fchmod(descriptor, mode)
         with os.fdopen(descriptor, "wb") as handle:
@@ -90,15 +78,27 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-    except BaseException as error:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        if isinstance(error, OSError) and error.filename is None:
-            # Name the file (a full disk strikes in write(), which names none).
-            raise OSError(error.errno, error.strerror, str(path)) from error
-        raise
     fsync_directory(path.parent)
     return path
+
+
+@contextlib.contextmanager
+def _temporary_beside(path: Path) -> Iterator[tuple[int, str]]:
+    """A new 0600 temporary file in ``path``'s directory (its descriptor and name), gone
+    afterwards unless renamed; an ``OSError`` inside that names no file names ``path`` (a full
+    disk strikes in write(), which names none)."""
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        yield descriptor, temporary
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror, str(path)) from error
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
 
 
 def fsync_directory(directory: Path) -> None:

@@ -11,7 +11,7 @@ messages), so no interval is drawn for them; their model range is the CPI's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -39,6 +39,12 @@ class CountedConnection:
     instructions: float
     groups: dict[str, float]  # in the order the connection went through them
     primitives: dict[str, float]
+
+    def group_shares(self) -> list[tuple[str, float]]:
+        return shares(self.groups, self.instructions)
+
+    def primitive_shares(self) -> list[tuple[str, float]]:
+        return shares(self.primitives, self.instructions)
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,13 @@ class CountedPerByte:
     open_per_byte: float | None  # the echo's open, where the run echoed
     throughput_kib_s: float | None
     emulated_instructions_per_s: float | None
+
+
+def shares(counts: Mapping[str, float], total: float) -> list[tuple[str, float]]:
+    """Each part's share of ``total``, largest first (ties in their order); none of no total."""
+    if not total:
+        return []
+    return [(name, count / total) for name, count in sorted(counts.items(), key=lambda kv: -kv[1])]
 
 
 def counted_runs(runs: pd.DataFrame) -> pd.DataFrame:

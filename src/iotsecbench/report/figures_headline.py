@@ -142,13 +142,13 @@ def _heat_map(findings: Findings, grid: list[list[Finding | None]]) -> ReportFig
     norm = SymLogNorm(linthresh=1.0, vmin=-limit, vmax=limit, base=10)
     cmap = plt.get_cmap("RdBu_r")
     colours = cmap(norm(np.nan_to_num(values)))
-    for (i, j), finding in np.ndenumerate(np.array(grid, dtype=object)):
-        colours[i, j, 3] = 0.0 if finding is None else (1.0 if finding.significant else 0.3)
+    cells = [(i, j, f) for i, row in enumerate(grid) for j, f in enumerate(row) if f is not None]
+    colours[:, :, 3] = 0.0  # no finding: no cell
+    for i, j, finding in cells:
+        colours[i, j, 3] = 1.0 if finding.significant else 0.3
     figure, axis = plt.subplots(figsize=(7.2, MANY_ROW_INCHES * len(rows) + 2.2))
     axis.imshow(colours, aspect="auto", interpolation="nearest")
-    for (i, j), finding in np.ndenumerate(np.array(grid, dtype=object)):
-        if finding is None:
-            continue
+    for i, j, finding in cells:
         value = finding.relative_percent
         strong = finding.significant and abs(norm(value) - 0.5) > 0.35
         axis.text(

@@ -14,6 +14,7 @@ from iotsecbench.analysis.counted_runs import (
     CountedPerByte,
     emitters_over_runs,
     per_byte_over_runs,
+    shares,
 )
 from iotsecbench.analysis.metrics import METRICS, Registry
 from iotsecbench.analysis.per_run import TABLES, empty_frames, per_run_values, summarise_runs
@@ -112,18 +113,16 @@ def terminal_summary(results_dir: Path) -> tuple[pd.DataFrame, str | None, list[
 def connection_line(label: str, target: str, connection: CountedConnection) -> str:
     """A device connection's set-up counted: its instructions, the groups that cost most and
     the primitive families' shares."""
-    total = connection.instructions
 
-    def shares(counts: dict[str, float], at_most: int) -> str:
-        largest = sorted(counts.items(), key=lambda kv: -kv[1])[:at_most]
-        return ", ".join(
-            f"{name} {count / total:.0%}" for name, count in largest if count >= total / 200
-        )  # a share that rounds to 0 % says nothing
+    def said(parts: list[tuple[str, float]], at_most: int) -> str:
+        # a share that rounds to 0 % says nothing
+        return ", ".join(f"{name} {share:.0%}" for name, share in parts[:at_most] if share >= 0.005)
 
+    groups = said(connection.group_shares(), 3) or "none"
+    primitives = said(connection.primitive_shares(), 6) or "none"
     return (
-        f"{label}: connection set-up {_instructions(total)} counted on {target}, "
-        f"network-invariant (largest groups {shares(connection.groups, 3) or 'none'}; "
-        f"primitives {shares(connection.primitives, 6) or 'none'})"
+        f"{label}: connection set-up {_instructions(connection.instructions)} counted on "
+        f"{target}, network-invariant (largest groups {groups}; primitives {primitives})"
     )
 
 
@@ -131,10 +130,8 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
     """A payload scheme's key exchange counted on the device: its group's instructions, the
     primitive families' share, its stack and heap peaks."""
     total = exchange["instructions"]
-    shares = ", ".join(
-        f"{family} {count / total:.0%}"
-        for family, count in sorted(exchange["primitives"].items(), key=lambda kv: -kv[1])
-        if total and count
+    primitives = ", ".join(
+        f"{family} {share:.0%}" for family, share in shares(exchange["primitives"], total) if share
     )
     memory = [
         f"{what} peak {value:,} B"
@@ -146,7 +143,7 @@ def key_exchange_line(label: str, target: str, exchange: dict) -> str:
     ]
     return (
         f"{label}: key exchange {_instructions(total)} counted on {target} "
-        f"({shares or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
+        f"({primitives or 'no primitive'}); {', '.join(memory) or 'no memory figure'}"
     )
 
 

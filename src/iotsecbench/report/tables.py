@@ -228,23 +228,16 @@ def counted_table(data: ReportData) -> ReportTable | None:
     rows = []
     for figure in figures:
         connection, exchange = figure.connection, figure.key_exchange or {}
-        groups = connection.groups if connection else {}
-        largest = max(groups, key=groups.__getitem__) if groups else None
+        groups = connection.group_shares() if connection else []
+        primitives = dict(connection.primitive_shares()) if connection else {}
         rows.append(
             {
                 "configuration": figure.label,
                 "runs": figure.runs,
                 "set_up": connection.instructions / 1e6 if connection else None,
-                "largest_group": (
-                    f"{largest} {groups[largest] / connection.instructions:.0%}"
-                    if connection and largest and connection.instructions
-                    else None
-                ),
-                "public_key": (
-                    100 * connection.primitives.get("pk", 0) / connection.instructions
-                    if connection and connection.instructions
-                    else None
-                ),
+                "largest_group": f"{groups[0][0]} {groups[0][1]:.0%}" if groups else None,
+                # no shares of no instructions: then no column either
+                "public_key": 100 * primitives.get("pk", 0) if groups else None,
                 "key_exchange": exchange["instructions"] / 1e6 if exchange else None,
                 "key_exchange_stack": exchange.get("stack_high_water_bytes"),
                 "key_exchange_heap": exchange.get("heap_peak_bytes"),

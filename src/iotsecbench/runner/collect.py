@@ -398,18 +398,19 @@ def _counted_emitter(
         figures["accelerated"] = accelerated
     handshake = next((e for e in emitter["event"] if e["kind"] == "counted_handshake"), {})
     detail = handshake.get("detail", {})
+    groups = detail.get("groups", {})
     # The connection's set-up (TLS handshake and MQTT CONNECT, or CONNECT alone), each group's
     # client instructions: network-invariant by construction (docs/device-client.md).
-    set_up = {k: v for k, v in detail.get("groups", {}).items() if k != "KEY_EXCHANGE"}
+    set_up = {k: v for k, v in groups.items() if k != "KEY_EXCHANGE"}
     if set_up:
         figures["connection"] = {
             "instructions": sum(set_up.values()),
             "groups": set_up,
             "primitives": detail.get("primitives", {}),
         }
-    if "KEY_EXCHANGE" in detail.get("groups", {}):  # a payload scheme's, counted on the device
+    if "KEY_EXCHANGE" in groups:  # a payload scheme's, counted on the device
         figures["key_exchange"] = {
-            "instructions": detail["groups"]["KEY_EXCHANGE"],
+            "instructions": groups["KEY_EXCHANGE"],
             "primitives": detail.get("key_exchange_primitives", {}),
             "stack_high_water_bytes": detail.get("key_exchange_stack_high_water_bytes"),
             "heap_peak_bytes": detail.get("key_exchange_heap_peak_bytes"),
